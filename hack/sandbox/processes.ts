@@ -1,0 +1,80 @@
+// Starting and stopping the sandbox's processes. Each is started detached (its own process group, output
+// to its own log) so that it outlives the command that started it, and is stopped later by the pid
+// recorded in the sandbox state. A pid is only ever signalled after checking that it still runs the
+// binary we started: pids are reused, and `down` must never hit an unrelated process.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync, existsSync, writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ProcessSpec {
+  /** Component name, e.g. `etcd`, `apiserver/hub`, `work-agent/spoke-1`. */
+  name: string;
+  command: string;
+  args: string[];
+  log: string;
+  env?: Record<string, string>;
+}
+
+export interface RunningProcess extends ProcessSpec {
+  pid: number;
+  startedAt: string;
+}
+
+export function startProcess(spec: ProcessSpec): RunningProcess {
+  const out = openSync(spec.log, 'a');
+  try {
+    writeSync(out, `==== ${new Date().toISOString()} starting ${spec.name}: ${spec.command} ${spec.args.join(' ')}\n`);
+    const child = spawn(spec.command, spec.args, {
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: { ...process.env, ...spec.env },
+    });
+    if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.command})`);
+    child.unref();
+    return { ...spec, pid: child.pid, startedAt: new Date().toISOString() };
+  } finally {
+    closeSync(out);
+  }
+}
+
+/** True while `pid` is alive (not a zombie) and still runs `command`. */
+export function isRunning(proc: Pick<RunningProcess, 'pid' | 'command'>): boolean {
+  const stat = `/proc/${proc.pid}/stat`;
+  if (!existsSync(stat)) return false;
+  try {
+    // The state is the field after the parenthesised command name, which may itself contain spaces.
+    const state = readFileSync(stat, 'utf8').replace(/^.*\) /s, '').charAt(0);
+    if (state === 'Z' || state === 'X') return false;
+    const argv0 = readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8').split('\0')[0];
+    return argv0 === proc.command;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopProcess(proc: RunningProcess, graceMs = 10_000): Promise<void> {
+  if (!isRunning(proc)) return;
+  signal(proc.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    if (!isRunning(proc)) return;
+    await sleep(50);
+  }
+  signal(proc.pid, 'SIGKILL');
+  while (isRunning(proc)) await sleep(20);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** The last `lines` lines of a log, for error messages. */
+export function logTail(path: string, lines = 30): string {
+  if (!existsSync(path)) return `(no log at ${path})`;
+  return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+}

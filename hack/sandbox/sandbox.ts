@@ -1,0 +1,371 @@
+// The local multicluster control plane: one etcd, a hub kube-apiserver and N spoke kube-apiservers
+// (each under its own --etcd-prefix), upstream CRDs, and one real OCM work agent per spoke connected to
+// the hub. Used by `npm run local-up|local-down|local-status` and, as a library, by the tests.
+//
+// `up` is idempotent: with everything running it only checks health; a component found dead is reported
+// (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
+// recorded in the state file, by pid.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeHttp, isConflict } from '../../src/kube/http.ts';
+import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
+import { serverSideApply } from '../../src/kube/writes.ts';
+import type { KubeObject } from '../../src/core/objects.ts';
+import { installCrds, type ClusterRole } from './crds.ts';
+import { writeAdminKubeconfig } from './kubeconfig.ts';
+import { binDir, kubeconfigPath, sandboxLayout, type SandboxLayout } from './layout.ts';
+import { ensurePki, type Pki } from './pki.ts';
+import { probeOnce, waitReady, type Probe } from './probe.ts';
+import { isRunning, logTail, startProcess, stopProcess, type ProcessSpec, type RunningProcess } from './processes.ts';
+
+export const HUB = 'hub';
+/** Namespace on each spoke where the work agent keeps its own objects. */
+export const AGENT_NAMESPACE = 'open-cluster-management-agent';
+const FIELD_MANAGER = 'policy-sync-sandbox';
+
+export interface SandboxOptions {
+  /** Root folder for state, credentials, data, logs and kubeconfigs (default `.local`). */
+  root?: string;
+  /** Number of spokes, named spoke-1 … spoke-N (default 2). */
+  spokes?: number;
+  /** Progress messages (default: stderr). */
+  log?: (message: string) => void;
+  /** Per-component readiness timeout (default 90 s). */
+  timeoutMs?: number;
+}
+
+export interface ClusterInfo {
+  name: string;
+  role: ClusterRole;
+  server: string;
+  kubeconfig: string;
+}
+
+interface Component {
+  spec: ProcessSpec;
+  probe: Probe;
+  process?: RunningProcess;
+}
+
+interface SandboxState {
+  version: 1;
+  clusters: ClusterInfo[];
+  components: Component[];
+  /** Set once CRDs, namespaces and agents have been set up, so a later `up` can skip that work. */
+  configured: boolean;
+}
+
+export interface ComponentStatus {
+  name: string;
+  pid: number | undefined;
+  running: boolean;
+  ready: boolean;
+  endpoint: string;
+  log: string;
+}
+
+export class Sandbox {
+  private constructor(
+    readonly layout: SandboxLayout,
+    private state: SandboxState,
+    private readonly pki: Pki,
+  ) {}
+
+  /** Attaches to the sandbox recorded under `root`, if any, without starting anything. */
+  static attach(root?: string): Sandbox | undefined {
+    const layout = sandboxLayout(root);
+    if (!existsSync(layout.state)) return undefined;
+    const state = JSON.parse(readFileSync(layout.state, 'utf8')) as SandboxState;
+    return new Sandbox(layout, state, ensurePki(layout.pki));
+  }
+
+  /** Starts the sandbox, or checks and repairs the one already recorded under `root`. */
+  static async up(options: SandboxOptions = {}): Promise<Sandbox> {
+    const log = options.log ?? ((m: string) => process.stderr.write(`[sandbox] ${m}\n`));
+    const timeoutMs = options.timeoutMs ?? 90_000;
+    requireBinaries();
+    const existing = Sandbox.attach(options.root);
+    const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2));
+    await sandbox.converge(log, timeoutMs);
+    return sandbox;
+  }
+
+  get clusters(): ClusterInfo[] {
+    return this.state.clusters;
+  }
+
+  get hub(): ClusterInfo {
+    return this.cluster(HUB);
+  }
+
+  get spokes(): ClusterInfo[] {
+    return this.state.clusters.filter((c) => c.role === 'spoke');
+  }
+
+  cluster(name: string): ClusterInfo {
+    const c = this.state.clusters.find((x) => x.name === name);
+    if (!c) throw new Error(`no cluster ${name} in the sandbox (have ${this.state.clusters.map((x) => x.name).join(', ')})`);
+    return c;
+  }
+
+  kubeConfig(cluster: string): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.cluster(cluster).kubeconfig);
+    return kc;
+  }
+
+  /** The running process of a component (`etcd`, `kube-apiserver/hub`, `work-agent/spoke-1`, …). */
+  process(name: string): RunningProcess {
+    const p = this.component(name).process;
+    if (!p) throw new Error(`component ${name} has not been started`);
+    return p;
+  }
+
+  logOf(name: string): string {
+    return this.component(name).spec.log;
+  }
+
+  async status(): Promise<ComponentStatus[]> {
+    return Promise.all(
+      this.state.components.map(async (c) => {
+        const running = c.process !== undefined && isRunning(c.process);
+        return {
+          name: c.spec.name,
+          pid: c.process?.pid,
+          running,
+          ready: running && (await probeOnce(c.probe, this.pki)),
+          endpoint: c.probe.url,
+          log: c.spec.log,
+        };
+      }),
+    );
+  }
+
+  /** Stops one component and starts it again with the same arguments (ports, data), waiting for readiness. */
+  async restart(name: string, timeoutMs = 90_000): Promise<void> {
+    const c = this.component(name);
+    if (c.process) await stopProcess(c.process);
+    c.process = startProcess(c.spec);
+    this.save();
+    await waitReady(c.process, c.probe, this.pki, timeoutMs);
+  }
+
+  /**
+   * Stops every recorded process (agents first, etcd last) and forgets the plan, so the next `up` lays
+   * out ports and command lines afresh. Cluster data and credentials are kept unless `purge`.
+   */
+  async down(options: { purge?: boolean } = {}): Promise<void> {
+    for (const c of [...this.state.components].reverse()) {
+      if (c.process) await stopProcess(c.process);
+    }
+    rmSync(this.layout.state, { force: true });
+    if (options.purge) rmSync(join(this.layout.root, 'sandbox'), { recursive: true, force: true });
+  }
+
+  private component(name: string): Component {
+    const c = this.state.components.find((x) => x.spec.name === name);
+    if (!c) throw new Error(`no component ${name} in the sandbox`);
+    return c;
+  }
+
+  private save(): void {
+    mkdirSync(join(this.layout.root, 'sandbox'), { recursive: true });
+    writeFileSync(this.layout.state, JSON.stringify(this.state, null, 2));
+  }
+
+  /** Lays out a new sandbox: free ports, credentials, kubeconfigs and the command line of every component. */
+  private static async plan(layout: SandboxLayout, spokeCount: number): Promise<Sandbox> {
+    for (const d of [layout.logs, layout.kubeconfigs, layout.data]) mkdirSync(d, { recursive: true });
+    const pki = ensurePki(layout.pki);
+    const [etcdPort, etcdPeerPort] = [await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const components: Component[] = [
+      {
+        spec: {
+          name: 'etcd',
+          command: join(binDir, 'etcd'),
+          args: [
+            `--data-dir=${join(layout.data, 'etcd')}`,
+            `--listen-client-urls=${etcdUrl}`,
+            `--advertise-client-urls=${etcdUrl}`,
+            `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+            `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+            '--unsafe-no-fsync',
+            '--log-level=warn',
+          ],
+          log: join(layout.logs, 'etcd.log'),
+        },
+        probe: { url: `${etcdUrl}/health` },
+      },
+    ];
+    const names = [HUB, ...Array.from({ length: spokeCount }, (_, i) => `spoke-${i + 1}`)];
+    const clusters: ClusterInfo[] = [];
+    for (const name of names) {
+      const port = await freePort();
+      const server = `https://127.0.0.1:${port}`;
+      const kubeconfig = kubeconfigPath(layout, name);
+      writeAdminKubeconfig(kubeconfig, name, server, pki);
+      clusters.push({ name, role: name === HUB ? 'hub' : 'spoke', server, kubeconfig });
+      components.push({
+        spec: {
+          name: `kube-apiserver/${name}`,
+          command: join(binDir, 'kube-apiserver'),
+          args: apiserverArgs({ port, etcdUrl, prefix: `/${name}`, pki, certDir: join(layout.data, `certs-${name}`) }),
+          log: join(layout.logs, `kube-apiserver-${name}.log`),
+        },
+        probe: { url: `${server}/readyz`, clientTls: true },
+      });
+    }
+    const hubKubeconfig = kubeconfigPath(layout, HUB);
+    for (const spoke of clusters.filter((c) => c.role === 'spoke')) {
+      const port = await freePort();
+      components.push({
+        spec: {
+          name: `work-agent/${spoke.name}`,
+          command: join(binDir, 'work'),
+          args: [
+            'agent',
+            `--spoke-cluster-name=${spoke.name}`,
+            `--agent-id=${spoke.name}`,
+            `--kubeconfig=${spoke.kubeconfig}`,
+            '--workload-source-driver=kube',
+            `--workload-source-config=${hubKubeconfig}`,
+            `--namespace=${AGENT_NAMESPACE}`,
+            '--disable-leader-election',
+            `--listen=127.0.0.1:${port}`,
+            '--status-sync-interval=1s',
+            '--feature-gates=RawFeedbackJsonString=true',
+          ],
+          log: join(layout.logs, `work-agent-${spoke.name}.log`),
+        },
+        probe: { url: `https://127.0.0.1:${port}/healthz` },
+      });
+    }
+    const sandbox = new Sandbox(layout, { version: 1, clusters, components, configured: false }, pki);
+    sandbox.save();
+    return sandbox;
+  }
+
+  /** Starts what is not running (reporting what died), then sets the clusters up once. */
+  private async converge(log: (m: string) => void, timeoutMs: number): Promise<void> {
+    const agents = this.state.components.filter((c) => c.spec.name.startsWith('work-agent/'));
+    const servers = this.state.components.filter((c) => !agents.includes(c));
+    await this.ensureRunning(servers, log, timeoutMs);
+    if (!this.state.configured) {
+      for (const cluster of this.state.clusters) {
+        const crds = await installCrds(this.kubeConfig(cluster.name), cluster.role, timeoutMs);
+        log(`${cluster.name}: ${crds.length} CRDs established`);
+      }
+      await this.registerSpokes();
+    }
+    await this.ensureRunning(agents, log, timeoutMs);
+    this.state.configured = true;
+    this.save();
+    log(`up: kubeconfigs in ${this.layout.kubeconfigs}, logs in ${this.layout.logs}`);
+  }
+
+  private async ensureRunning(components: Component[], log: (m: string) => void, timeoutMs: number): Promise<void> {
+    for (const c of components) {
+      if (c.process && isRunning(c.process)) continue;
+      if (c.process) {
+        log(`${c.spec.name} (pid ${c.process.pid}) is no longer running; its log ${c.spec.log} ends with:\n${logTail(c.spec.log, 10)}\nstarting it again`);
+      }
+      c.process = startProcess(c.spec);
+      this.save();
+      log(`started ${c.spec.name} (pid ${c.process.pid})`);
+    }
+    // Starting all, then waiting, lets the apiservers come up in parallel.
+    for (const c of components) {
+      await waitReady(c.process!, c.probe, this.pki, timeoutMs);
+    }
+  }
+
+  /** Hub: a namespace and a ManagedCluster per spoke. Spokes: the agent's namespace. */
+  private async registerSpokes(): Promise<void> {
+    await this.withHttp(HUB, async (hub) => {
+      for (const spoke of this.spokes) {
+        await createIfAbsent(hub, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: spoke.name } });
+        await serverSideApply(hub, MANAGED_CLUSTERS, {
+          apiVersion: 'cluster.open-cluster-management.io/v1',
+          kind: 'ManagedCluster',
+          metadata: { name: spoke.name },
+          spec: { hubAcceptsClient: true },
+        }, { fieldManager: FIELD_MANAGER });
+      }
+    });
+    for (const spoke of this.spokes) {
+      await this.withHttp(spoke.name, (http) =>
+        createIfAbsent(http, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } }));
+    }
+  }
+
+  private async withHttp<T>(cluster: string, fn: (http: KubeHttp) => Promise<T>): Promise<T> {
+    const http = new KubeHttp(this.kubeConfig(cluster));
+    try {
+      return await fn(http);
+    } finally {
+      http.destroy();
+    }
+  }
+}
+
+const MANAGED_CLUSTERS: ResourceRef = { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false };
+
+async function createIfAbsent(http: KubeHttp, resource: ResourceRef, object: KubeObject): Promise<void> {
+  try {
+    await http.request('POST', collectionPath(resource, object.metadata.namespace), { body: object });
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+  }
+}
+
+function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: Pki; certDir: string }): string[] {
+  return [
+    `--etcd-servers=${o.etcdUrl}`,
+    `--etcd-prefix=${o.prefix}`,
+    `--secure-port=${o.port}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--cert-dir=${o.certDir}`,
+    `--tls-cert-file=${o.pki.servingCert}`,
+    `--tls-private-key-file=${o.pki.servingKey}`,
+    `--client-ca-file=${o.pki.caCert}`,
+    // Aggregated-API front-proxy settings: without them the work agent's own server logs, every few
+    // seconds, that the extension-apiserver-authentication ConfigMap lacks a request-header CA.
+    `--requestheader-client-ca-file=${o.pki.caCert}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    '--authorization-mode=RBAC',
+    `--service-account-issuer=https://127.0.0.1:${o.port}/`,
+    `--service-account-key-file=${o.pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${o.pki.serviceAccountKey}`,
+    '--profiling=false',
+    '--v=1',
+  ];
+}
+
+function requireBinaries(): void {
+  const missing = ['etcd', 'kube-apiserver', 'work'].filter((b) => !existsSync(join(binDir, b)));
+  if (missing.length > 0) {
+    throw new Error(`missing ${missing.join(', ')} in ${binDir}: run \`npm run build:components\` first`);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}

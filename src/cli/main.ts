@@ -1,0 +1,10 @@
+// The `policy-sync` command: one program, one entry point per role (DESIGN §1).
+import { Command } from 'commander';
+
+export function buildProgram(): Command {
+  return new Command('policy-sync')
+    .description('Sync Gateway API policies from a hub cluster to spoke clusters through OCM ManifestWorks')
+    .version('0.1.0');
+}
+
+await buildProgram().parseAsync(process.argv);

@@ -1,0 +1,30 @@
+// Every label and annotation key the controller reads or writes, in one place so that
+// the spoke copy can strip exactly "our own" keys.
+
+/** Prefix of every annotation and label this controller owns. */
+export const OWN_KEY_PREFIX = 'policysync.kuadrant.io/';
+
+/** RFC annotation on the hub policy: where it was synced (see policiessynced.ts). */
+export const POLICIES_SYNCED_ANNOTATION = 'kuadrant.io/policies-synced';
+/** Aggregated per-cluster status on the hub policy. */
+export const STATUS_ANNOTATION = `${OWN_KEY_PREFIX}status`;
+/** Hub policy opt-in: `Orphan` leaves the spoke copy behind when its work is deleted. */
+export const DELETE_OPTION_ANNOTATION = `${OWN_KEY_PREFIX}delete-option`;
+
+/** On a spoke copy: `<hub namespace>/<hub name>` of its source; marks it as synced (not local). */
+export const POLICY_SYNCED_ANNOTATION = 'kuadrant.io/policy-synced';
+/** On a spoke copy: the hub policy's creationTimestamp, for GEP-713 oldest-wins on the spoke. */
+export const ORIGIN_CREATION_ANNOTATION = 'kuadrant.io/origin-creation';
+
+/** kubectl's client-side apply record: large, and meaningless on the spoke. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** ManifestWork label: which controller manages it. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'policy-sync';
+/** ManifestWork label: 16-hex hash of the source policy, to select all works of one policy. */
+export const SOURCE_LABEL = `${OWN_KEY_PREFIX}source`;
+/** ManifestWork annotation: canonical JSON {group, version, resource, namespace, name, uid} of the source. */
+export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
+/** ManifestWork annotation: hash of what we write, for no-op detection. */
+export const SPEC_HASH_ANNOTATION = `${OWN_KEY_PREFIX}spec-hash`;
