@@ -9,7 +9,7 @@ import type { KubeObject } from '../../src/core/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { getObject, serverSideApply } from '../../src/kube/writes.ts';
-import { modulesFile } from './layout.ts';
+import { modulesFile, repoRoot } from './layout.ts';
 
 const OCM_API = 'open-cluster-management.io/api';
 const GATEWAY_API = 'sigs.k8s.io/gateway-api';
@@ -41,6 +41,8 @@ export function crdFiles(role: ClusterRole): string[] {
     ...['authpolicies', 'ratelimitpolicies', 'dnspolicies', 'tlspolicies'].map((r) => join(kuadrant, `kuadrant.io_${r}.yaml`)),
   ];
   if (role === 'hub') {
+    const own = join(repoRoot, 'crds');
+    files.push(...readdirSync(own).filter((f) => f.endsWith('.yaml')).map((f) => join(own, f)));
     files.push(
       join(ocm, 'work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml'),
       join(ocm, 'work/v1alpha1/0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml'),

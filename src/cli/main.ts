@@ -1,10 +1,12 @@
 // The `policy-sync` command: one program, one entry point per role (DESIGN §1).
 import { Command } from 'commander';
+import { hubCommand } from './hub.ts';
 
 export function buildProgram(): Command {
   return new Command('policy-sync')
     .description('Sync Gateway API policies from a hub cluster to spoke clusters through OCM ManifestWorks')
-    .version('0.1.0');
+    .version('0.1.0')
+    .addCommand(hubCommand());
 }
 
 await buildProgram().parseAsync(process.argv);

@@ -62,6 +62,8 @@ export interface DesiredWorksInput {
   /** The kind's extra feedback rules from params. */
   statusFeedback: readonly FeedbackJsonPath[];
   maxWorkBytes: number;
+  /** The owning controller's label value (controllerLabelValue). */
+  controller?: string;
 }
 
 export interface DesiredWorks {
@@ -132,7 +134,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
     const spec = rewriteTargets(policy, kept, (target) => target.name);
     const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
-    const work = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption });
+    const work = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller });
     if (workSizeBytes(work) > input.maxWorkBytes) tooLarge.push(cluster);
     else works.set(cluster, work);
   }

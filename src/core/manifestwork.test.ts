@@ -6,6 +6,7 @@ import { isDns1123Subdomain } from './dns.ts';
 import {
   MAX_WORK_NAME_LENGTH,
   buildManifestWork,
+  controllerLabelValue,
   deleteOptionFor,
   manifestWorkName,
   readSourceRef,
@@ -164,4 +165,11 @@ test('workSizeBytes counts UTF-8 bytes of the JSON', () => {
   const work: KubeObject = { apiVersion: 'v1', kind: 'K', metadata: { name: 'é' } };
   assert.equal(workSizeBytes(work), JSON.stringify(work).length + 1);
   assert.equal(workSizeBytes(work), 55);
+});
+
+test('buildManifestWork labels the work with its controller, so controllers sharing a hub keep apart', () => {
+  const work = buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Foreground', controller: controllerLabelValue('example.com/other') });
+  assert.equal(work.metadata.labels['policysync.kuadrant.io/controller'], hash('example.com/other', 16));
+  assert.notEqual(controllerLabelValue('example.com/other'), controllerLabelValue('kuadrant.io/policy-sync-controller'));
+  assert.match(controllerLabelValue('kuadrant.io/policy-sync-controller'), /^[0-9a-f]{16}$/);
 });

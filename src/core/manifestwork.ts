@@ -4,6 +4,7 @@ import { canonicalJson, sha256Hex, specHash } from './canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';
 import type { GroupVersionResource } from './gvr.ts';
 import {
+  CONTROLLER_LABEL,
   DELETE_OPTION_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -101,6 +102,13 @@ export interface BuildManifestWorkInput {
   copy: KubeObject;
   feedbackRules: FeedbackRule[];
   deleteOption: DeleteOption;
+  /** Value of the controller label (see controllerLabelValue); omitted when undefined. */
+  controller?: string;
+}
+
+/** The controller label value for a --controller-name: a hash, since the name holds `/`. */
+export function controllerLabelValue(controllerName: string): string {
+  return sha256Hex(controllerName).slice(0, SOURCE_HASH_LENGTH);
 }
 
 export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
@@ -110,7 +118,8 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
   if (uid !== undefined) sourceRef.uid = uid;
 
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
+  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
+  if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
   const spec: ManifestWorkSpec = {
     workload: { manifests: [copy] },
     deleteOption: { propagationPolicy: deleteOption },

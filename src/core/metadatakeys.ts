@@ -24,6 +24,8 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'policy-sync';
 /** ManifestWork label: 16-hex hash of the source policy, to select all works of one policy. */
 export const SOURCE_LABEL = `${OWN_KEY_PREFIX}source`;
+/** Which hub controller (by a hash of its --controller-name) owns a work: several may share a hub. */
+export const CONTROLLER_LABEL = `${OWN_KEY_PREFIX}controller`;
 /** ManifestWork annotation: canonical JSON {group, version, resource, namespace, name, uid} of the source. */
 export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
 /** ManifestWork annotation: hash of what we write, for no-op detection. */

@@ -1,0 +1,183 @@
+// Assembly of the hub controller: the informers, the event → key mappings, the two reconcilers and
+// their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
+import type { Logger } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { GroupVersionResource } from '../core/gvr.ts';
+import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
+import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { EventRecorder } from '../kube/events.ts';
+import { KubeHttp } from '../kube/http.ts';
+import { Informer } from '../kube/informer.ts';
+import { RESOURCES } from '../kube/resource.ts';
+import type { StoreChange } from '../kube/store.ts';
+import { TokenBucket } from '../runtime/ratelimiter.ts';
+import { ControllerRunner } from '../runtime/runner.ts';
+import { WorkQueue } from '../runtime/workqueue.ts';
+import { ClassConfigs } from './classconfigs.ts';
+import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
+import {
+  BY_CLASS,
+  BY_GATEWAY,
+  BY_NAME,
+  BY_PLACEMENT,
+  BY_SOURCE,
+  gatewayClassOf,
+  placementOfDecision,
+  placementOfGateway,
+  policyKey,
+} from './indexes.ts';
+import { ParamsRefs } from './paramsrefs.ts';
+import { PolicySyncer } from './policysyncer.ts';
+import { PolicyWatches } from './policywatches.ts';
+
+export interface HubOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  controllerName: string;
+  /** Policies reconciled at once. */
+  concurrency: number;
+  /** Client-side write rate limit. */
+  qps: number;
+  burst: number;
+  maxWorkBytes: number;
+  rawFeedback: boolean;
+}
+
+export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
+
+export class HubController {
+  private readonly http: KubeHttp;
+  private readonly classes: Informer;
+  private readonly gateways: Informer;
+  private readonly decisions: Informer;
+  private readonly works: Informer;
+  private readonly watches: PolicyWatches;
+  private readonly paramsRefs: ParamsRefs;
+  readonly configs = new ClassConfigs();
+  private readonly classQueue = new WorkQueue({ name: 'gatewayclass' });
+  private readonly policyQueue = new WorkQueue({ name: 'policy' });
+  private readonly runners: ControllerRunner[];
+  private readonly log: Logger;
+
+  constructor(private readonly o: HubOptions) {
+    this.log = o.logger;
+    const writes = new TokenBucket({ qps: o.qps, burst: o.burst });
+    this.http = new KubeHttp(o.kubeConfig, { writeGate: () => writes.take(), maxSockets: Math.max(16, o.concurrency * 4) });
+    const informer = (name: string, resource: ConstructorParameters<typeof Informer>[1], labelSelector?: string): Informer =>
+      new Informer(this.http, resource, { logger: this.log.child({ informer: name }), labelSelector });
+    this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
+    this.gateways = informer('gateways', RESOURCES.gateways);
+    this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
+    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`);
+    this.gateways.store.addIndex(BY_CLASS, gatewayClassOf).addIndex(BY_PLACEMENT, placementOfGateway);
+    this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
+    this.works.store.addIndex(BY_SOURCE, (w) => {
+      const source = w.metadata.labels?.[SOURCE_LABEL];
+      return source ? [source] : [];
+    });
+
+    this.watches = new PolicyWatches(this.http, (gvr, change) => this.onPolicyChange(gvr, change), this.log);
+    this.paramsRefs = new ParamsRefs(this.http, (names) => names.forEach((n) => this.classQueue.add(n)), this.log);
+    const events = new EventRecorder(this.http, 'policy-sync-hub', this.log);
+
+    const classReconciler = new GatewayClassReconciler({
+      http: this.http,
+      controllerName: o.controllerName,
+      classes: this.classes,
+      paramsRefs: this.paramsRefs,
+      configs: this.configs,
+      onConfigChanged: () => void this.onConfigChanged(),
+      logger: this.log,
+    });
+    const syncer = new PolicySyncer(
+      {
+        http: this.http,
+        watches: this.watches,
+        classes: this.classes,
+        gateways: this.gateways,
+        decisions: this.decisions,
+        works: this.works,
+        configs: this.configs,
+        events,
+        logger: this.log,
+      },
+      { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
+    );
+    this.runners = [
+      new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log }),
+      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => syncer.reconcile(k), concurrency: o.concurrency, logger: this.log }),
+    ];
+
+    this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
+    this.gateways.onChange((c) => this.forChange(c, (gw) => this.enqueuePoliciesOfGateway(gw)));
+    this.decisions.onChange((c) =>
+      this.forChange(c, (d) => {
+        for (const p of placementOfDecision(d)) for (const gw of this.gateways.store.byIndex(BY_PLACEMENT, p)) this.enqueuePoliciesOfGateway(gw);
+      }),
+    );
+    this.works.onChange((c) => this.forChange(c, (w) => this.enqueueSourceOf(w)));
+  }
+
+  /** Starts the watches, waits for the caches, then the reconcilers. */
+  async start(): Promise<void> {
+    for (const i of [this.classes, this.gateways, this.decisions, this.works]) i.start();
+    await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.waitForSync()));
+    this.log.info({ works: this.works.store.size, gatewayClasses: this.classes.store.size }, 'caches synced; starting reconcilers');
+    for (const r of this.runners) r.start();
+  }
+
+  get cachesSynced(): boolean {
+    return [this.classes, this.gateways, this.decisions, this.works].every((i) => i.synced) && this.watches.allSynced;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.runners.map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
+    await this.watches.stop();
+    await this.paramsRefs.stop();
+    this.http.destroy();
+  }
+
+  /** The kinds in force changed: adjust the watches, then look again at every policy and every work. */
+  private async onConfigChanged(): Promise<void> {
+    try {
+      await this.watches.reconcile(this.configs.wantedKinds());
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'could not adjust policy watches');
+    }
+    for (const kind of this.watches.kinds()) {
+      for (const p of this.watches.informer(kind.gvr)?.store.list() ?? []) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
+    }
+    for (const w of this.works.store.list()) this.enqueueSourceOf(w);
+  }
+
+  private onPolicyChange(gvr: GroupVersionResource, change: StoreChange<KubeObject>): void {
+    const p = change.object;
+    this.policyQueue.add(policyKey(gvr, p.metadata.namespace ?? '', p.metadata.name));
+    // Same-named policies of the kind may collide on a spoke; the outcome for them may have changed.
+    for (const rival of this.watches.informer(gvr)?.store.byIndex(BY_NAME, p.metadata.name) ?? []) {
+      this.policyQueue.add(policyKey(gvr, rival.metadata.namespace ?? '', rival.metadata.name));
+    }
+  }
+
+  private enqueuePoliciesOfGateway(gateway: KubeObject): void {
+    const key = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
+    for (const kind of this.watches.kinds()) {
+      for (const p of this.watches.informer(kind.gvr)?.store.byIndex(BY_GATEWAY, key) ?? []) {
+        this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
+      }
+    }
+  }
+
+  private enqueueSourceOf(work: KubeObject): void {
+    const ref = readSourceRef(work);
+    if (ref) this.policyQueue.add(policyKey(ref, ref.namespace, ref.name));
+  }
+
+  /** Runs `fn` for the old and new object of a change (a label or reference may have moved). */
+  private forChange(change: StoreChange<KubeObject>, fn: (o: KubeObject) => void): void {
+    if (change.old && change.old !== change.object) fn(change.old);
+    fn(change.object);
+  }
+}

@@ -1,0 +1,47 @@
+// Index functions and key mappings shared by the hub's informers and reconcilers.
+import { gvrKey, parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { PLACEMENT_LABEL } from '../core/placement.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
+
+export const BY_GATEWAY = 'gateway';
+export const BY_CLASS = 'gatewayClass';
+export const BY_PLACEMENT = 'placement';
+export const BY_SOURCE = 'source';
+export const BY_NAME = 'name';
+
+/** `namespace/name` of every Gateway a policy targets (any namespace: the mapping must see them all). */
+export function targetedGateways(policy: KubeObject): string[] {
+  return readTargets(policy)
+    .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
+    .map((t) => `${t.namespace ?? policy.metadata.namespace}/${t.name}`);
+}
+
+export function gatewayClassOf(gateway: KubeObject): string[] {
+  const cls = (gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
+  return typeof cls === 'string' ? [cls] : [];
+}
+
+/** `namespace/placement` named by a Gateway's placement label. */
+export function placementOfGateway(gateway: KubeObject): string[] {
+  const p = gateway.metadata.labels?.[PLACEMENT_LABEL];
+  return p ? [`${gateway.metadata.namespace}/${p}`] : [];
+}
+
+/** `namespace/placement` a PlacementDecision belongs to. */
+export function placementOfDecision(decision: KubeObject): string[] {
+  const p = decision.metadata.labels?.[PLACEMENT_LABEL];
+  return p ? [`${decision.metadata.namespace}/${p}`] : [];
+}
+
+/** Work-queue key of a hub policy: `<resource>.<version>.<group>|<namespace>/<name>`. */
+export function policyKey(gvr: GroupVersionResource, namespace: string, name: string): string {
+  return `${gvrKey(gvr)}|${namespace}/${name}`;
+}
+
+export function parsePolicyKey(key: string): { gvr: GroupVersionResource; namespace: string; name: string } {
+  const [kind, ref] = key.split('|');
+  const [namespace, name] = (ref ?? '').split('/');
+  if (!kind || !namespace || !name) throw new Error(`malformed policy key ${key}`);
+  return { gvr: parseGvrKey(kind), namespace, name };
+}

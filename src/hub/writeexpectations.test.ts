@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { WriteExpectations } from './writeexpectations.ts';
+
+test('a written hash stands in for a stale cache until the cache shows it', () => {
+  const now = 0;
+  const e = new WriteExpectations(() => now);
+  e.applied('c1/w', 'new');
+  assert.deepEqual(e.observe('c1/w', 'old'), { present: true, specHash: 'new' });
+  assert.deepEqual(e.observe('c1/w', null), { present: true, specHash: 'new' });
+  assert.deepEqual(e.observe('c1/w', 'new'), { present: true, specHash: 'new' });
+  // caught up: the entry is gone, so a later external change is seen as it is
+  assert.deepEqual(e.observe('c1/w', 'changed'), { present: true, specHash: 'changed' });
+});
+
+test('a deletion hides the cached work until the cache drops it', () => {
+  const e = new WriteExpectations(() => 0);
+  e.deleted('c1/w');
+  assert.deepEqual(e.observe('c1/w', 'h'), { present: false });
+  assert.deepEqual(e.observe('c1/w', null), { present: false });
+  assert.deepEqual(e.observe('c1/w', 'h'), { present: true, specHash: 'h' });
+});
+
+test('an expectation the cache never confirms expires', () => {
+  let now = 0;
+  const e = new WriteExpectations(() => now);
+  e.applied('c1/w', 'new');
+  now = 31_000;
+  assert.deepEqual(e.observe('c1/w', 'other'), { present: true, specHash: 'other' });
+});

@@ -1,0 +1,73 @@
+// What the apiserver serves and allows, for validating `policiesToSync` entries (DESIGN §2.2):
+// discovery of a group/version, the CRD's openAPIV3Schema, and SelfSubjectAccessReview.
+import type { GroupVersionResource } from '../core/gvr.ts';
+import { isNotFound, type KubeHttp } from './http.ts';
+import { RESOURCES, collectionPath, groupVersionPath, objectPath } from './resource.ts';
+
+export interface ServedResource {
+  name: string;
+  kind: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+interface ApiResourceList {
+  resources: ServedResource[];
+}
+
+/** The resource as served, or undefined when the group/version does not exist or lacks it. */
+export async function findServedResource(http: KubeHttp, gvr: GroupVersionResource): Promise<ServedResource | undefined> {
+  try {
+    const list = await http.request<ApiResourceList>('GET', groupVersionPath(gvr));
+    return list.resources.find((r) => r.name === gvr.resource);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+interface CrdVersion {
+  name: string;
+  schema?: { openAPIV3Schema?: JsonSchema };
+}
+interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+}
+
+/**
+ * The openAPIV3Schema of the CRD `<resource>.<group>` at `version` (read raw: client-node's typed model
+ * renames `x-kubernetes-*` keys); undefined when there is no such CRD (e.g. a built-in resource).
+ */
+export async function crdSchema(http: KubeHttp, gvr: GroupVersionResource): Promise<JsonSchema | undefined> {
+  if (gvr.group === '') return undefined;
+  try {
+    const crd = await http.request<{ spec: { versions: CrdVersion[] } }>('GET', objectPath(RESOURCES.crds, undefined, `${gvr.resource}.${gvr.group}`));
+    return crd.spec.versions.find((v) => v.name === gvr.version)?.schema?.openAPIV3Schema;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** A GEP-713 policy: `spec.targetRef` (object) or `spec.targetRefs` (array) in its schema. */
+export function schemaIsPolicy(schema: JsonSchema | undefined): boolean {
+  const spec = schema?.properties?.spec?.properties;
+  return spec?.targetRef?.type === 'object' || spec?.targetRefs?.type === 'array';
+}
+
+/** Whether this client may perform every verb on the resource in all namespaces. */
+export async function canI(http: KubeHttp, gvr: GroupVersionResource, verbs: string[]): Promise<boolean> {
+  const results = await Promise.all(
+    verbs.map((verb) =>
+      http.request<{ status?: { allowed?: boolean } }>('POST', collectionPath(RESOURCES.selfSubjectAccessReviews), {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { group: gvr.group, version: gvr.version, resource: gvr.resource, verb } },
+        },
+      }),
+    ),
+  );
+  return results.every((r) => r.status?.allowed === true);
+}

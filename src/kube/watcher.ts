@@ -1,0 +1,181 @@
+// List-then-watch of one resource, the way client-go's reflector does it: a paged list, then a watch from
+// the list's resourceVersion with bookmarks and a random 5–10 min server timeout; a relist on 410 Gone
+// (compaction or "too old resource version"); any other failure restarts the cycle after a jittered
+// backoff (800 ms → 30 s, reset after 2 min healthy). `stop()` aborts the open request and no further
+// request is made after it resolves.
+import type { Logger } from 'pino';
+import type { KubeObject } from '../core/objects.ts';
+import { Backoff } from '../runtime/backoff.ts';
+import { sleep, systemClock, type Clock } from '../runtime/clock.ts';
+import { ApiError, isGone, type KubeHttp } from './http.ts';
+import { collectionPath, type ResourceRef } from './resource.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** Where a watcher delivers what it sees. Called synchronously, in order. */
+export interface WatchSink<T extends KubeObject> {
+  /** The complete current state, after every (re)list. */
+  replace(items: T[]): void;
+  event(type: WatchEventType, object: T): void;
+}
+
+export interface WatcherOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  pageSize?: number;
+  logger?: Logger;
+  backoff?: Backoff;
+  clock?: Clock;
+  /** Server-side watch timeout; default random 300–600 s (client-go's spread). */
+  timeoutSeconds?: () => number;
+}
+
+interface ListResponse<T> {
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+interface RawWatchEvent {
+  type: WatchEventType | 'BOOKMARK' | 'ERROR';
+  object: KubeObject & { code?: number; reason?: string; message?: string };
+}
+
+export class Watcher<T extends KubeObject = KubeObject> {
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private resourceVersion: string | undefined;
+  private readonly backoff: Backoff;
+  private readonly clock: Clock;
+  private listedOnce = false;
+  /** Counts (re)lists, for tests and metrics. */
+  lists = 0;
+
+  constructor(
+    private readonly http: KubeHttp,
+    readonly resource: ResourceRef,
+    private readonly sink: WatchSink<T>,
+    private readonly options: WatcherOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.backoff = options.backoff ?? new Backoff({ clock: this.clock });
+  }
+
+  /** True once the first list has been delivered. */
+  get synced(): boolean {
+    return this.listedOnce;
+  }
+
+  start(): this {
+    this.loop ??= this.run();
+    return this;
+  }
+
+  /** Ends the watch for good; resolves when no request is open any more. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  private get path(): string {
+    return collectionPath(this.resource, this.options.namespace);
+  }
+
+  private async run(): Promise<void> {
+    const log = this.options.logger;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.list();
+        await this.watch();
+        this.backoff.markHealthy();
+      } catch (err) {
+        if (this.stopped) break;
+        if (isGone(err)) {
+          log?.info({ resource: this.path }, 'watch resourceVersion expired; relisting');
+          this.resourceVersion = undefined;
+          continue;
+        }
+        const delay = this.backoff.next();
+        log?.warn({ resource: this.path, err: String(err), retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
+        // A failed list leaves the cache as it was: nothing is deleted because the apiserver was away.
+        try {
+          await sleep(this.clock, delay, this.abort.signal);
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+
+  private async list(): Promise<void> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion: string;
+    do {
+      const page = await this.http.request<ListResponse<T>>('GET', this.path, {
+        query: {
+          limit: this.options.pageSize ?? 500,
+          continue: continueToken,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+        },
+        signal: this.abort.signal,
+      });
+      const apiVersion = this.resource.group === '' ? this.resource.version : `${this.resource.group}/${this.resource.version}`;
+      // List items omit apiVersion/kind; fill them so cached objects look like watched ones.
+      const kind = (page as { kind?: string }).kind?.replace(/List$/, '') ?? '';
+      for (const item of page.items) items.push({ ...item, apiVersion, kind });
+      continueToken = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion;
+    } while (continueToken);
+    if (this.stopped) return;
+    this.resourceVersion = resourceVersion;
+    this.lists++;
+    this.sink.replace(items);
+    this.listedOnce = true;
+  }
+
+  private async watch(): Promise<void> {
+    const timeoutSeconds = this.options.timeoutSeconds?.() ?? 300 + Math.floor(Math.random() * 300);
+    // An ERROR event ends this stream; its status decides between relist (410) and backoff.
+    const stream = new AbortController();
+    const signal = AbortSignal.any([this.abort.signal, stream.signal]);
+    let failure: ApiError | undefined;
+    const onLine = (line: string): void => {
+      if (failure) return;
+      const ev = JSON.parse(line) as RawWatchEvent;
+      if (ev.type === 'ERROR') {
+        const o = ev.object;
+        failure = new ApiError(o.code ?? 500, o.reason ?? 'Unknown', o.message ?? '', 'WATCH', this.path);
+        stream.abort();
+        return;
+      }
+      this.resourceVersion = ev.object.metadata.resourceVersion;
+      if (ev.type === 'BOOKMARK') return;
+      this.backoff.markHealthy();
+      this.sink.event(ev.type, ev.object as T);
+    };
+    try {
+      await this.http.stream(
+        this.path,
+        {
+          watch: true,
+          allowWatchBookmarks: true,
+          resourceVersion: this.resourceVersion,
+          timeoutSeconds,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+        },
+        onLine,
+        signal,
+      );
+    } catch (err) {
+      throw failure ?? err;
+    }
+    if (failure) throw failure;
+  }
+}
