@@ -1,0 +1,43 @@
+// Runs the hub controller in-process against the sandbox hub, with a controller name of its own so
+// that test files (and their GatewayClasses and works) keep apart.
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { HubController, type HubOptions } from '../../src/hub/controller.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
+
+/** A name unique to this test process: DNS-safe, short. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`;
+}
+
+export function hubHttp(sandbox: Sandbox): KubeHttp {
+  return new KubeHttp(sandbox.kubeConfig('hub'));
+}
+
+export interface RunningHub {
+  controller: HubController;
+  controllerName: string;
+  stop(): Promise<void>;
+}
+
+export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptions> & { controllerName: string }): Promise<RunningHub> {
+  const controller = new HubController({
+    kubeConfig,
+    logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }),
+    concurrency: 4,
+    qps: 500,
+    burst: 1000,
+    maxWorkBytes: 500 * 1024,
+    rawFeedback: false,
+    ...options,
+  });
+  await controller.start();
+  return { controller, controllerName: options.controllerName, stop: () => controller.stop() };
+}
+
+/** A controller name of the form Gateway API requires (`domain/path`). */
+export function testControllerName(suite: string): string {
+  return `test.policy-sync.io/${uniqueName(suite)}`;
+}
