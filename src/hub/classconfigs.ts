@@ -5,7 +5,7 @@
 import { canonicalJson } from '../core/canonical.ts';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params.ts';
-import type { WatchedKind } from './policywatches.ts';
+import type { WatchedKind } from '../kube/dynamicinformers.ts';
 
 export interface KindInForce extends WatchedKind {
   config: PolicyKindConfig;

@@ -6,6 +6,7 @@ import type { GroupVersionResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
 import type { KubeObject } from '../core/objects.ts';
+import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
@@ -26,10 +27,10 @@ import {
   placementOfDecision,
   placementOfGateway,
   policyKey,
+  targetedGateways,
 } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicySyncer } from './policysyncer.ts';
-import { PolicyWatches } from './policywatches.ts';
 
 export interface HubOptions {
   kubeConfig: KubeConfig;
@@ -52,7 +53,7 @@ export class HubController {
   private readonly gateways: Informer;
   private readonly decisions: Informer;
   private readonly works: Informer;
-  private readonly watches: PolicyWatches;
+  private readonly watches: DynamicInformers;
   private readonly paramsRefs: ParamsRefs;
   readonly configs = new ClassConfigs();
   private readonly classQueue = new WorkQueue({ name: 'gatewayclass' });
@@ -77,7 +78,11 @@ export class HubController {
       return source ? [source] : [];
     });
 
-    this.watches = new PolicyWatches(this.http, (gvr, change) => this.onPolicyChange(gvr, change), this.log);
+    this.watches = new DynamicInformers(this.http, {
+      onChange: (gvr, change) => this.onPolicyChange(gvr, change),
+      configure: (i) => i.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]),
+      logger: this.log,
+    });
     this.paramsRefs = new ParamsRefs(this.http, (names) => names.forEach((n) => this.classQueue.add(n)), this.log);
     const events = new EventRecorder(this.http, 'policy-sync-hub', this.log);
 
@@ -129,6 +134,14 @@ export class HubController {
 
   get cachesSynced(): boolean {
     return [this.classes, this.gateways, this.decisions, this.works].every((i) => i.synced) && this.watches.allSynced;
+  }
+
+  /**
+   * No key is waiting or being reconciled in either queue. Keys scheduled for later (periodic re-checks,
+   * retries after a backoff) do not count: this says "nothing to do right now", not "nothing ever again".
+   */
+  idle(): boolean {
+    return [this.classQueue, this.policyQueue].every((q) => q.len() === 0 && q.processingCount() === 0);
   }
 
   async stop(): Promise<void> {

@@ -30,7 +30,7 @@ import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
 import { BY_NAME, BY_PLACEMENT, BY_SOURCE, parsePolicyKey } from './indexes.ts';
-import type { PolicyWatches } from './policywatches.ts';
+import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 export interface PolicySyncerOptions {
@@ -42,7 +42,7 @@ export interface PolicySyncerOptions {
 
 export interface PolicySyncerDeps {
   http: KubeHttp;
-  watches: PolicyWatches;
+  watches: DynamicInformers;
   classes: Informer;
   gateways: Informer;
   decisions: Informer;

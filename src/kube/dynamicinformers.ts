@@ -1,30 +1,33 @@
-// The dynamic watch manager: one informer per policy kind in the union of the valid `policiesToSync`
-// of every owned GatewayClass. Watches start and stop at runtime as params change.
+// A set of informers keyed by GroupVersionResource that starts and stops at runtime: the hub's policy
+// watches (the union of valid `policiesToSync`) and the spoke agent's configured kinds.
 import type { Logger } from 'pino';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
-import type { KubeHttp } from '../kube/http.ts';
-import { Informer } from '../kube/informer.ts';
-import type { StoreChange } from '../kube/store.ts';
-import { BY_GATEWAY, BY_NAME, targetedGateways } from './indexes.ts';
+import type { KubeHttp } from './http.ts';
+import { Informer } from './informer.ts';
+import type { StoreChange } from './store.ts';
 
 export interface WatchedKind {
   gvr: GroupVersionResource;
   namespaced: boolean;
 }
 
-export type PolicyChangeHandler = (gvr: GroupVersionResource, change: StoreChange<KubeObject>) => void;
+export interface DynamicInformersOptions {
+  onChange: (gvr: GroupVersionResource, change: StoreChange<KubeObject>) => void;
+  /** Adds indexes to a new informer's store before it starts. */
+  configure?: (informer: Informer) => void;
+  logger?: Logger;
+}
 
-export class PolicyWatches {
+export class DynamicInformers {
   private readonly informers = new Map<string, { kind: WatchedKind; informer: Informer }>();
 
   constructor(
     private readonly http: KubeHttp,
-    private readonly onChange: PolicyChangeHandler,
-    private readonly logger?: Logger,
+    private readonly options: DynamicInformersOptions,
   ) {}
 
-  /** Makes the set of running watches equal `wanted`; returns the kinds started and stopped. */
+  /** Makes the set of running informers equal `wanted`; returns the kinds started and stopped. */
   async reconcile(wanted: WatchedKind[]): Promise<{ started: string[]; stopped: string[] }> {
     const want = new Map(wanted.map((k) => [gvrKey(k.gvr), k]));
     const started: string[] = [];
@@ -37,21 +40,15 @@ export class PolicyWatches {
     }
     for (const [key, kind] of want) {
       if (this.informers.has(key)) continue;
-      const informer = new Informer(this.http, { ...kind.gvr, namespaced: kind.namespaced }, {
-        logger: this.logger?.child({ kind: key }),
-      });
-      informer.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]);
-      informer.onChange((change) => this.onChange(kind.gvr, change));
+      const informer = new Informer(this.http, { ...kind.gvr, namespaced: kind.namespaced }, { logger: this.options.logger?.child({ kind: key }) });
+      this.options.configure?.(informer);
+      informer.onChange((change) => this.options.onChange(kind.gvr, change));
       this.informers.set(key, { kind, informer });
       informer.start();
       started.push(key);
     }
-    if (started.length + stopped.length > 0) this.logger?.info({ started, stopped }, 'policy watches changed');
+    if (started.length + stopped.length > 0) this.options.logger?.info({ started, stopped }, 'watched kinds changed');
     return { started, stopped };
-  }
-
-  has(gvr: GroupVersionResource): boolean {
-    return this.informers.has(gvrKey(gvr));
   }
 
   informer(gvr: GroupVersionResource): Informer | undefined {
@@ -66,7 +63,7 @@ export class PolicyWatches {
     return [...this.informers.values()].every((e) => e.informer.synced);
   }
 
-  /** The cached policy, if its kind is watched. */
+  /** The cached object, if its kind is watched. */
   get(gvr: GroupVersionResource, namespace: string, name: string): KubeObject | undefined {
     return this.informer(gvr)?.store.get(objectKey({ metadata: { namespace, name } }));
   }
