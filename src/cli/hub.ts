@@ -13,6 +13,7 @@ interface HubFlags {
   burst: number;
   maxWorkBytes: number;
   rawFeedback: boolean;
+  statusCoalesce: number;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -27,6 +28,7 @@ export function hubCommand(): Command {
     .option('--burst <n>', 'client-side write burst', positiveInt, 200)
     .option('--max-work-bytes <n>', 'largest ManifestWork written (OCM default limit 500 KiB)', positiveInt, 500 * 1024)
     .option('--raw-feedback', 'add the raw `conditions` feedback rule (needs the agent gate RawFeedbackJsonString)', false)
+    .option('--status-coalesce <ms>', 'least time between two status annotation writes of one policy', positiveInt, 200)
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
     .action(async (flags: HubFlags) => {
@@ -40,6 +42,7 @@ export function hubCommand(): Command {
         burst: flags.burst,
         maxWorkBytes: flags.maxWorkBytes,
         rawFeedback: flags.rawFeedback,
+        statusCoalesceMs: flags.statusCoalesce,
       });
       const shutdown = (signal: string): void => {
         logger.info({ signal }, 'shutting down');

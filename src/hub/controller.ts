@@ -43,6 +43,8 @@ export interface HubOptions {
   burst: number;
   maxWorkBytes: number;
   rawFeedback: boolean;
+  /** Least time between two status annotation writes of one policy. */
+  statusCoalesceMs: number;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
@@ -59,6 +61,7 @@ export class HubController {
   private readonly classQueue = new WorkQueue({ name: 'gatewayclass' });
   private readonly policyQueue = new WorkQueue({ name: 'policy' });
   private readonly runners: ControllerRunner[];
+  private readonly syncer: PolicySyncer;
   private readonly log: Logger;
 
   constructor(private readonly o: HubOptions) {
@@ -95,7 +98,7 @@ export class HubController {
       onConfigChanged: () => void this.onConfigChanged(),
       logger: this.log,
     });
-    const syncer = new PolicySyncer(
+    this.syncer = new PolicySyncer(
       {
         http: this.http,
         watches: this.watches,
@@ -107,11 +110,11 @@ export class HubController {
         events,
         logger: this.log,
       },
-      { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
+      { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes, statusCoalesceMs: o.statusCoalesceMs },
     );
     this.runners = [
       new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log }),
-      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => syncer.reconcile(k), concurrency: o.concurrency, logger: this.log }),
+      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => this.syncer.reconcile(k), concurrency: o.concurrency, logger: this.log }),
     ];
 
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
@@ -183,9 +186,14 @@ export class HubController {
     }
   }
 
+  /** A work changed (often its status): its policy, at once or at the end of its coalescing window. */
   private enqueueSourceOf(work: KubeObject): void {
     const ref = readSourceRef(work);
-    if (ref) this.policyQueue.add(policyKey(ref, ref.namespace, ref.name));
+    if (!ref) return;
+    const key = policyKey(ref, ref.namespace, ref.name);
+    const delay = this.syncer.statusDelay(key);
+    if (delay > 0) this.policyQueue.addAfter(key, delay);
+    else this.policyQueue.add(key);
   }
 
   /** Runs `fn` for the old and new object of a change (a label or reference may have moved). */

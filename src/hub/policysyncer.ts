@@ -17,14 +17,26 @@ import {
 } from '../core/desiredworks.ts';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSpecHash, sourceHash, type ManifestWork } from '../core/manifestwork.ts';
-import { POLICIES_SYNCED_ANNOTATION } from '../core/metadatakeys.ts';
+import { canonicalJson } from '../core/canonical.ts';
+import { readClusterFeedback } from '../core/feedback.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import {
+  aggregatePolicyStatus,
+  policyStatusAnnotation,
+  newProblems,
+  readPolicyStatus,
+  statusTransitions,
+  type ClusterInput,
+  type PolicyProblem,
+  type PolicyStatus,
+} from '../core/policystatus.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
 import { clustersFromDecisions } from '../core/placement.ts';
 import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
-import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
+import { RESOURCES } from '../kube/resource.ts';
 import { deleteObject, mergePatch, serverSideApply } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -38,6 +50,8 @@ export interface PolicySyncerOptions {
   /** Adds the raw `conditions` feedback rule (needs the agent's RawFeedbackJsonString gate). */
   rawFeedback: boolean;
   maxWorkBytes: number;
+  /** Status annotation writes for one policy are at least this far apart (leading edge, then batched). */
+  statusCoalesceMs: number;
 }
 
 export interface PolicySyncerDeps {
@@ -56,8 +70,10 @@ const UNSYNCED_RETRY_MS = 500;
 
 export class PolicySyncer {
   private readonly expectations = new WriteExpectations();
-  /** Problems last reported per policy, so Events mark transitions rather than repeat every pass. */
-  private readonly reported = new Map<string, Set<string>>();
+  /** The annotations last written per policy, for the same cache-lag reason as the works. */
+  private readonly annotationExpectations = new WriteExpectations();
+  private readonly lastAnnotationWrite = new Map<string, number>();
+  private readonly lastStatus = new Map<string, string>();
 
   constructor(
     private readonly d: PolicySyncerDeps,
@@ -78,7 +94,7 @@ export class PolicySyncer {
         return;
       }
       await this.converge(log, [], observed, new Set());
-      this.reported.delete(key);
+      this.forget(key);
       return;
     }
     if (!informer.synced) return { requeueAfterMs: UNSYNCED_RETRY_MS };
@@ -86,7 +102,7 @@ export class PolicySyncer {
     const policy = informer.store.get(objectKey({ metadata: { namespace, name } }));
     if (!policy || policy.metadata.deletionTimestamp) {
       await this.converge(log, [], observed, new Set());
-      this.reported.delete(key);
+      this.forget(key);
       return;
     }
 
@@ -98,9 +114,65 @@ export class PolicySyncer {
     const retain = new Set(observed.filter((w) => tooLarge.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const written = await this.converge(log, [...desired.works.values()], observed, retain);
 
-    await this.writePoliciesSynced(gvr, policy, written);
-    await this.reportProblems(key, policy, desired, losses.map((l) => l.message));
+    // A policy none of whose targets is a Gateway of ours is none of our business: no annotation, no Event.
+    const status = this.ours(desired) ? this.status(desired, losses, observed, written) : undefined;
+    await this.writeAnnotations(key, gvr, policy, written, status);
     return;
+  }
+
+  /**
+   * How long a status-driven reconcile of `key` should wait: none after a quiet spell (a single change
+   * is reported at once), the rest of the coalescing window right after a write (a burst is batched).
+   */
+  statusDelay(key: string, now = Date.now()): number {
+    const last = this.lastAnnotationWrite.get(key);
+    return last === undefined ? 0 : Math.max(0, last + this.o.statusCoalesceMs - now);
+  }
+
+  /** The policy targets at least one Gateway of a class we own: its annotations are ours to write. */
+  private ours(desired: DesiredWorks): boolean {
+    return desired.targets.some((t) => t.state === 'syncable' || (t.reason !== 'GatewayNotManaged' && t.reason !== 'NotAGateway'));
+  }
+
+  /** DESIGN §5: the aggregated status from the works' feedback and what the hub itself decided. */
+  private status(desired: DesiredWorks, losses: { cluster: string; message: string }[], observed: KubeObject[], written: ManifestWork[]): PolicyStatus {
+    const observedByCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
+    const clusters: Record<string, ClusterInput> = {};
+    for (const work of written) {
+      const cluster = work.metadata.namespace;
+      const live = observedByCluster.get(cluster);
+      // Feedback counts only once it describes the work as written now (same spec-hash).
+      const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
+      clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live) } : { state: 'pending' };
+    }
+    for (const cluster of desired.tooLarge) {
+      const live = observedByCluster.get(cluster);
+      clusters[cluster] = {
+        state: 'tooLarge',
+        message: `the ManifestWork exceeds ${this.o.maxWorkBytes} bytes; the last good copy stays in place`,
+        ...(live ? { feedback: readClusterFeedback(live) } : {}),
+      };
+    }
+    for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
+    return aggregatePolicyStatus({ clusters, problems: this.problems(desired) });
+  }
+
+  /** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */
+  private problems(desired: DesiredWorks): PolicyProblem[] {
+    const problems: PolicyProblem[] = [];
+    for (const t of desired.targets) {
+      // A target at another controller's Gateway is not a problem of ours.
+      if (t.state === 'rejected' && t.reason !== 'GatewayNotManaged') problems.push({ reason: 'TargetNotSynced', message: `${t.path}: ${t.reason}: ${t.message}` });
+    }
+    for (const m of desired.mismatches) problems.push({ reason: 'NamespaceMismatch', message: m.message });
+    if (desired.noClusters) problems.push({ reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' });
+    if (!desired.targets.some((t) => t.state === 'syncable')) problems.push({ reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' });
+    return problems;
+  }
+
+  private forget(key: string): void {
+    this.lastAnnotationWrite.delete(key);
+    this.lastStatus.delete(key);
   }
 
   /** Every owned GatewayClass has a configuration in force. */
@@ -222,38 +294,41 @@ export class PolicySyncer {
     return desired;
   }
 
-  /** `kuadrant.io/policies-synced`: where the copy is placed, sorted, written only when it changed. */
-  private async writePoliciesSynced(gvr: GroupVersionResource, policy: KubeObject, works: ManifestWork[]): Promise<void> {
-    const value = policiesSyncedAnnotation(
-      works.map((w) => {
-        const copy = w.spec.workload.manifests[0]!;
-        return { cluster: w.metadata.namespace, name: copy.metadata.name, namespace: copy.metadata.namespace ?? '' };
-      }),
-    );
-    if ((policy.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION] ?? undefined) === value) return;
-    const resource: ResourceRef = { ...gvr, namespaced: true };
-    await mergePatch(this.d.http, resource, policy.metadata.namespace, policy.metadata.name, {
-      metadata: { annotations: { [POLICIES_SYNCED_ANNOTATION]: value ?? null } },
-    });
-  }
+  /**
+   * One merge patch for both hub annotations — `kuadrant.io/policies-synced` (where the copy is placed)
+   * and `policysync.kuadrant.io/status` — written only when a value changed; Events for transitions.
+   */
+  private async writeAnnotations(key: string, gvr: GroupVersionResource, policy: KubeObject, works: ManifestWork[], status: PolicyStatus | undefined): Promise<void> {
+    const desired = {
+      [POLICIES_SYNCED_ANNOTATION]: policiesSyncedAnnotation(
+        works.map((w) => {
+          const copy = w.spec.workload.manifests[0]!;
+          return { cluster: w.metadata.namespace, name: copy.metadata.name, namespace: copy.metadata.namespace ?? '' };
+        }),
+      ),
+      [STATUS_ANNOTATION]: status ? policyStatusAnnotation(status) : undefined,
+    };
+    const current = policy.metadata.annotations ?? {};
+    const cached = canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
+    const wanted = canonicalJson(desired);
+    if (this.annotationExpectations.observe(key, cached).specHash === wanted) return;
 
-  /** Events on the policy for problems that are new since the last pass. */
-  private async reportProblems(key: string, policy: KubeObject, desired: DesiredWorks, collisions: string[]): Promise<void> {
-    const problems = new Map<string, [reason: string, message: string]>();
-    for (const t of desired.targets) {
-      if (t.state === 'rejected') problems.set(`target:${t.path}:${t.reason}`, ['TargetNotSynced', `${t.path}: ${t.reason}: ${t.message}`]);
-    }
-    if (desired.noClusters) problems.set('noClusters', ['NoClusters', 'the targeted Gateways are placed on no cluster: nothing is synced']);
-    for (const c of desired.tooLarge) problems.set(`tooLarge:${c}`, ['TooLarge', `the ManifestWork for cluster ${c} exceeds ${this.o.maxWorkBytes} bytes and is not written`]);
-    for (const m of desired.mismatches) problems.set(`mismatch:${m.cluster}:${m.path}`, ['NamespaceMismatch', m.message]);
-    for (const m of collisions) problems.set(`conflicted:${m}`, ['Conflicted', m]);
-    if (desired.targets.length > 0 && desired.targets.every((t) => t.state === 'rejected')) {
-      problems.set('notSynced', ['NotSynced', 'no target of this policy can be synced: it has no ManifestWorks']);
-    }
-    const before = this.reported.get(key) ?? new Set<string>();
-    this.reported.set(key, new Set(problems.keys()));
-    for (const [id, [reason, message]] of problems) {
-      if (!before.has(id)) await this.d.events.record(policy, 'Warning', reason, message);
+    const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
+    await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } });
+    this.annotationExpectations.applied(key, wanted);
+    this.lastAnnotationWrite.set(key, Date.now());
+    const previousStatus = this.lastStatus.get(key);
+    if (desired[STATUS_ANNOTATION] === undefined) this.lastStatus.delete(key);
+    else this.lastStatus.set(key, desired[STATUS_ANNOTATION]);
+    if (status) {
+      // Against the status last written (the cache may lag), else the annotation as it was: a restart
+      // raises no Event for what was already reported.
+      const before = readPolicyStatus(previousStatus ?? current[STATUS_ANNOTATION]);
+      for (const t of statusTransitions(before, status)) {
+        const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
+        await this.d.events.record(policy, type, t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);
+      }
+      for (const p of newProblems(before, status)) await this.d.events.record(policy, 'Warning', p.reason, p.message);
     }
   }
 }

@@ -84,7 +84,7 @@ async function worksOn(resource: string, name: string, clusters: string[]): Prom
 function copyOf(work: KubeObject | undefined): KubeObject {
   const manifests = (work?.spec as { workload: { manifests: KubeObject[] } } | undefined)?.workload.manifests;
   assert.equal(manifests?.length, 1, 'a work carries exactly the policy copy');
-  return manifests![0]!;
+  return manifests[0]!;
 }
 
 test('a policy targeting a Gateway placed on 2 clusters gets exactly 2 works with the expected content', async () => {

@@ -31,6 +31,7 @@ export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptio
     burst: 1000,
     maxWorkBytes: 500 * 1024,
     rawFeedback: false,
+    statusCoalesceMs: 200,
     ...options,
   });
   await controller.start();

@@ -1,0 +1,179 @@
+// Spoke-local conflicts (DESIGN §6): a locally authored policy wins over a synced copy targeting
+// the same Gateway (or listener) in the same namespace; the copy is marked Overridden or
+// PartiallyEnforced. Pure: the spoke agent lists one kind's policies, calls this, writes conditions.
+import type { Condition } from './conditions.ts';
+import { POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
+import { objectKey } from './objects.ts';
+import type { KubeObject } from './objects.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from './targetrefs.ts';
+
+/** A part of a synced policy's targets that local policies override. */
+export interface CoveredTarget {
+  /** Gateway name, in the policy's namespace. */
+  gateway: string;
+  /** The listener covered; absent: the whole Gateway. */
+  sectionName?: string;
+  /** `namespace/name` of the covering local policies, sorted. */
+  by: string[];
+}
+
+export type ConflictVerdict =
+  /** Every target is covered: the local policies are enforced instead of the copy. */
+  | { state: 'Overridden'; message: string; by: string[] }
+  /** Some targets, or some listeners of a whole-Gateway target, are covered. */
+  | { state: 'PartiallyEnforced'; message: string; by: string[]; covered: CoveredTarget[] }
+  | { state: 'None' };
+
+export const ENFORCED_CONDITION = 'Enforced';
+
+interface GatewayTarget {
+  gateway: string;
+  sectionName?: string;
+}
+
+interface LocalPolicy {
+  key: string;
+  kind: string;
+  targets: GatewayTarget[];
+}
+
+/**
+ * The verdict for every synced policy among `policies` (one kind; the caller groups by kind), by
+ * `namespace/name`. Local policies count only in the synced policy's namespace, only when not
+ * being deleted, and only through their Gateway targets; synced policies never cover each other.
+ */
+export function computeConflicts(policies: readonly KubeObject[]): Map<string, ConflictVerdict> {
+  const localsByNamespace = new Map<string, LocalPolicy[]>();
+  for (const policy of policies) {
+    if (isSynced(policy) || policy.metadata.deletionTimestamp) continue;
+    const namespace = policy.metadata.namespace ?? '';
+    const locals = localsByNamespace.get(namespace) ?? [];
+    locals.push({ key: objectKey(policy), kind: policy.kind, targets: gatewayTargets(policy) });
+    localsByNamespace.set(namespace, locals);
+  }
+
+  const verdicts = new Map<string, ConflictVerdict>();
+  for (const policy of policies) {
+    if (!isSynced(policy)) continue;
+    // Kinds are compared only when both carry one (list items may not): grouping is the caller's job.
+    const locals = (localsByNamespace.get(policy.metadata.namespace ?? '') ?? []).filter(
+      (local) => !policy.kind || !local.kind || local.kind === policy.kind,
+    );
+    verdicts.set(objectKey(policy), verdictFor(policy.kind || 'Policy', gatewayTargets(policy), locals));
+  }
+  return verdicts;
+}
+
+/**
+ * The `Enforced` condition the spoke agent writes on a synced policy, or undefined for `None`
+ * (the agent then removes the condition it wrote). `kind` is the watched kind: list items may
+ * lack their own. `lastTransitionTime` is `now`; mergeConditions keeps an older one when the
+ * status did not change.
+ */
+export function desiredEnforcedCondition(
+  verdict: ConflictVerdict,
+  kind: string,
+  generation: number | undefined,
+  now: string,
+): Condition | undefined {
+  if (verdict.state === 'None') return undefined;
+  const overridden = verdict.state === 'Overridden';
+  const condition: Condition = {
+    type: ENFORCED_CONDITION,
+    status: overridden ? 'False' : 'True',
+    reason: verdict.state,
+    message: overridden ? overriddenMessage(kind, verdict.by) : partialMessage(kind, verdict.covered),
+    lastTransitionTime: now,
+  };
+  if (generation !== undefined) condition.observedGeneration = generation;
+  return condition;
+}
+
+function verdictFor(kind: string, targets: readonly GatewayTarget[], locals: readonly LocalPolicy[]): ConflictVerdict {
+  const covered = new Map<string, CoveredTarget>();
+  const cover = (gateway: string, sectionName: string | undefined, by: readonly string[]): void => {
+    if (by.length === 0) return;
+    const id = targetId({ gateway, sectionName });
+    const entry = covered.get(id) ?? (sectionName === undefined ? { gateway, by: [] } : { gateway, sectionName, by: [] });
+    entry.by = sortedUnique([...entry.by, ...by]);
+    covered.set(id, entry);
+  };
+
+  let fullyCovered = 0;
+  for (const target of targets) {
+    const onGateway = locals.flatMap((local) =>
+      local.targets.filter((t) => t.gateway === target.gateway).map((t) => ({ key: local.key, sectionName: t.sectionName })),
+    );
+    const whole = onGateway.filter((t) => t.sectionName === undefined).map((t) => t.key);
+    if (target.sectionName !== undefined) {
+      // A listener is covered by a local policy on the whole Gateway or on that listener.
+      const by = [...whole, ...onGateway.filter((t) => t.sectionName === target.sectionName).map((t) => t.key)];
+      if (by.length > 0) fullyCovered += 1;
+      cover(target.gateway, target.sectionName, by);
+    } else if (whole.length > 0) {
+      fullyCovered += 1;
+      cover(target.gateway, undefined, onGateway.map((t) => t.key));
+    } else {
+      // Local policies on single listeners override only those: the rest of the Gateway keeps the copy.
+      for (const t of onGateway) cover(target.gateway, t.sectionName, [t.key]);
+    }
+  }
+
+  if (covered.size === 0) return { state: 'None' };
+  const list = [...covered.values()].sort(compareCovered);
+  const by = sortedUnique(list.flatMap((entry) => entry.by));
+  if (fullyCovered === targets.length) return { state: 'Overridden', message: overriddenMessage(kind, by), by };
+  return { state: 'PartiallyEnforced', message: partialMessage(kind, list), by, covered: list };
+}
+
+/** `AuthPolicy is overridden by [ns/l1, ns/l2]` */
+function overriddenMessage(kind: string, by: readonly string[]): string {
+  return `${kind} is overridden by [${by.join(', ')}]`;
+}
+
+/** `AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2]` */
+function partialMessage(kind: string, covered: readonly CoveredTarget[]): string {
+  const parts = covered.map((entry) => {
+    const where = entry.sectionName === undefined ? `Gateway ${entry.gateway}` : `listener "${entry.sectionName}" of Gateway ${entry.gateway}`;
+    return `${where} by [${entry.by.join(', ')}]`;
+  });
+  return `${kind} is partially overridden: ${parts.join('; ')}`;
+}
+
+/** Gateway targets in the policy's own namespace, deduplicated; other kinds and groups are ignored. */
+function gatewayTargets(policy: KubeObject): GatewayTarget[] {
+  const namespace = policy.metadata.namespace;
+  const targets = new Map<string, GatewayTarget>();
+  for (const ref of readTargets(policy)) {
+    if (ref.group !== GATEWAY_GROUP || ref.kind !== GATEWAY_KIND) continue;
+    if (ref.namespace !== undefined && ref.namespace !== namespace) continue;
+    const target: GatewayTarget = ref.sectionName === undefined ? { gateway: ref.name } : { gateway: ref.name, sectionName: ref.sectionName };
+    targets.set(targetId(target), target);
+  }
+  return [...targets.values()];
+}
+
+function isSynced(policy: KubeObject): boolean {
+  return policy.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] !== undefined;
+}
+
+function targetId(target: { gateway: string; sectionName?: string | undefined }): string {
+  return JSON.stringify([target.gateway, target.sectionName ?? null]);
+}
+
+/** By Gateway, the whole Gateway before its listeners, listeners by name. */
+function compareCovered(a: CoveredTarget, b: CoveredTarget): number {
+  if (a.gateway !== b.gateway) return compareStrings(a.gateway, b.gateway);
+  if (a.sectionName === undefined || b.sectionName === undefined) {
+    return a.sectionName === b.sectionName ? 0 : a.sectionName === undefined ? -1 : 1;
+  }
+  return compareStrings(a.sectionName, b.sectionName);
+}
+
+function sortedUnique(values: readonly string[]): string[] {
+  return [...new Set(values)].sort(compareStrings);
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

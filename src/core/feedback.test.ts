@@ -1,0 +1,217 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readClusterFeedback } from './feedback.ts';
+import type { KubeObject } from './objects.ts';
+
+type Value = { name: string; fieldValue: Record<string, unknown> };
+
+const str = (name: string, value: string): Value => ({ name, fieldValue: { type: 'String', string: value } });
+const int = (name: string, value: number): Value => ({ name, fieldValue: { type: 'Integer', integer: value } });
+const bool = (name: string, value: boolean): Value => ({ name, fieldValue: { type: 'Boolean', boolean: value } });
+const raw = (name: string, value: unknown): Value => ({ name, fieldValue: { type: 'JsonRaw', jsonRaw: JSON.stringify(value) } });
+
+const workCondition = (type: string, status: string, observedGeneration = 3) => ({
+  type,
+  status,
+  reason: `${type}Reason`,
+  message: `${type} message`,
+  observedGeneration,
+  lastTransitionTime: '2026-01-01T00:00:00Z',
+});
+
+function work(status: unknown, generation: number | null = 3): KubeObject {
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { name: 'authpolicies-ns-p-abcdef', namespace: 'c1', ...(generation === null ? {} : { generation }) },
+    spec: {},
+    status,
+  };
+}
+
+function manifestStatus(values: Value[] | undefined, conditions: unknown[] = []): Record<string, unknown> {
+  return {
+    resourceMeta: { ordinal: 0, group: 'kuadrant.io', version: 'v1', kind: 'AuthPolicy', resource: 'authpolicies', name: 'p', namespace: 'ns' },
+    ...(values === undefined ? {} : { statusFeedback: { values } }),
+    conditions,
+  };
+}
+
+function appliedWork(values: Value[] | undefined, manifestConditions: unknown[] = []): KubeObject {
+  return work({
+    conditions: [workCondition('Applied', 'True'), workCondition('Available', 'True')],
+    resourceStatus: { manifests: [manifestStatus(values, manifestConditions)] },
+  });
+}
+
+const DEFAULTS: Value[] = [
+  int('generation', 2),
+  str('acceptedStatus', 'True'),
+  str('acceptedReason', 'Accepted'),
+  str('acceptedMessage', 'AuthPolicy has been accepted'),
+  str('enforcedStatus', 'False'),
+  str('enforcedReason', 'Overridden'),
+  str('enforcedMessage', 'AuthPolicy is overridden by [ns/local-auth]'),
+  int('enforcedGeneration', 2),
+];
+
+test('readClusterFeedback reads work conditions and every default feedback value', () => {
+  assert.deepEqual(readClusterFeedback(appliedWork(DEFAULTS)), {
+    applied: true,
+    available: true,
+    appliedObservedCurrent: true,
+    generation: 2,
+    enforcedGeneration: 2,
+    accepted: { status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted' },
+    enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/local-auth]' },
+    extra: {},
+  });
+});
+
+test('readClusterFeedback: a work without status is neither applied nor available and has no feedback', () => {
+  assert.deepEqual(readClusterFeedback(work(undefined)), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
+  assert.deepEqual(readClusterFeedback(work({})), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
+  assert.deepEqual(readClusterFeedback(work('garbage')), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
+});
+
+test('readClusterFeedback: applied work without resourceStatus or values yields the work conditions only', () => {
+  const noResourceStatus = work({ conditions: [workCondition('Applied', 'True'), workCondition('Available', 'False')] });
+  assert.deepEqual(readClusterFeedback(noResourceStatus), { applied: true, available: false, appliedObservedCurrent: true, extra: {} });
+  assert.deepEqual(readClusterFeedback(appliedWork(undefined)), { applied: true, available: true, appliedObservedCurrent: true, extra: {} });
+  const malformed = work({ conditions: [workCondition('Applied', 'True')], resourceStatus: { manifests: 'nope' } });
+  assert.deepEqual(readClusterFeedback(malformed).extra, {});
+});
+
+test('readClusterFeedback: appliedObservedCurrent compares the Applied observedGeneration with the work generation', () => {
+  const stale = work({ conditions: [workCondition('Applied', 'True', 2)] }, 3);
+  assert.equal(readClusterFeedback(stale).appliedObservedCurrent, false);
+  assert.equal(readClusterFeedback(stale).applied, true);
+  const noGeneration = work({ conditions: [workCondition('Applied', 'True', 3)] }, null);
+  assert.equal(readClusterFeedback(noGeneration).appliedObservedCurrent, false);
+  const failedButCurrent = work({ conditions: [workCondition('Applied', 'False', 3)] }, 3);
+  assert.equal(readClusterFeedback(failedButCurrent).appliedObservedCurrent, true);
+});
+
+test('readClusterFeedback ignores values of the wrong type and records nothing for them', () => {
+  const feedback = readClusterFeedback(
+    appliedWork([
+      int('enforcedStatus', 1),
+      str('enforcedReason', 'Enforced'),
+      str('generation', '2'),
+      { name: 'enforcedGeneration', fieldValue: { type: 'Integer', integer: 1.5 } },
+      { name: 'acceptedStatus', fieldValue: { type: 'String' } },
+      { name: 'extraMissing', fieldValue: { type: 'Integer', string: 'x' } },
+      { name: 'extraUnknownType', fieldValue: { type: 'Float', float: 1.5 } },
+      { fieldValue: { type: 'String', string: 'nameless' } } as unknown as Value,
+      'not an object' as unknown as Value,
+    ]),
+  );
+  assert.deepEqual(feedback, { applied: true, available: true, appliedObservedCurrent: true, extra: {} });
+});
+
+test('readClusterFeedback ignores a status string that is not a condition status', () => {
+  const feedback = readClusterFeedback(appliedWork([str('enforcedStatus', 'Yes'), str('enforcedReason', 'Enforced')]));
+  assert.equal(feedback.enforced, undefined);
+});
+
+test('readClusterFeedback keeps reason and message optional when only the status is reported', () => {
+  const feedback = readClusterFeedback(appliedWork([str('enforcedStatus', 'True')]));
+  assert.deepEqual(feedback.enforced, { status: 'True' });
+});
+
+test('readClusterFeedback puts the kind\'s own values in extra, JsonRaw kept as its string', () => {
+  const feedback = readClusterFeedback(
+    appliedWork([...DEFAULTS, int('limitsTotal', 4), bool('ready', false), str('phase', 'Ready'), raw('limits', { a: 1 })]),
+  );
+  assert.deepEqual(feedback.extra, { limitsTotal: 4, ready: false, phase: 'Ready', limits: '{"a":1}' });
+});
+
+test('readClusterFeedback takes the first of duplicated value names', () => {
+  const feedback = readClusterFeedback(appliedWork([int('generation', 5), int('generation', 6), int('x', 1), int('x', 2)]));
+  assert.equal(feedback.generation, 5);
+  assert.deepEqual(feedback.extra, { x: 1 });
+});
+
+test('readClusterFeedback falls back to the raw conditions JsonRaw when the scalar values are absent', () => {
+  const conditions = [
+    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'accepted', observedGeneration: 4 },
+    { type: 'Enforced', status: 'True', reason: 'Enforced', message: 'enforced', observedGeneration: 4 },
+  ];
+  const feedback = readClusterFeedback(appliedWork([int('generation', 4), raw('conditions', conditions)]));
+  assert.deepEqual(feedback.accepted, { status: 'True', reason: 'Accepted', message: 'accepted' });
+  assert.deepEqual(feedback.enforced, { status: 'True', reason: 'Enforced', message: 'enforced' });
+  assert.equal(feedback.enforcedGeneration, 4);
+  assert.deepEqual(feedback.extra, {}, 'the raw conditions are not an extra value');
+});
+
+test('readClusterFeedback prefers the scalar values over the raw conditions', () => {
+  const conditions = [{ type: 'Enforced', status: 'True', reason: 'Enforced', message: 'old', observedGeneration: 1 }];
+  const feedback = readClusterFeedback(appliedWork([...DEFAULTS, raw('conditions', conditions)]));
+  assert.deepEqual(feedback.enforced, { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/local-auth]' });
+  assert.equal(feedback.enforcedGeneration, 2);
+});
+
+test('readClusterFeedback ignores raw conditions that are not a JSON list of conditions', () => {
+  for (const jsonRaw of ['not json', '{"type":"Enforced","status":"True"}', '[1,"x",{"type":"Enforced","status":true}]']) {
+    const feedback = readClusterFeedback(appliedWork([{ name: 'conditions', fieldValue: { type: 'JsonRaw', jsonRaw } }]));
+    assert.equal(feedback.enforced, undefined, jsonRaw);
+    assert.equal(feedback.enforcedGeneration, undefined, jsonRaw);
+  }
+});
+
+test('readClusterFeedback reports the manifest Applied=False message as applyError', () => {
+  const failed = work({
+    conditions: [workCondition('Applied', 'False')],
+    resourceStatus: {
+      manifests: [
+        manifestStatus(undefined, [
+          { type: 'Applied', status: 'False', reason: 'AppliedManifestFailed', message: 'Failed to apply manifest: namespaces "x" not found' },
+        ]),
+      ],
+    },
+  });
+  const feedback = readClusterFeedback(failed);
+  assert.equal(feedback.applied, false);
+  assert.equal(feedback.applyError, 'Failed to apply manifest: namespaces "x" not found');
+  assert.equal(feedback.feedbackError, undefined);
+});
+
+test('readClusterFeedback falls back to the work Applied=False condition when no manifest says why', () => {
+  const feedback = readClusterFeedback(work({ conditions: [workCondition('Applied', 'False')] }));
+  assert.equal(feedback.applyError, 'Applied message');
+  const reasonOnly = readClusterFeedback(work({ conditions: [{ type: 'Applied', status: 'False', reason: 'Boom', message: '' }] }));
+  assert.equal(reasonOnly.applyError, 'Boom: the ManifestWork was not applied');
+});
+
+test('readClusterFeedback: a manifest Applied=True hides nothing and sets no applyError', () => {
+  const feedback = readClusterFeedback(appliedWork(DEFAULTS, [{ type: 'Applied', status: 'True', reason: 'AppliedManifestComplete', message: 'ok' }]));
+  assert.equal(feedback.applyError, undefined);
+});
+
+test('readClusterFeedback reports StatusFeedbackSynced=False as feedbackError, keeping the values that did sync', () => {
+  const message = 'the length of returned json raw string for name conditions is larger than the maximum length 1024';
+  const feedback = readClusterFeedback(
+    appliedWork(DEFAULTS, [
+      { type: 'Applied', status: 'True', reason: 'AppliedManifestComplete', message: 'ok' },
+      { type: 'StatusFeedbackSynced', status: 'False', reason: 'StatusFeedbackSyncFailed', message },
+    ]),
+  );
+  assert.equal(feedback.feedbackError, message);
+  assert.equal(feedback.enforced?.reason, 'Overridden');
+  const noMessage = readClusterFeedback(appliedWork([], [{ type: 'StatusFeedbackSynced', status: 'False' }]));
+  assert.equal(noMessage.feedbackError, 'status feedback failed');
+});
+
+test('readClusterFeedback uses the manifest with ordinal 0 when several are listed', () => {
+  const other = { ...manifestStatus([int('generation', 9)]), resourceMeta: { ordinal: 1 } };
+  const ours = manifestStatus([int('generation', 2)]);
+  const feedback = readClusterFeedback(work({ conditions: [], resourceStatus: { manifests: [other, ours] } }));
+  assert.equal(feedback.generation, 2);
+});
+
+test('readClusterFeedback does not modify the work', () => {
+  const input = appliedWork([...DEFAULTS, raw('conditions', [])]);
+  const before = structuredClone(input);
+  readClusterFeedback(input);
+  assert.deepEqual(input, before);
+});

@@ -1,0 +1,211 @@
+// One ManifestWork's status read into what the hub aggregates for one cluster (DESIGN §4.3, §5).
+// Work status is written by the spoke agent: every field is checked, nothing is trusted to be there.
+import { readConditions } from './conditions.ts';
+import type { Condition } from './conditions.ts';
+import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES } from './feedbackrules.ts';
+import type { KubeObject } from './objects.ts';
+
+export type ConditionStatus = Condition['status'];
+
+/** A spoke policy condition as reported by feedback. */
+export interface FeedbackCondition {
+  status: ConditionStatus;
+  reason?: string;
+  message?: string;
+}
+
+export type FeedbackScalar = string | number | boolean;
+
+export interface ClusterFeedback {
+  /** Work condition Applied=True. */
+  applied: boolean;
+  /** Work condition Available=True. */
+  available: boolean;
+  /** The work's Applied condition observed the work's current metadata.generation. */
+  appliedObservedCurrent: boolean;
+  /** The spoke copy's metadata.generation. */
+  generation?: number;
+  /** observedGeneration of the spoke copy's Enforced condition. */
+  enforcedGeneration?: number;
+  accepted?: FeedbackCondition;
+  enforced?: FeedbackCondition;
+  /** The kind's own statusFeedback values (names outside the reserved ones); JsonRaw stays a string. */
+  extra: Record<string, FeedbackScalar>;
+  /** The manifest could not be applied on the spoke (e.g. its namespace is missing). */
+  applyError?: string;
+  /** The agent could not evaluate the feedback rules (manifest condition StatusFeedbackSynced=False). */
+  feedbackError?: string;
+}
+
+const CONDITION_STATUSES: readonly string[] = ['True', 'False', 'Unknown'];
+const RESERVED = new Set(RESERVED_FEEDBACK_NAMES);
+
+export function readClusterFeedback(work: KubeObject): ClusterFeedback {
+  const workConditions = readConditions(work);
+  const appliedCondition = findCondition(workConditions, 'Applied');
+  const generation = work.metadata.generation;
+  const feedback: ClusterFeedback = {
+    applied: appliedCondition?.status === 'True',
+    available: findCondition(workConditions, 'Available')?.status === 'True',
+    appliedObservedCurrent:
+      appliedCondition !== undefined &&
+      typeof generation === 'number' &&
+      appliedCondition.observedGeneration === generation,
+    extra: {},
+  };
+
+  const manifest = ourManifest(work.status);
+  const values = readValues(manifest?.statusFeedback);
+  const raw = rawConditions(values.get(RAW_CONDITIONS_FEEDBACK.name));
+
+  const spokeGeneration = integer(values.get('generation'));
+  if (spokeGeneration !== undefined) feedback.generation = spokeGeneration;
+  const accepted = scalarCondition(values, 'accepted') ?? rawCondition(raw, 'Accepted');
+  if (accepted !== undefined) feedback.accepted = accepted;
+  const enforced = scalarCondition(values, 'enforced') ?? rawCondition(raw, 'Enforced');
+  if (enforced !== undefined) feedback.enforced = enforced;
+  const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced');
+  if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
+
+  for (const [name, value] of values) {
+    if (!RESERVED.has(name)) feedback.extra[name] = value.value;
+  }
+
+  const manifestConditions = asConditionList(manifest?.conditions);
+  const applyFailure = findCondition(manifestConditions, 'Applied');
+  if (applyFailure?.status === 'False') {
+    feedback.applyError = describe(applyFailure, 'the manifest was not applied');
+  } else if (applyFailure === undefined && appliedCondition?.status === 'False') {
+    // No per-manifest detail (e.g. the agent rejected the whole work): the work's own condition is all there is.
+    feedback.applyError = describe(appliedCondition, 'the ManifestWork was not applied');
+  }
+  const feedbackFailure = findCondition(manifestConditions, 'StatusFeedbackSynced');
+  if (feedbackFailure?.status === 'False') feedback.feedbackError = describe(feedbackFailure, 'status feedback failed');
+
+  return feedback;
+}
+
+type TypedValue =
+  | { type: 'Integer'; value: number }
+  | { type: 'String'; value: string }
+  | { type: 'Boolean'; value: boolean }
+  | { type: 'JsonRaw'; value: string };
+
+interface ManifestStatus {
+  statusFeedback?: unknown;
+  conditions?: unknown;
+}
+
+/** The status entry of our single manifest: ordinal 0, else the first entry. */
+function ourManifest(status: unknown): ManifestStatus | undefined {
+  const manifests = isRecord(status) && isRecord(status.resourceStatus) ? status.resourceStatus.manifests : undefined;
+  if (!Array.isArray(manifests)) return undefined;
+  const entries = manifests.filter(isRecord);
+  return entries.find((entry) => isRecord(entry.resourceMeta) && entry.resourceMeta.ordinal === 0) ?? entries[0];
+}
+
+/** Feedback values by name; entries whose fieldValue does not hold a value of its declared type are skipped. */
+function readValues(statusFeedback: unknown): Map<string, TypedValue> {
+  const values = new Map<string, TypedValue>();
+  const list = isRecord(statusFeedback) ? statusFeedback.values : undefined;
+  if (!Array.isArray(list)) return values;
+  for (const entry of list) {
+    if (!isRecord(entry) || typeof entry.name !== 'string' || values.has(entry.name)) continue;
+    const value = typedValue(entry.fieldValue);
+    if (value !== undefined) values.set(entry.name, value);
+  }
+  return values;
+}
+
+function typedValue(field: unknown): TypedValue | undefined {
+  if (!isRecord(field)) return undefined;
+  switch (field.type) {
+    case 'Integer':
+      return typeof field.integer === 'number' && Number.isInteger(field.integer) ? { type: 'Integer', value: field.integer } : undefined;
+    case 'String':
+      return typeof field.string === 'string' ? { type: 'String', value: field.string } : undefined;
+    case 'Boolean':
+      return typeof field.boolean === 'boolean' ? { type: 'Boolean', value: field.boolean } : undefined;
+    case 'JsonRaw':
+      return typeof field.jsonRaw === 'string' ? { type: 'JsonRaw', value: field.jsonRaw } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function integer(value: TypedValue | undefined): number | undefined {
+  return value?.type === 'Integer' ? value.value : undefined;
+}
+
+function string(value: TypedValue | undefined): string | undefined {
+  return value?.type === 'String' ? value.value : undefined;
+}
+
+/** `<prefix>Status/Reason/Message`; undefined unless the status is a String holding a condition status. */
+function scalarCondition(values: ReadonlyMap<string, TypedValue>, prefix: 'accepted' | 'enforced'): FeedbackCondition | undefined {
+  const status = string(values.get(`${prefix}Status`));
+  if (status === undefined || !isConditionStatus(status)) return undefined;
+  return withText(status, string(values.get(`${prefix}Reason`)), string(values.get(`${prefix}Message`)));
+}
+
+/** The raw `conditions` JsonRaw parsed as a list; empty when absent or not a JSON list. */
+function rawConditions(value: TypedValue | undefined): Record<string, unknown>[] {
+  if (value?.type !== 'JsonRaw') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value.value);
+  } catch {
+    return [];
+  }
+  return Array.isArray(parsed) ? parsed.filter(isRecord) : [];
+}
+
+function rawCondition(conditions: readonly Record<string, unknown>[], type: string): FeedbackCondition | undefined {
+  const found = conditions.find((c) => c.type === type);
+  if (found === undefined || typeof found.status !== 'string' || !isConditionStatus(found.status)) return undefined;
+  return withText(found.status, optionalString(found.reason), optionalString(found.message));
+}
+
+function rawGeneration(conditions: readonly Record<string, unknown>[], type: string): number | undefined {
+  const generation = conditions.find((c) => c.type === type)?.observedGeneration;
+  return typeof generation === 'number' && Number.isInteger(generation) ? generation : undefined;
+}
+
+function withText(status: ConditionStatus, reason: string | undefined, message: string | undefined): FeedbackCondition {
+  const condition: FeedbackCondition = { status };
+  if (reason !== undefined) condition.reason = reason;
+  if (message !== undefined) condition.message = message;
+  return condition;
+}
+
+/** Well-formed conditions only: a type and a status string are needed to use one. */
+function asConditionList(value: unknown): Condition[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (c): c is Condition => isRecord(c) && typeof c.type === 'string' && typeof c.status === 'string',
+  );
+}
+
+function findCondition(conditions: readonly Condition[], type: string): Condition | undefined {
+  return conditions.find((c) => isRecord(c) && c.type === type);
+}
+
+/** The condition's message, else its reason, else the fallback: never an empty error. */
+function describe(condition: Condition, fallback: string): string {
+  const message = optionalString(condition.message);
+  if (message) return message;
+  const reason = optionalString(condition.reason);
+  return reason ? `${reason}: ${fallback}` : fallback;
+}
+
+function isConditionStatus(value: string): value is ConditionStatus {
+  return CONDITION_STATUSES.includes(value);
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

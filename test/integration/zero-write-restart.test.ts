@@ -1,0 +1,315 @@
+// Zero writes on restart (DESIGN §4.2, §10): a controller started again on an unchanged world of 240
+// works (2 kinds × 30 policies × 4 clusters) converges without a single write — counted not by the
+// controller about itself but by the hub apiserver, in its `apiserver_request_total` counters.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { desiredWorksForPolicy } from '../../src/core/desiredworks.ts';
+import { controllerLabelValue, readSpecHash } from '../../src/core/manifestwork.ts';
+import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import type { KubeObject } from '../../src/core/objects.ts';
+import { policiesSyncedAnnotation } from '../../src/core/policiessynced.ts';
+import { policyKey } from '../../src/hub/indexes.ts';
+import type { KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES } from '../../src/kube/resource.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  AUTH_POLICIES,
+  RATE_LIMIT_POLICIES,
+  apply,
+  authPolicy,
+  createNamespace,
+  gateway,
+  gatewayClass,
+  list,
+  namespace,
+  paramsConfigMap,
+  placementDecision,
+  rateLimitPolicy,
+  remove,
+} from '../support/fixtures.ts';
+import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { metricsText, samples } from '../support/metrics.ts';
+import { testSandbox } from '../support/sandbox.ts';
+
+const POLICIES_PER_KIND = 30;
+const CLUSTER_COUNT = 4;
+const KINDS = [AUTH_POLICIES, RATE_LIMIT_POLICIES];
+const EXPECTED_WORKS = KINDS.length * POLICIES_PER_KIND * CLUSTER_COUNT;
+/** Counters unchanged this long count as quiet. */
+const QUIET_MS = 2_000;
+
+const ns = uniqueName('zw');
+// Cluster names are hub namespaces (where OCM keeps a cluster's works). No agent serves them: the works
+// only have to exist on the hub.
+const clusters = Array.from({ length: CLUSTER_COUNT }, (_, i) => `${ns}-c${i + 1}`);
+const className = uniqueName('zw-class');
+const controllerName = testControllerName('zw');
+const worksSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+
+let kubeConfig: KubeConfig;
+let http: KubeHttp;
+let running: RunningHub | undefined;
+const world: KubeObject[] = [];
+/** `cluster/name` → spec-hash of every work the controller must keep, from the core's own build. */
+let expectedWorks: Map<string, string>;
+/** Policy key → the `kuadrant.io/policies-synced` value it must carry. */
+let expectedSynced: Map<string, string>;
+/** Counters after the first controller stopped: the baseline of the restart. */
+let afterFirstRun: Snapshot | undefined;
+
+before(async () => {
+  const sandbox = await testSandbox();
+  kubeConfig = sandbox.kubeConfig('hub');
+  http = hubHttp(sandbox);
+  for (const n of [ns, ...clusters]) await createNamespace(http, n);
+
+  const params = paramsConfigMap(ns, 'params', {
+    policiesToSync: KINDS.map(({ group, version, resource }) => ({ group, version, resource })),
+  });
+  const decisions = [placementDecision(ns, 'placement', clusters.slice(0, 2)), placementDecision(ns, 'placement', clusters.slice(2))];
+  decisions[1]!.metadata.name = 'placement-decision-2'; // two decisions: the clusters are their union
+  const policies = Array.from({ length: POLICIES_PER_KIND }, (_, i) => [authPolicy(ns, `auth-${i}`, 'gw'), rateLimitPolicy(ns, `rl-${i}`, 'gw')]).flat();
+  world.push(params, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName), gateway(ns, 'gw', className, 'placement'), ...decisions, ...policies);
+  for (const o of world.slice(0, -policies.length)) await apply(http, o);
+  await Promise.all(policies.map((p) => apply(http, p)));
+
+  // What the controller must converge to, computed by the core from the policies as stored (uids).
+  expectedWorks = new Map();
+  expectedSynced = new Map();
+  for (const kind of KINDS) {
+    for (const policy of await list(http, kind, ns)) {
+      const desired = desiredWorksForPolicy({
+        gvr: kind,
+        policy,
+        gateways: (gwNamespace, name) =>
+          gwNamespace === ns && name === 'gw' ? { managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true } : undefined,
+        rawFeedback: false,
+        statusFeedback: [],
+        maxWorkBytes: 500 * 1024,
+        controller: controllerLabelValue(controllerName),
+      });
+      for (const w of desired.works.values()) expectedWorks.set(`${w.metadata.namespace}/${w.metadata.name}`, readSpecHash(w) ?? '');
+      const synced = policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: policy.metadata.name, namespace: ns })));
+      expectedSynced.set(policyKey(kind, ns, policy.metadata.name), synced ?? '');
+    }
+  }
+  assert.equal(expectedWorks.size, EXPECTED_WORKS, 'the world is built: every policy lands on every cluster');
+});
+
+after(async () => {
+  await running?.stop();
+  if (!http) return;
+  // Works first (no agent serves these clusters, so they carry no finalizer and go at once), then the
+  // policies, so that no controller could bring works back; then the rest and the namespaces.
+  for (const w of await list(http, RESOURCES.manifestWorks, undefined, worksSelector)) await remove(http, w);
+  const policies = world.filter((o) => o.kind === 'AuthPolicy' || o.kind === 'RateLimitPolicy');
+  await Promise.all(policies.map((p) => remove(http, p)));
+  for (const o of world.filter((x) => !policies.includes(x)).reverse()) await remove(http, o);
+  for (const n of [...clusters, ns]) await remove(http, namespace(n));
+  http.destroy();
+});
+
+test(`first run: the controller converges ${EXPECTED_WORKS} works, and the counters see its writes`, { timeout: 180_000 }, async (t) => {
+  const before = await snapshot();
+  const started = Date.now();
+  const { hub } = await startCapturing();
+  running = hub;
+
+  await eventually(async () => (await converged()) || undefined, {
+    what: `${EXPECTED_WORKS} works with the expected spec-hash and every policy annotated`,
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    context: () => `last check: ${lastConvergence}`,
+  });
+  const convergedMs = Date.now() - started;
+  await waitQuiet();
+  await hub.stop();
+  running = undefined;
+  afterFirstRun = await snapshot();
+
+  const writes = delta(before, afterFirstRun);
+  t.diagnostic(`converged ${EXPECTED_WORKS} works in ${convergedMs} ms (from start(), cache sync included)`);
+  t.diagnostic(`writes of the first run: ${describe(writes.writes)}`);
+  t.diagnostic(`left out — reviews: ${describe(writes.reviews)}; apiserver background: ${describe(writes.background)}`);
+  // Sanity: the counters see the controller's writes, so a zero below is not a blind spot.
+  const workApplies = writes.writes.get('APPLY work.open-cluster-management.io/manifestworks') ?? 0;
+  assert.ok(workApplies >= EXPECTED_WORKS, `the first run applied ${workApplies} ManifestWorks, expected at least ${EXPECTED_WORKS}: ${describe(writes.writes)}`);
+  assertBackgroundPlausible(writes);
+});
+
+test('restart on the unchanged world: no write of any verb to any resource', { timeout: 180_000 }, async (t) => {
+  assert.ok(afterFirstRun, 'the first run completed');
+  const before = afterFirstRun;
+  const started = Date.now();
+  const { hub, logs } = await startCapturing();
+  running = hub;
+
+  // Done with the start-up pass: caches synced (the policy kinds' watches included, once the class's
+  // kinds are in force), and both queues idle. The kinds' first lists enqueue every policy before their
+  // watch reports synced, so idle after that means each policy was reconciled against synced caches.
+  const policyKeys = [...expectedSynced.keys()];
+  await eventually(
+    () => {
+      const c = hub.controller;
+      if (!c.cachesSynced || c.configs.wantedKinds().length !== KINDS.length || !c.idle()) return Promise.resolve(undefined);
+      const reconciled = new Set(logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').map((l) => l.key));
+      return Promise.resolve(policyKeys.every((k) => reconciled.has(k)) || undefined);
+    },
+    { what: 'the restarted controller to finish its start-up pass', timeoutMs: 120_000, intervalMs: 50 },
+  );
+  const passMs = Date.now() - started;
+  await waitQuiet();
+  assert.ok(hub.controller.idle(), 'still idle after the quiet period');
+  await hub.stop();
+  running = undefined;
+  const afterRestart = await snapshot();
+
+  const synced = logs.find((l) => l.msg === 'caches synced; starting reconcilers');
+  const worksSeen = Number(synced?.works ?? -1);
+  const reconciles = logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').length;
+  const changes = delta(before, afterRestart);
+  t.diagnostic(`restart pass (start() to idle, all ${policyKeys.length} policies reconciled): ${passMs} ms; ${reconciles} policy reconciles; works in cache at sync: ${worksSeen}`);
+  t.diagnostic(`left out — reviews: ${describe(changes.reviews)}; apiserver background: ${describe(changes.background)}`);
+  // Sanity: the second controller really ran, on the whole world.
+  assert.ok(worksSeen >= EXPECTED_WORKS, `the restarted controller's work cache held ${worksSeen} works at sync, expected ${EXPECTED_WORKS}`);
+  assert.ok(reconciles >= policyKeys.length, `the restarted controller reconciled ${reconciles} times, fewer than the ${policyKeys.length} policies`);
+  // The point: no mutating request, of any verb, to any resource.
+  assert.deepEqual(Object.fromEntries(changes.writes), {}, `writes on restart of an unchanged world: ${describe(changes.writes)}`);
+  assertBackgroundPlausible(changes);
+  // And the world is as the first run left it.
+  assert.equal(await converged(), true, `the world still converged: ${lastConvergence}`);
+});
+
+// ---- the controller, with its log captured ----
+
+type LogLine = Record<string, unknown> & { msg?: string };
+
+async function startCapturing(): Promise<{ hub: RunningHub; logs: LogLine[] }> {
+  const logs: LogLine[] = [];
+  // Debug level: the runner logs every reconcile (`reconciled`, with controller and key).
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
+  const hub = await startHub(kubeConfig, { controllerName, logger });
+  return { hub, logs };
+}
+
+// ---- convergence ----
+
+let lastConvergence = 'not checked yet';
+
+async function converged(): Promise<boolean> {
+  const works = await list(http, RESOURCES.manifestWorks, undefined, worksSelector);
+  const wrong = works.filter((w) => expectedWorks.get(`${w.metadata.namespace}/${w.metadata.name}`) !== readSpecHash(w));
+  if (works.length !== EXPECTED_WORKS || wrong.length > 0) {
+    lastConvergence = `${works.length} works, ${wrong.length} unexpected or with another spec-hash`;
+    return false;
+  }
+  for (const kind of KINDS) {
+    const unsynced = (await list(http, kind, ns)).filter(
+      (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION] !== expectedSynced.get(policyKey(kind, ns, p.metadata.name)),
+    );
+    if (unsynced.length > 0) {
+      lastConvergence = `${unsynced.length} ${kind.resource} without the expected ${POLICIES_SYNCED_ANNOTATION}`;
+      return false;
+    }
+  }
+  lastConvergence = 'converged';
+  return true;
+}
+
+// ---- the apiserver's request counters ----
+
+/**
+ * `apiserver_request_total` verbs that do not write. Every other value counts as a write, so a verb
+ * this list does not know is caught rather than ignored. kube-apiserver 1.34 reports GET, LIST, WATCH
+ * (WATCHLIST folded in) for reads and POST, PUT, PATCH, APPLY (a PATCH of `application/apply-patch+yaml`),
+ * DELETE, DELETECOLLECTION for writes — never the authorization verbs CREATE/UPDATE.
+ */
+const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);
+
+/**
+ * Create-only "review" resources: POSTed, answered, never persisted. The GatewayClass reconciler
+ * checks `list`/`watch` on each kind with a SelfSubjectAccessReview on every pass (DESIGN §2.2), and
+ * the apiserver authenticates and authorizes through Token/SubjectAccessReviews of its own; none of
+ * them is a write to the cluster's state, so they are reported but not held against the controller.
+ */
+const REVIEW_RESOURCES = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+
+/**
+ * The hub apiserver's own periodic writes through its loopback client, about every 10 s whatever the
+ * test does (apiserver_request_total has no user label to tell clients apart):
+ * - `PUT leases`: its identity Lease heartbeat (kube-system/apiserver-…, --identity-lease-renew-interval 10 s).
+ *   The hub controller takes no Lease (no leader election in-process), so none of these is ours;
+ * - `POST endpoints` answered 422: the `kubernetes` Service endpoint reconciler, rejecting the sandbox's
+ *   loopback advertise address. Our controller never writes Endpoints.
+ * They are kept apart, and bounded by their rate (assertBackgroundPlausible), so that they cannot hide
+ * a controller that suddenly renews a Lease every second.
+ */
+function isBackground(l: Record<string, string>): boolean {
+  return (
+    (l.group === 'coordination.k8s.io' && l.resource === 'leases' && l.verb === 'PUT') ||
+    (l.group === '' && l.resource === 'endpoints' && l.verb === 'POST' && l.code === '422')
+  );
+}
+const BACKGROUND_PERIOD_MS = 10_000;
+
+interface Snapshot {
+  at: number;
+  /** `VERB group/resource[/subresource]` → requests, all response codes. */
+  writes: Map<string, number>;
+  reviews: Map<string, number>;
+  background: Map<string, number>;
+}
+
+function requestKey(l: Record<string, string>): string {
+  return `${l.verb} ${l.group || 'core'}/${l.resource}${l.subresource ? `/${l.subresource}` : ''}`;
+}
+
+async function snapshot(): Promise<Snapshot> {
+  const s: Snapshot = { at: Date.now(), writes: new Map(), reviews: new Map(), background: new Map() };
+  for (const { labels, value } of samples(await metricsText(kubeConfig), 'apiserver_request_total')) {
+    if (READ_VERBS.has(labels.verb ?? '')) continue;
+    const into = REVIEW_RESOURCES.has(labels.resource ?? '') ? s.reviews : isBackground(labels) ? s.background : s.writes;
+    const key = requestKey(labels);
+    into.set(key, (into.get(key) ?? 0) + value);
+  }
+  return s;
+}
+
+function subtract(later: Map<string, number>, earlier: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of later) if (v - (earlier.get(k) ?? 0) !== 0) out.set(k, v - (earlier.get(k) ?? 0));
+  for (const [k, v] of earlier) if (!later.has(k)) out.set(k, -v); // a counter never vanishes; show it if it did
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function delta(a: Snapshot, b: Snapshot): Snapshot {
+  return { at: b.at - a.at, writes: subtract(b.writes, a.writes), reviews: subtract(b.reviews, a.reviews), background: subtract(b.background, a.background) };
+}
+
+function describe(m: Map<string, number>): string {
+  return m.size === 0 ? 'none' : [...m].map(([k, v]) => `${k}=${v}`).join(', ');
+}
+
+/** The apiserver's background writes in a window of `d.at` ms came at no more than their period. */
+function assertBackgroundPlausible(d: Snapshot): void {
+  const allowed = Math.floor(d.at / BACKGROUND_PERIOD_MS) + 2;
+  for (const [k, v] of d.background) {
+    assert.ok(v <= allowed, `${k}: ${v} requests in ${d.at} ms, more than the apiserver's own ${allowed}: someone else writes these`);
+  }
+}
+
+/** Waits until the write counters (reviews and background aside) have not moved for QUIET_MS. */
+async function waitQuiet(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let last = describe((await snapshot()).writes);
+  let since = Date.now();
+  while (Date.now() - since < QUIET_MS) {
+    if (Date.now() > deadline) throw new Error(`the apiserver's write counters kept moving for 60 s: ${last}`);
+    await sleep(250);
+    const now = describe((await snapshot()).writes);
+    if (now !== last) [last, since] = [now, Date.now()];
+  }
+}
