@@ -146,7 +146,7 @@ export class Sandbox {
   /** Stops one component and starts it again with the same arguments (ports, data), waiting for readiness. */
   async restart(name: string, timeoutMs = 90_000): Promise<void> {
     const c = this.component(name);
-    if (c.process) await stopProcess(c.process);
+    if (c.process) await stopProcess(c.process, 3_000);
     c.process = startProcess(c.spec);
     this.save();
     await waitReady(c.process, c.probe, this.pki, timeoutMs);
@@ -157,8 +157,10 @@ export class Sandbox {
    * out ports and command lines afresh. Cluster data and credentials are kept unless `purge`.
    */
   async down(options: { purge?: boolean } = {}): Promise<void> {
+    // An apiserver holds open watches until its grace period ends; its state is in etcd, so a short
+    // grace is enough. etcd itself gets the full one.
     for (const c of [...this.state.components].reverse()) {
-      if (c.process) await stopProcess(c.process);
+      if (c.process) await stopProcess(c.process, c.spec.name === 'etcd' ? 10_000 : 3_000);
     }
     rmSync(this.layout.state, { force: true });
     if (options.purge) rmSync(join(this.layout.root, 'sandbox'), { recursive: true, force: true });

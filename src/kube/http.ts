@@ -146,7 +146,14 @@ export class KubeHttp {
         while (nl >= 0) {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
-          if (line.trim().length > 0) onLine(line);
+          try {
+            if (line.trim().length > 0) onLine(line);
+          } catch (err) {
+            // A bad line or a failing handler ends this stream (the watcher restarts it), never the process.
+            res.destroy();
+            reject(err instanceof Error ? err : new Error(String(err)));
+            return;
+          }
           nl = buffered.indexOf('\n');
         }
       });
