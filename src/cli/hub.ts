@@ -3,7 +3,9 @@ import { Command, Option } from 'commander';
 import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
-import { positiveInt, positiveNumber } from './options.ts';
+import { runUntilSignalled } from './lifecycle.ts';
+import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
+import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 
 interface HubFlags {
   kubeconfig?: string;
@@ -14,8 +16,14 @@ interface HubFlags {
   maxWorkBytes: number;
   rawFeedback: boolean;
   statusCoalesce: number;
+  spokeConfig?: NamespacedName;
   logLevel: string;
   logFormat: LogFormat;
+}
+
+/** `none`, or the ConfigMap placed on every spoke. */
+function spokeConfigOption(value: string): NamespacedName | undefined {
+  return value === 'none' ? undefined : namespacedName(value);
 }
 
 export function hubCommand(): Command {
@@ -29,6 +37,11 @@ export function hubCommand(): Command {
     .option('--max-work-bytes <n>', 'largest ManifestWork written (OCM default limit 500 KiB)', positiveInt, 500 * 1024)
     .option('--raw-feedback', 'add the raw `conditions` feedback rule (needs the agent gate RawFeedbackJsonString)', false)
     .option('--status-coalesce <ms>', 'least time between two status annotation writes of one policy', positiveInt, 200)
+    .addOption(
+      new Option('--spoke-config <namespace/name>', 'ConfigMap placed on every spoke for the spoke agent, or "none"')
+        .argParser(spokeConfigOption)
+        .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
+    )
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
     .action(async (flags: HubFlags) => {
@@ -43,19 +56,8 @@ export function hubCommand(): Command {
         maxWorkBytes: flags.maxWorkBytes,
         rawFeedback: flags.rawFeedback,
         statusCoalesceMs: flags.statusCoalesce,
+        spokeConfig: flags.spokeConfig,
       });
-      const shutdown = (signal: string): void => {
-        logger.info({ signal }, 'shutting down');
-        controller.stop().then(
-          () => process.exit(0),
-          (err: unknown) => {
-            logger.error({ err: String(err) }, 'unclean shutdown');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      await controller.start();
+      await runUntilSignalled(controller, logger);
     });
 }

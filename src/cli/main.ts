@@ -1,12 +1,14 @@
 // The `policy-sync` command: one program, one entry point per role (DESIGN §1).
 import { Command } from 'commander';
 import { hubCommand } from './hub.ts';
+import { spokeCommand } from './spoke.ts';
 
 export function buildProgram(): Command {
   return new Command('policy-sync')
     .description('Sync Gateway API policies from a hub cluster to spoke clusters through OCM ManifestWorks')
     .version('0.1.0')
-    .addCommand(hubCommand());
+    .addCommand(hubCommand())
+    .addCommand(spokeCommand());
 }
 
 await buildProgram().parseAsync(process.argv);

@@ -12,3 +12,14 @@ export function positiveNumber(value: string): number {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
   return n;
 }
+
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
+export function namespacedName(value: string): NamespacedName {
+  const [namespace, name, ...rest] = value.split('/');
+  if (!namespace || !name || rest.length > 0) throw new InvalidArgumentError(`expected <namespace>/<name>, got "${value}"`);
+  return { namespace, name };
+}

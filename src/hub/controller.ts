@@ -31,6 +31,7 @@ import {
 } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicySyncer } from './policysyncer.ts';
+import { SPOKE_CONFIG_KEY, SpokeConfigSyncer, isSpokeConfigWork } from './spokeconfigsyncer.ts';
 
 export interface HubOptions {
   kubeConfig: KubeConfig;
@@ -45,6 +46,8 @@ export interface HubOptions {
   rawFeedback: boolean;
   /** Least time between two status annotation writes of one policy. */
   statusCoalesceMs: number;
+  /** Where the spoke agent's configuration is placed on each spoke; undefined: not placed. */
+  spokeConfig?: { namespace: string; name: string };
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
@@ -60,6 +63,7 @@ export class HubController {
   readonly configs = new ClassConfigs();
   private readonly classQueue = new WorkQueue({ name: 'gatewayclass' });
   private readonly policyQueue = new WorkQueue({ name: 'policy' });
+  private readonly spokeConfigQueue = new WorkQueue({ name: 'spoke-config' });
   private readonly runners: ControllerRunner[];
   private readonly syncer: PolicySyncer;
   private readonly log: Logger;
@@ -112,19 +116,42 @@ export class HubController {
       },
       { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes, statusCoalesceMs: o.statusCoalesceMs },
     );
+    const spokeConfig = o.spokeConfig
+      ? new SpokeConfigSyncer({
+          http: this.http,
+          classes: this.classes,
+          gateways: this.gateways,
+          decisions: this.decisions,
+          works: this.works,
+          configs: this.configs,
+          controllerName: o.controllerName,
+          configMap: o.spokeConfig,
+          logger: this.log,
+        })
+      : undefined;
     this.runners = [
       new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log }),
       new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => this.syncer.reconcile(k), concurrency: o.concurrency, logger: this.log }),
     ];
+    if (spokeConfig) {
+      this.runners.push(new ControllerRunner({ name: 'spoke-config', queue: this.spokeConfigQueue, reconcile: () => spokeConfig.reconcile(), logger: this.log }));
+    }
 
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
-    this.gateways.onChange((c) => this.forChange(c, (gw) => this.enqueuePoliciesOfGateway(gw)));
-    this.decisions.onChange((c) =>
+    this.gateways.onChange((c) => {
+      this.forChange(c, (gw) => this.enqueuePoliciesOfGateway(gw));
+      this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+    });
+    this.decisions.onChange((c) => {
       this.forChange(c, (d) => {
         for (const p of placementOfDecision(d)) for (const gw of this.gateways.store.byIndex(BY_PLACEMENT, p)) this.enqueuePoliciesOfGateway(gw);
-      }),
-    );
-    this.works.onChange((c) => this.forChange(c, (w) => this.enqueueSourceOf(w)));
+      });
+      this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+    });
+    this.works.onChange((c) => {
+      if (isSpokeConfigWork(c.object)) this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+      else this.forChange(c, (w) => this.enqueueSourceOf(w));
+    });
   }
 
   /** Starts the watches, waits for the caches, then the reconcilers. */
@@ -144,7 +171,7 @@ export class HubController {
    * retries after a backoff) do not count: this says "nothing to do right now", not "nothing ever again".
    */
   idle(): boolean {
-    return [this.classQueue, this.policyQueue].every((q) => q.len() === 0 && q.processingCount() === 0);
+    return [this.classQueue, this.policyQueue, this.spokeConfigQueue].every((q) => q.len() === 0 && q.processingCount() === 0);
   }
 
   async stop(): Promise<void> {
@@ -157,6 +184,7 @@ export class HubController {
 
   /** The kinds in force changed: adjust the watches, then look again at every policy and every work. */
   private async onConfigChanged(): Promise<void> {
+    this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
     try {
       await this.watches.reconcile(this.configs.wantedKinds());
     } catch (err) {

@@ -1,7 +1,8 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
 import { gvrKey, parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
-import { PLACEMENT_LABEL } from '../core/placement.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions } from '../core/placement.ts';
+import type { Informer } from '../kube/informer.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
 
 export const BY_GATEWAY = 'gateway';
@@ -44,4 +45,9 @@ export function parsePolicyKey(key: string): { gvr: GroupVersionResource; namesp
   const [namespace, name] = (ref ?? '').split('/');
   if (!kind || !namespace || !name) throw new Error(`malformed policy key ${key}`);
   return { gvr: parseGvrKey(kind), namespace, name };
+}
+
+/** The clusters a Gateway is placed on: the decisions of the Placement its label names. */
+export function gatewayClusters(gateway: KubeObject, decisions: Informer): string[] {
+  return placementOfGateway(gateway).flatMap((p) => clustersFromDecisions(decisions.store.byIndex(BY_PLACEMENT, p)));
 }

@@ -31,7 +31,6 @@ import {
   type PolicyStatus,
 } from '../core/policystatus.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
-import { clustersFromDecisions } from '../core/placement.ts';
 import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
@@ -41,7 +40,7 @@ import { deleteObject, mergePatch, serverSideApply } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { BY_NAME, BY_PLACEMENT, BY_SOURCE, parsePolicyKey } from './indexes.ts';
+import { BY_NAME, BY_SOURCE, gatewayClusters, parsePolicyKey } from './indexes.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
@@ -194,7 +193,7 @@ export class PolicySyncer {
       return {
         managed: true,
         downstreamNamespaceTemplate: config.params.downstreamNamespace,
-        clusters: this.clustersOf(gateway),
+        clusters: gatewayClusters(gateway, this.d.decisions),
         kindAllowed: this.d.configs.kind(className, gvr) !== undefined,
       };
     };
@@ -213,12 +212,6 @@ export class PolicySyncer {
       .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
     // The classes are known only after a first pass over the targets.
     return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...input, statusFeedback });
-  }
-
-  private clustersOf(gateway: KubeObject): string[] {
-    const placement = gateway.metadata.labels?.['cluster.open-cluster-management.io/placement'];
-    if (!placement) return [];
-    return clustersFromDecisions(this.d.decisions.store.byIndex(BY_PLACEMENT, `${gateway.metadata.namespace}/${placement}`));
   }
 
   /**

@@ -30,9 +30,11 @@ interface CrdVersion {
   name: string;
   schema?: { openAPIV3Schema?: JsonSchema };
 }
-interface JsonSchema {
+export interface JsonSchema {
   type?: string;
   properties?: Record<string, JsonSchema>;
+  'x-kubernetes-list-type'?: string;
+  'x-kubernetes-list-map-keys'?: string[];
 }
 
 /**
@@ -54,6 +56,15 @@ export async function crdSchema(http: KubeHttp, gvr: GroupVersionResource): Prom
 export function schemaIsPolicy(schema: JsonSchema | undefined): boolean {
   const spec = schema?.properties?.spec?.properties;
   return spec?.targetRef?.type === 'object' || spec?.targetRefs?.type === 'array';
+}
+
+/**
+ * `status.conditions` is a map list keyed by `type`: then one condition entry can be owned through
+ * server-side apply without touching the others.
+ */
+export function conditionsAreMapList(schema: JsonSchema | undefined): boolean {
+  const conditions = schema?.properties?.status?.properties?.conditions;
+  return conditions?.['x-kubernetes-list-type'] === 'map' && (conditions['x-kubernetes-list-map-keys'] ?? []).join() === 'type';
 }
 
 /** Whether this client may perform every verb on the resource in all namespaces. */

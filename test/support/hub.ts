@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { HubController, type HubOptions } from '../../src/hub/controller.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
+import { SpokeController } from '../../src/spoke/controller.ts';
 
 /** A name unique to this test process: DNS-safe, short. */
 export function uniqueName(prefix: string): string {
@@ -41,4 +42,22 @@ export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptio
 /** A controller name of the form Gateway API requires (`domain/path`). */
 export function testControllerName(suite: string): string {
   return `test.policy-sync.io/${uniqueName(suite)}`;
+}
+
+export interface RunningSpoke {
+  cluster: string;
+  controller: SpokeController;
+  stop(): Promise<void>;
+}
+
+/** The spoke agent in-process against one sandbox spoke, following the ConfigMap the hub places. */
+export async function startSpoke(kubeConfig: KubeConfig, cluster: string, configMap: { namespace: string; name: string }): Promise<RunningSpoke> {
+  const controller = new SpokeController({
+    kubeConfig,
+    logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }).child({ cluster }),
+    configMap,
+    concurrency: 2,
+  });
+  await controller.start();
+  return { cluster, controller, stop: () => controller.stop() };
 }

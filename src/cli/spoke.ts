@@ -1,0 +1,49 @@
+// `policy-sync spoke`: the spoke agent.
+import { Command, Option } from 'commander';
+import { parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { SpokeController } from '../spoke/controller.ts';
+import { createLogger, type LogFormat } from '../runtime/logging.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
+import { runUntilSignalled } from './lifecycle.ts';
+import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
+
+export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';
+
+interface SpokeFlags {
+  kubeconfig?: string;
+  policies?: GroupVersionResource[];
+  configMap: NamespacedName;
+  concurrency: number;
+  logLevel: string;
+  logFormat: LogFormat;
+}
+
+function policyList(value: string): GroupVersionResource[] {
+  return value.split(',').map((s) => s.trim()).filter(Boolean).map(parseGvrKey);
+}
+
+export function spokeCommand(): Command {
+  return new Command('spoke')
+    .description('run the spoke agent: mark synced policies Overridden / PartiallyEnforced when local policies take their targets')
+    .option('--kubeconfig <path>', 'kubeconfig of the spoke (default: $KUBECONFIG, ~/.kube/config or in-cluster)')
+    .option('--policies <kinds>', 'comma-separated kinds to watch, e.g. authpolicies.v1.kuadrant.io (instead of following the ConfigMap)', policyList)
+    .addOption(
+      new Option('--config-map <namespace/name>', 'params ConfigMap placed by the hub (key `params`)')
+        .argParser(namespacedName)
+        .default(namespacedName(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
+    )
+    .option('--concurrency <n>', 'namespaces reconciled at once', positiveInt, 2)
+    .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
+    .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
+    .action(async (flags: SpokeFlags) => {
+      const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
+      const controller = new SpokeController({
+        kubeConfig: loadKubeConfig(flags.kubeconfig),
+        logger,
+        policies: flags.policies,
+        configMap: flags.configMap,
+        concurrency: flags.concurrency,
+      });
+      await runUntilSignalled(controller, logger);
+    });
+}

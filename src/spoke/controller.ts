@@ -1,0 +1,129 @@
+// Assembly of the spoke agent: which policy kinds to watch (a fixed `--policies` list, or the params
+// ConfigMap the hub places on every spoke), one informer per kind, and the conflict reconciler keyed by
+// (kind, namespace). Event handlers only map changes to keys.
+import type { Logger } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { parseParamsJson } from '../core/params.ts';
+import { conditionsAreMapList, crdSchema, findServedResource } from '../kube/discovery.ts';
+import { DynamicInformers } from '../kube/dynamicinformers.ts';
+import { KubeHttp } from '../kube/http.ts';
+import { Informer } from '../kube/informer.ts';
+import { RESOURCES } from '../kube/resource.ts';
+import { ControllerRunner, type ReconcileResult } from '../runtime/runner.ts';
+import { WorkQueue } from '../runtime/workqueue.ts';
+import { BY_NAMESPACE, ConflictReconciler, namespaceKey } from './conflictreconciler.ts';
+import { EnforcedWriter, type SpokeKind } from './enforcedwriter.ts';
+
+export interface SpokeOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  /** A fixed list of kinds (`--policies`); otherwise `configMap` is followed. */
+  policies?: GroupVersionResource[];
+  /** The params ConfigMap (key `params`) placed by the hub. */
+  configMap?: { namespace: string; name: string };
+  concurrency: number;
+}
+
+const KINDS_KEY = 'kinds';
+const RECHECK_MISSING_KINDS_MS = 30_000;
+
+export class SpokeController {
+  private readonly http: KubeHttp;
+  private readonly informers: DynamicInformers;
+  private readonly config: Informer | undefined;
+  private readonly kindsQueue = new WorkQueue({ name: 'spoke-kinds' });
+  private readonly queue = new WorkQueue({ name: 'spoke-conflicts' });
+  private readonly runners: ControllerRunner[];
+  private kinds = new Map<string, SpokeKind>();
+  private readonly log: Logger;
+
+  constructor(private readonly o: SpokeOptions) {
+    if (!o.policies && !o.configMap) throw new Error('the spoke agent needs --policies or a params ConfigMap to follow');
+    this.log = o.logger;
+    this.http = new KubeHttp(o.kubeConfig);
+    this.informers = new DynamicInformers(this.http, {
+      onChange: (gvr, change) => this.queue.add(namespaceKey(gvrKey(gvr), change.object.metadata.namespace ?? '')),
+      configure: (i) => i.store.addIndex(BY_NAMESPACE, (p) => [p.metadata.namespace ?? '']),
+      logger: this.log,
+    });
+    if (o.configMap && !o.policies) {
+      this.config = new Informer(this.http, RESOURCES.configMaps, {
+        namespace: o.configMap.namespace,
+        fieldSelector: `metadata.name=${o.configMap.name}`,
+        logger: this.log.child({ informer: 'spoke-config' }),
+      });
+      this.config.onChange(() => this.kindsQueue.add(KINDS_KEY));
+    }
+    const reconciler = new ConflictReconciler(this.informers, () => this.kinds, new EnforcedWriter(this.http), this.log);
+    this.runners = [
+      new ControllerRunner({ name: 'spoke-kinds', queue: this.kindsQueue, reconcile: () => this.reconcileKinds(), logger: this.log }),
+      new ControllerRunner({ name: 'spoke-conflicts', queue: this.queue, reconcile: (k) => reconciler.reconcile(k), concurrency: o.concurrency, logger: this.log }),
+    ];
+  }
+
+  async start(): Promise<void> {
+    if (this.config) {
+      this.config.start();
+      await this.config.waitForSync();
+    }
+    for (const r of this.runners) r.start();
+    this.kindsQueue.add(KINDS_KEY);
+  }
+
+  /** The kinds being watched, by gvrKey. */
+  watchedKinds(): string[] {
+    return [...this.kinds.keys()].sort();
+  }
+
+  get cachesSynced(): boolean {
+    return (this.config?.synced ?? true) && this.informers.allSynced;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.runners.map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    await this.config?.stop();
+    await this.informers.stop();
+    this.http.destroy();
+  }
+
+  /** The wanted kinds, as the flag or the ConfigMap says; undefined when the ConfigMap is unusable. */
+  private wanted(): GroupVersionResource[] | undefined {
+    if (this.o.policies) return this.o.policies;
+    const cm: KubeObject | undefined = this.config?.store.get(`${this.o.configMap!.namespace}/${this.o.configMap!.name}`);
+    if (!cm) {
+      this.log.warn({ configMap: this.o.configMap }, 'params ConfigMap not found; keeping the kinds watched so far');
+      return undefined;
+    }
+    const text = (cm.data as Record<string, unknown> | undefined)?.params;
+    const parsed = parseParamsJson(typeof text === 'string' ? text : '');
+    if (!parsed.ok) {
+      this.log.error({ configMap: this.o.configMap, errors: parsed.errors }, 'params ConfigMap is invalid; keeping the kinds watched so far');
+      return undefined;
+    }
+    return parsed.params.policiesToSync;
+  }
+
+  /** Resolves the wanted kinds against this cluster and makes the watches match. */
+  private async reconcileKinds(): Promise<ReconcileResult> {
+    const wanted = this.wanted();
+    if (!wanted) return;
+    const resolved = new Map<string, SpokeKind>();
+    let missing = false;
+    for (const gvr of wanted) {
+      const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
+      const served = await findServedResource(this.http, plain);
+      if (!served) {
+        this.log.warn({ kind: gvrKey(plain) }, 'policy kind is not served on this cluster; looking again later');
+        missing = true;
+        continue;
+      }
+      const schema = await crdSchema(this.http, plain);
+      resolved.set(gvrKey(plain), { ...plain, namespaced: served.namespaced, kind: served.kind, conditionsMapList: conditionsAreMapList(schema) });
+    }
+    this.kinds = resolved;
+    await this.informers.reconcile([...resolved.values()].map((k) => ({ gvr: { group: k.group, version: k.version, resource: k.resource }, namespaced: k.namespaced })));
+    return missing ? { requeueAfterMs: RECHECK_MISSING_KINDS_MS } : undefined;
+  }
+}

@@ -1,0 +1,223 @@
+// Closing the loop on the full plane: hub controller, both spoke agents (following the configuration the
+// hub places on each spoke) and the real OCM work agents. Spoke status comes back to the hub annotation;
+// a local policy on a spoke overrides the synced one there, and the hub says so.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { logTail } from '../../hack/sandbox/processes.ts';
+import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Condition } from '../../src/core/conditions.ts';
+import type { KubeObject } from '../../src/core/objects.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES } from '../../src/kube/resource.ts';
+import { mergePatch } from '../../src/kube/writes.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  AUTH_POLICIES,
+  apply,
+  authPolicy,
+  createNamespace,
+  gateway,
+  gatewayClass,
+  get,
+  list,
+  paramsConfigMap,
+  placementDecision,
+  remove,
+} from '../support/fixtures.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
+import { metricsText, samples } from '../support/metrics.ts';
+import { testSandbox } from '../support/sandbox.ts';
+
+const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
+const controllerName = testControllerName('loop');
+const ns = uniqueName('loop');
+const className = uniqueName('class');
+const POLICY = 'auth';
+
+let sandbox: Sandbox;
+let hub: KubeHttp;
+let spokes: Map<string, KubeHttp>;
+let controller: RunningHub;
+let agents: RunningSpoke[] = [];
+
+before(async () => {
+  sandbox = await testSandbox();
+  hub = hubHttp(sandbox);
+  spokes = new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+  for (const spoke of spokes.values()) {
+    await createNamespace(spoke, SPOKE_CONFIG.namespace);
+    await createNamespace(spoke, ns);
+    const gw = gateway(ns, 'gw', 'spoke-gateways');
+    (gw.spec as { listeners: unknown[] }).listeners.push({ name: 'https', port: 443, protocol: 'HTTPS' });
+    await apply(spoke, gw);
+  }
+  await createNamespace(hub, ns);
+  await apply(hub, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
+  await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
+  await apply(hub, gateway(ns, 'gw', className, 'all-spokes'));
+  await apply(hub, placementDecision(ns, 'all-spokes', sandbox.spokes.map((s) => s.name)));
+  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG });
+  agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG)));
+});
+
+after(async () => {
+  await Promise.all(agents.map((a) => a.stop()));
+  await remove(hub, authPolicy(ns, POLICY, 'gw'));
+  await eventually(async () => (await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY)) === undefined, { what: 'the copy to go' }).catch(() => undefined);
+  await controller.stop();
+  await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
+  await remove(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  for (const spoke of spokes.values()) {
+    await remove(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    spoke.destroy();
+  }
+  hub.destroy();
+});
+
+function agentLogs(): string {
+  return sandbox.spokes.map((s) => `work-agent/${s.name}:\n${logTail(sandbox.logOf(`work-agent/${s.name}`), 10)}`).join('\n');
+}
+
+interface HubStatus {
+  summary: Record<string, number | boolean>;
+  clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean }>;
+}
+
+async function hubStatus(): Promise<HubStatus | undefined> {
+  const text = (await get(hub, AUTH_POLICIES, ns, POLICY))?.metadata.annotations?.['policysync.kuadrant.io/status'];
+  return text === undefined ? undefined : (JSON.parse(text) as HubStatus);
+}
+
+async function hubStatusWhere(what: string, ok: (s: HubStatus) => boolean): Promise<HubStatus> {
+  let last: HubStatus | undefined;
+  return eventually(async () => {
+    last = await hubStatus();
+    return last && ok(last) ? last : undefined;
+  }, { what: `hub status: ${what}`, timeoutMs: 60_000, intervalMs: 10, context: () => `last seen: ${JSON.stringify(last)}\n${agentLogs()}` });
+}
+
+/** Writes Accepted and Enforced on a spoke copy, as the spoke's policy controller would. */
+async function writeSpokeStatus(cluster: string, enforcedMessage: string): Promise<void> {
+  const spoke = spokes.get(cluster)!;
+  const copy = (await get(spoke, AUTH_POLICIES, ns, POLICY))!;
+  const generation = copy.metadata.generation;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const conditions: Condition[] = [
+    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
+    { type: 'Enforced', status: 'True', reason: 'Enforced', message: enforcedMessage, observedGeneration: generation, lastTransitionTime: now },
+  ];
+  await mergePatch(spoke, AUTH_POLICIES, ns, POLICY, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
+}
+
+function enforcedEntry(message: string): HubStatus['clusters'][string] {
+  return { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message, upToDate: true };
+}
+
+test('the spoke agents follow the kinds the hub places on each spoke', async () => {
+  for (const agent of agents) {
+    await eventually(async () => agent.controller.watchedKinds().join() === 'authpolicies.v1.kuadrant.io', {
+      what: `${agent.cluster}'s agent to watch authpolicies`,
+      context: agentLogs,
+    });
+  }
+});
+
+test('spoke status flows back: 2 of 2 enforced', async () => {
+  await apply(hub, authPolicy(ns, POLICY, 'gw'));
+  for (const [cluster, spoke] of spokes) {
+    await eventually(async () => get(spoke, AUTH_POLICIES, ns, POLICY), { what: `the copy on ${cluster}`, context: agentLogs });
+    await writeSpokeStatus(cluster, 'AuthPolicy has been successfully enforced');
+  }
+  const status = await hubStatusWhere('2 of 2 enforced', (s) => s.summary.enforced === 2 && Object.values(s.clusters).every((c) => c.upToDate));
+  assert.deepEqual(status, {
+    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
+    clusters: { 'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'), 'spoke-2': enforcedEntry('AuthPolicy has been successfully enforced') },
+  });
+});
+
+test('a local policy on spoke-2 overrides the synced one there, and only there; deleting it restores enforcement', async () => {
+  const spoke2 = spokes.get('spoke-2')!;
+  const local: KubeObject = authPolicy(ns, 'local-auth', 'gw');
+  await apply(spoke2, local);
+  const overridden = await hubStatusWhere('spoke-2 overridden', (s) => s.clusters['spoke-2']?.state === 'Overridden' && s.clusters['spoke-2'].upToDate);
+  assert.deepEqual(overridden, {
+    summary: { clusters: 2, applied: 2, enforced: 1, overridden: 1, pending: 0, failed: 0 },
+    clusters: {
+      'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
+      'spoke-2': {
+        state: 'Overridden', applied: true, available: true, enforced: 'False', reason: 'Overridden',
+        message: `AuthPolicy is overridden by [${ns}/local-auth]`, upToDate: true,
+      },
+    },
+  });
+  const localAfter = (await get(spoke2, AUTH_POLICIES, ns, 'local-auth'))!;
+  assert.equal(localAfter.metadata.annotations, undefined, 'the local policy is never modified');
+  assert.equal(localAfter.status, undefined, 'the local policy is never modified');
+
+  await remove(spoke2, local);
+  const restored = await hubStatusWhere('spoke-2 enforced again', (s) => s.summary.enforced === 2);
+  assert.deepEqual(restored, {
+    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
+    clusters: { 'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'), 'spoke-2': enforcedEntry('AuthPolicy has been successfully enforced') },
+  });
+});
+
+test('a local policy on one listener only: PartiallyEnforced', async () => {
+  const spoke2 = spokes.get('spoke-2')!;
+  const local = authPolicy(ns, 'local-https', 'gw');
+  (local.spec as { targetRef: Record<string, string> }).targetRef.sectionName = 'https';
+  await apply(spoke2, local);
+  const partial = await hubStatusWhere('spoke-2 partially enforced', (s) => s.clusters['spoke-2']?.reason === 'PartiallyEnforced');
+  assert.deepEqual(partial, {
+    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
+    clusters: {
+      'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
+      'spoke-2': {
+        state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'PartiallyEnforced',
+        message: `AuthPolicy is partially overridden: listener "https" of Gateway gw by [${ns}/local-https]`, upToDate: true,
+      },
+    },
+  });
+  await remove(spoke2, local);
+  await hubStatusWhere('spoke-2 fully enforced again', (s) => s.clusters['spoke-2']?.reason === 'Enforced');
+});
+
+test('feedback latency and hub writes per spoke status change (measured over 10 changes)', async (t) => {
+  const patches = async (): Promise<number> =>
+    samples(await metricsText(sandbox.kubeConfig('hub')), 'apiserver_request_total')
+      .filter((s) => s.labels.resource === 'authpolicies' && s.labels.verb === 'PATCH')
+      .reduce((sum, s) => sum + s.value, 0);
+  const workFeedback = async (): Promise<string | undefined> => {
+    const works = await list(hub, RESOURCES.manifestWorks, 'spoke-1');
+    const work = works.find((w) => w.metadata.annotations?.['policysync.kuadrant.io/source-ref']?.includes(`"namespace":"${ns}"`));
+    const values = (work?.status as { resourceStatus?: { manifests?: { statusFeedback?: { values?: { name: string; fieldValue: { string?: string } }[] } }[] } } | undefined)
+      ?.resourceStatus?.manifests?.[0]?.statusFeedback?.values;
+    return values?.find((v) => v.name === 'enforcedMessage')?.fieldValue.string;
+  };
+  const total: number[] = [];
+  const ocm: number[] = [];
+  const before = await patches();
+  for (let i = 1; i <= 10; i++) {
+    // Isolated changes: past the coalescing window of the previous write, as a single change would be.
+    await new Promise((r) => setTimeout(r, 300));
+    const message = `AuthPolicy has been successfully enforced (change ${i})`;
+    const start = performance.now();
+    await writeSpokeStatus('spoke-1', message);
+    let atWork: number | undefined;
+    await eventually(async () => {
+      if (atWork === undefined && (await workFeedback()) === message) atWork = performance.now();
+      return (await hubStatus())?.clusters['spoke-1']?.message === message;
+    }, { what: `change ${i} on the hub`, intervalMs: 5, timeoutMs: 30_000 });
+    total.push(performance.now() - start);
+    ocm.push((atWork ?? performance.now()) - start);
+  }
+  const writes = (await patches()) - before;
+  const stats = (xs: number[]): string => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return `median ${((sorted[4]! + sorted[5]!) / 2).toFixed(0)} ms, max ${sorted[9]!.toFixed(0)} ms`;
+  };
+  t.diagnostic(`spoke status change -> hub annotation: ${stats(total)} (10 isolated changes, 5 ms polling)`);
+  t.diagnostic(`  of which spoke change -> ManifestWork status (OCM): ${stats(ocm)}; ManifestWork status -> annotation (policy-sync): ${stats(total.map((x, i) => x - ocm[i]!))}`);
+  t.diagnostic(`hub annotation writes: ${writes} for 10 changes`);
+  assert.equal(writes, 10, 'exactly one hub annotation write per spoke status change');
+});
