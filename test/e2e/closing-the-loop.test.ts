@@ -115,7 +115,7 @@ function enforcedEntry(message: string): HubStatus['clusters'][string] {
 
 test('the spoke agents follow the kinds the hub places on each spoke', async () => {
   for (const agent of agents) {
-    await eventually(async () => agent.controller.watchedKinds().join() === 'authpolicies.v1.kuadrant.io', {
+    await eventually(() => Promise.resolve(agent.controller.watchedKinds().join() === 'authpolicies.v1.kuadrant.io'), {
       what: `${agent.cluster}'s agent to watch authpolicies`,
       context: agentLogs,
     });
