@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job, run locally: builds the control plane (when the pins changed) and starts a hub and two
-# spokes with their OCM work agents. `npm run local-down` stops it.
+# The main job, run locally: builds the control plane (when the pins changed), starts a hub and two
+# spokes with the OCM placement controller and work agents, runs the policy-sync hub controller and
+# spoke agents, applies the sample in examples/ and prints the aggregated status. `npm run local-down`
+# stops it all.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash hack/build-components.sh
-npx tsx hack/sandbox/cli.ts up
-echo
-echo "kubectl --kubeconfig .local/kubeconfigs/hub.kubeconfig get managedclusters"
+npx tsx hack/demo.ts

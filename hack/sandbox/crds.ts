@@ -51,6 +51,8 @@ export function crdFiles(role: ClusterRole): string[] {
       join(ocm, 'cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml'),
       join(ocm, 'cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml'),
       join(ocm, 'cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml'),
+      // The placement controller lists these even when no placement uses scores.
+      join(ocm, 'cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml'),
     );
   } else {
     files.push(join(ocm, 'work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml'));

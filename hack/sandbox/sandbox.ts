@@ -1,12 +1,12 @@
 // The local multicluster control plane: one etcd, a hub kube-apiserver and N spoke kube-apiservers
-// (each under its own --etcd-prefix), upstream CRDs, and one real OCM work agent per spoke connected to
-// the hub. Used by `npm run local-up|local-down|local-status` and, as a library, by the tests.
+// (each under its own --etcd-prefix), upstream CRDs, the OCM placement controller on the hub, and one
+// real OCM work agent per spoke connected to the hub. Used by `npm run local-up|local-down|local-status`
+// and, as a library, by the tests.
 //
 // `up` is idempotent: with everything running it only checks health; a component found dead is reported
 // (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
 // recorded in the state file, by pid.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeHttp, isConflict } from '../../src/kube/http.ts';
@@ -17,12 +17,15 @@ import { installCrds, type ClusterRole } from './crds.ts';
 import { writeAdminKubeconfig } from './kubeconfig.ts';
 import { binDir, kubeconfigPath, sandboxLayout, type SandboxLayout } from './layout.ts';
 import { ensurePki, type Pki } from './pki.ts';
+import { freePort } from './ports.ts';
 import { probeOnce, waitReady, type Probe } from './probe.ts';
 import { isRunning, logTail, startProcess, stopProcess, type ProcessSpec, type RunningProcess } from './processes.ts';
 
 export const HUB = 'hub';
 /** Namespace on each spoke where the work agent keeps its own objects. */
 export const AGENT_NAMESPACE = 'open-cluster-management-agent';
+/** Namespace on the hub where the placement controller keeps its own objects. */
+export const PLACEMENT_NAMESPACE = 'open-cluster-management-hub';
 const FIELD_MANAGER = 'policy-sync-sandbox';
 
 export interface SandboxOptions {
@@ -166,6 +169,23 @@ export class Sandbox {
     if (options.purge) rmSync(join(this.layout.root, 'sandbox'), { recursive: true, force: true });
   }
 
+  /**
+   * Starts a further process under the sandbox (the demo's controllers, say), unless it already runs:
+   * `status` lists it and `down` stops it with the rest.
+   */
+  async run(spec: ProcessSpec, probe: Probe, timeoutMs = 90_000): Promise<RunningProcess> {
+    let c = this.state.components.find((x) => x.spec.name === spec.name);
+    if (c?.process && isRunning(c.process)) return c.process;
+    if (!c) {
+      c = { spec, probe };
+      this.state.components.push(c);
+    }
+    c.process = startProcess(spec);
+    this.save();
+    await waitReady(c.process, c.probe, this.pki, timeoutMs);
+    return c.process;
+  }
+
   private component(name: string): Component {
     const c = this.state.components.find((x) => x.spec.name === name);
     if (!c) throw new Error(`no component ${name} in the sandbox`);
@@ -222,6 +242,16 @@ export class Sandbox {
       });
     }
     const hubKubeconfig = kubeconfigPath(layout, HUB);
+    const placementPort = await freePort();
+    components.push({
+      spec: {
+        name: 'placement-controller',
+        command: join(binDir, 'placement'),
+        args: ['controller', `--kubeconfig=${hubKubeconfig}`, `--namespace=${PLACEMENT_NAMESPACE}`, '--disable-leader-election', `--listen=127.0.0.1:${placementPort}`],
+        log: join(layout.logs, 'placement-controller.log'),
+      },
+      probe: { url: `https://127.0.0.1:${placementPort}/healthz` },
+    });
     for (const spoke of clusters.filter((c) => c.role === 'spoke')) {
       const port = await freePort();
       components.push({
@@ -253,7 +283,8 @@ export class Sandbox {
 
   /** Starts what is not running (reporting what died), then sets the clusters up once. */
   private async converge(log: (m: string) => void, timeoutMs: number): Promise<void> {
-    const agents = this.state.components.filter((c) => c.spec.name.startsWith('work-agent/'));
+    // The OCM controllers need the CRDs and namespaces set up first.
+    const agents = this.state.components.filter((c) => c.spec.name.startsWith('work-agent/') || c.spec.name === 'placement-controller');
     const servers = this.state.components.filter((c) => !agents.includes(c));
     await this.ensureRunning(servers, log, timeoutMs);
     if (!this.state.configured) {
@@ -288,6 +319,7 @@ export class Sandbox {
   /** Hub: a namespace and a ManagedCluster per spoke. Spokes: the agent's namespace. */
   private async registerSpokes(): Promise<void> {
     await this.withHttp(HUB, async (hub) => {
+      await createIfAbsent(hub, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PLACEMENT_NAMESPACE } });
       for (const spoke of this.spokes) {
         await createIfAbsent(hub, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: spoke.name } });
         await serverSideApply(hub, MANAGED_CLUSTERS, {
@@ -359,15 +391,4 @@ function requireBinaries(): void {
   if (missing.length > 0) {
     throw new Error(`missing ${missing.join(', ')} in ${binDir}: run \`npm run build:components\` first`);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }

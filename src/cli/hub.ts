@@ -17,6 +17,7 @@ interface HubFlags {
   rawFeedback: boolean;
   statusCoalesce: number;
   spokeConfig?: NamespacedName;
+  healthProbeBindAddress: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -42,6 +43,7 @@ export function hubCommand(): Command {
         .argParser(spokeConfigOption)
         .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
+    .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
     .action(async (flags: HubFlags) => {
@@ -58,6 +60,6 @@ export function hubCommand(): Command {
         statusCoalesceMs: flags.statusCoalesce,
         spokeConfig: flags.spokeConfig,
       });
-      await runUntilSignalled(controller, logger);
+      await runUntilSignalled(controller, logger, { probeAddress: flags.healthProbeBindAddress });
     });
 }

@@ -2,13 +2,15 @@
 import { Command } from 'commander';
 import { hubCommand } from './hub.ts';
 import { spokeCommand } from './spoke.ts';
+import { statusCommand } from './status.ts';
 
 export function buildProgram(): Command {
   return new Command('policy-sync')
     .description('Sync Gateway API policies from a hub cluster to spoke clusters through OCM ManifestWorks')
     .version('0.1.0')
     .addCommand(hubCommand())
-    .addCommand(spokeCommand());
+    .addCommand(spokeCommand())
+    .addCommand(statusCommand());
 }
 
 await buildProgram().parseAsync(process.argv);

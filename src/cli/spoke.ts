@@ -14,6 +14,7 @@ interface SpokeFlags {
   policies?: GroupVersionResource[];
   configMap: NamespacedName;
   concurrency: number;
+  healthProbeBindAddress: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -33,6 +34,7 @@ export function spokeCommand(): Command {
         .default(namespacedName(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
     .option('--concurrency <n>', 'namespaces reconciled at once', positiveInt, 2)
+    .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
     .action(async (flags: SpokeFlags) => {
@@ -44,6 +46,6 @@ export function spokeCommand(): Command {
         configMap: flags.configMap,
         concurrency: flags.concurrency,
       });
-      await runUntilSignalled(controller, logger);
+      await runUntilSignalled(controller, logger, { probeAddress: flags.healthProbeBindAddress });
     });
 }
