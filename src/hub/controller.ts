@@ -140,16 +140,16 @@ export class HubController {
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
     this.gateways.onChange((c) => {
       this.forChange(c, (gw) => this.enqueuePoliciesOfGateway(gw));
-      this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+      this.enqueueSpokeConfig();
     });
     this.decisions.onChange((c) => {
       this.forChange(c, (d) => {
         for (const p of placementOfDecision(d)) for (const gw of this.gateways.store.byIndex(BY_PLACEMENT, p)) this.enqueuePoliciesOfGateway(gw);
       });
-      this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+      this.enqueueSpokeConfig();
     });
     this.works.onChange((c) => {
-      if (isSpokeConfigWork(c.object)) this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+      if (isSpokeConfigWork(c.object)) this.enqueueSpokeConfig();
       else this.forChange(c, (w) => this.enqueueSourceOf(w));
     });
   }
@@ -184,7 +184,7 @@ export class HubController {
 
   /** The kinds in force changed: adjust the watches, then look again at every policy and every work. */
   private async onConfigChanged(): Promise<void> {
-    this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
+    this.enqueueSpokeConfig();
     try {
       await this.watches.reconcile(this.configs.wantedKinds());
     } catch (err) {
@@ -222,6 +222,10 @@ export class HubController {
     const delay = this.syncer.statusDelay(key);
     if (delay > 0) this.policyQueue.addAfter(key, delay);
     else this.policyQueue.add(key);
+  }
+
+  private enqueueSpokeConfig(): void {
+    if (this.o.spokeConfig) this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
   }
 
   /** Runs `fn` for the old and new object of a change (a label or reference may have moved). */

@@ -113,9 +113,14 @@ export class PolicySyncer {
     const retain = new Set(observed.filter((w) => tooLarge.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const written = await this.converge(log, [...desired.works.values()], observed, retain);
 
-    // A policy none of whose targets is a Gateway of ours is none of our business: no annotation, no Event.
-    const status = this.ours(desired) ? this.status(desired, losses, observed, written) : undefined;
-    await this.writeAnnotations(key, gvr, policy, written, status);
+    // A policy none of whose targets is a Gateway of ours is another controller's business (several may
+    // share a hub): its annotations are left alone — except right after it stopped being ours, while our
+    // works for it still exist, when ours are cleared.
+    if (this.ours(desired)) {
+      await this.writeAnnotations(key, gvr, policy, written, this.status(desired, losses, observed, written));
+    } else if (observed.length > 0) {
+      await this.writeAnnotations(key, gvr, policy, [], undefined);
+    }
     return;
   }
 
