@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
-# kube-apiserver (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
+# kube-apiserver and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
 # (agent + manager) and `placement`. Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
@@ -40,10 +40,11 @@ new_module() {
   printf 'module %s\n\ngo 1.24\n' "$2" >"$1/go.mod"
 }
 
-build_kube_apiserver() {
+# kube-apiserver, and kubectl (with kustomize) for the tests that render and dry-run deploy/.
+build_kubernetes() {
   local pin="kubernetes=$KUBERNETES_VERSION"
-  up_to_date kube-apiserver "$pin" && { log "kube-apiserver $KUBERNETES_VERSION up to date"; return; }
-  log "building kube-apiserver $KUBERNETES_VERSION (several minutes when cold)"
+  if up_to_date kube-apiserver "$pin" && up_to_date kubectl "$pin"; then log "kube-apiserver and kubectl $KUBERNETES_VERSION up to date"; return; fi
+  log "building kube-apiserver and kubectl $KUBERNETES_VERSION (several minutes when cold)"
   local dir="$work/kubernetes" minor="v0.${KUBERNETES_VERSION#v1.}"
   new_module "$dir" policysync.local/kubernetes
   local modfile
@@ -54,11 +55,12 @@ build_kube_apiserver() {
     printf 'require k8s.io/kubernetes %s\n' "$KUBERNETES_VERSION" >>go.mod
     grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$modfile" | awk '{print $1}' | sort -u |
       while read -r m; do printf 'replace %s => %s %s\n' "$m" "$m" "$minor"; done >>go.mod
-    go build -o "$bin/kube-apiserver" \
-      -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)" \
-      k8s.io/kubernetes/cmd/kube-apiserver
+    local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
+    go build -o "$bin/kube-apiserver" -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -o "$bin/kubectl" -ldflags "${ldflags//component-base\/version/client-go\/pkg\/version} $ldflags" k8s.io/kubernetes/cmd/kubectl
   )
   mark_built kube-apiserver "$pin"
+  mark_built kubectl "$pin"
 }
 
 build_etcd() {
@@ -111,11 +113,11 @@ record_modules() {
 
 start=$SECONDS
 case "${1:-all}" in
-  all) record_modules; build_etcd; build_ocm; build_kube_apiserver ;;
+  all) record_modules; build_etcd; build_ocm; build_kubernetes ;;
   modules) record_modules ;;
   etcd) build_etcd ;;
   ocm) build_ocm ;;
-  kube-apiserver) build_kube_apiserver ;;
-  *) echo "usage: $0 [all|modules|etcd|ocm|kube-apiserver]" >&2; exit 2 ;;
+  kubernetes) build_kubernetes ;;
+  *) echo "usage: $0 [all|modules|etcd|ocm|kubernetes]" >&2; exit 2 ;;
 esac
 log "done in $((SECONDS - start)) s"
