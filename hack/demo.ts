@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../src/core/objects.ts';
 import { readPolicyStatus, type PolicyStatus } from '../src/core/policystatus.ts';
 import { STATUS_ANNOTATION } from '../src/core/metadatakeys.ts';
-import { formatRows } from '../src/cli/status.ts';
+import { formatRows } from '../src/cli/statusformat.ts';
 import { KindResolver } from '../src/kube/discovery.ts';
 import { KubeHttp } from '../src/kube/http.ts';
 import { mergePatch, serverSideApply, getObject } from '../src/kube/writes.ts';
@@ -47,7 +47,7 @@ async function startController(sandbox: Sandbox, name: string, role: string[], k
     {
       name,
       command: process.execPath,
-      args: [join(repoRoot, 'bin', 'policy-sync.js'), ...role, `--kubeconfig=${kubeconfig}`, `--health-probe-bind-address=127.0.0.1:${port}`],
+      args: [join(repoRoot, 'bin', 'policy-sync.js'), ...role, `--kubeconfig=${kubeconfig}`, `--health-probe-bind-address=127.0.0.1:${port}`, `--metrics-bind-address=127.0.0.1:${port}`],
       log: join(sandbox.layout.logs, `${name.replace('/', '-')}.log`),
     },
     { url: `http://127.0.0.1:${port}/readyz` },

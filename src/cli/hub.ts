@@ -2,12 +2,14 @@
 import { Command, Option } from 'commander';
 import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
+import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 
-interface HubFlags {
+interface HubFlags extends ElectionFlags {
   kubeconfig?: string;
   controllerName: string;
   concurrency: number;
@@ -18,6 +20,7 @@ interface HubFlags {
   statusCoalesce: number;
   spokeConfig?: NamespacedName;
   healthProbeBindAddress: string;
+  metricsBindAddress: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -28,7 +31,7 @@ function spokeConfigOption(value: string): NamespacedName | undefined {
 }
 
 export function hubCommand(): Command {
-  return new Command('hub')
+  const command = new Command('hub')
     .description('run the hub controller: GatewayClass params, policy watches, ManifestWorks per spoke')
     .option('--kubeconfig <path>', 'kubeconfig of the hub (default: $KUBECONFIG, ~/.kube/config or in-cluster)')
     .option('--controller-name <name>', 'GatewayClass spec.controllerName to own', DEFAULT_CONTROLLER_NAME)
@@ -44,22 +47,30 @@ export function hubCommand(): Command {
         .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
+    .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
-    .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
-    .action(async (flags: HubFlags) => {
-      const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
-      const controller = new HubController({
-        kubeConfig: loadKubeConfig(flags.kubeconfig),
-        logger,
-        controllerName: flags.controllerName,
-        concurrency: flags.concurrency,
-        qps: flags.qps,
-        burst: flags.burst,
-        maxWorkBytes: flags.maxWorkBytes,
-        rawFeedback: flags.rawFeedback,
-        statusCoalesceMs: flags.statusCoalesce,
-        spokeConfig: flags.spokeConfig,
-      });
-      await runUntilSignalled(controller, logger, { probeAddress: flags.healthProbeBindAddress });
+    .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'));
+  return addElectionOptions(command, 'policy-sync-hub').action(async (flags: HubFlags) => {
+    const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
+    const metrics = new Metrics();
+    const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const controller = new HubController({
+      kubeConfig,
+      logger,
+      controllerName: flags.controllerName,
+      concurrency: flags.concurrency,
+      qps: flags.qps,
+      burst: flags.burst,
+      maxWorkBytes: flags.maxWorkBytes,
+      rawFeedback: flags.rawFeedback,
+      statusCoalesceMs: flags.statusCoalesce,
+      spokeConfig: flags.spokeConfig,
+      metrics,
     });
+    await runUntilSignalled(controller, logger, {
+      election: electionFrom(flags, kubeConfig),
+      probeAddress: flags.healthProbeBindAddress,
+      metrics: { address: flags.metricsBindAddress, metrics },
+    });
+  });
 }

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { hubCommand } from './hub.ts';
 import { spokeCommand } from './spoke.ts';
-import { statusCommand } from './status.ts';
+import { explainCommand, statusCommand } from './status.ts';
 
 export function buildProgram(): Command {
   return new Command('policy-sync')
@@ -10,7 +10,8 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .addCommand(hubCommand())
     .addCommand(spokeCommand())
-    .addCommand(statusCommand());
+    .addCommand(statusCommand())
+    .addCommand(explainCommand());
 }
 
 await buildProgram().parseAsync(process.argv);

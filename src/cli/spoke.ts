@@ -3,18 +3,21 @@ import { Command, Option } from 'commander';
 import { parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import { SpokeController } from '../spoke/controller.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
+import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
 
 export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';
 
-interface SpokeFlags {
+interface SpokeFlags extends ElectionFlags {
   kubeconfig?: string;
   policies?: GroupVersionResource[];
   configMap: NamespacedName;
   concurrency: number;
   healthProbeBindAddress: string;
+  metricsBindAddress: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -24,7 +27,7 @@ function policyList(value: string): GroupVersionResource[] {
 }
 
 export function spokeCommand(): Command {
-  return new Command('spoke')
+  const command = new Command('spoke')
     .description('run the spoke agent: mark synced policies Overridden / PartiallyEnforced when local policies take their targets')
     .option('--kubeconfig <path>', 'kubeconfig of the spoke (default: $KUBECONFIG, ~/.kube/config or in-cluster)')
     .option('--policies <kinds>', 'comma-separated kinds to watch, e.g. authpolicies.v1.kuadrant.io (instead of following the ConfigMap)', policyList)
@@ -35,17 +38,25 @@ export function spokeCommand(): Command {
     )
     .option('--concurrency <n>', 'namespaces reconciled at once', positiveInt, 2)
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
+    .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
-    .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'))
-    .action(async (flags: SpokeFlags) => {
-      const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
-      const controller = new SpokeController({
-        kubeConfig: loadKubeConfig(flags.kubeconfig),
-        logger,
-        policies: flags.policies,
-        configMap: flags.configMap,
-        concurrency: flags.concurrency,
-      });
-      await runUntilSignalled(controller, logger, { probeAddress: flags.healthProbeBindAddress });
+    .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'));
+  return addElectionOptions(command, 'policy-sync-spoke').action(async (flags: SpokeFlags) => {
+    const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
+    const metrics = new Metrics();
+    const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const controller = new SpokeController({
+      kubeConfig,
+      logger,
+      policies: flags.policies,
+      configMap: flags.configMap,
+      concurrency: flags.concurrency,
+      metrics,
     });
+    await runUntilSignalled(controller, logger, {
+      election: electionFrom(flags, kubeConfig),
+      probeAddress: flags.healthProbeBindAddress,
+      metrics: { address: flags.metricsBindAddress, metrics },
+    });
+  });
 }

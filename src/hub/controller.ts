@@ -6,14 +6,16 @@ import type { GroupVersionResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
 import type { KubeObject } from '../core/objects.ts';
+import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import type { StoreChange } from '../kube/store.ts';
+import type { Metrics } from '../runtime/metrics.ts';
 import { TokenBucket } from '../runtime/ratelimiter.ts';
-import { ControllerRunner } from '../runtime/runner.ts';
+import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
@@ -48,6 +50,8 @@ export interface HubOptions {
   statusCoalesceMs: number;
   /** Where the spoke agent's configuration is placed on each spoke; undefined: not placed. */
   spokeConfig?: { namespace: string; name: string };
+  /** Where the work queues and reconcilers report, and the policysync_* gauges are read from. */
+  metrics?: Metrics;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
@@ -61,17 +65,29 @@ export class HubController {
   private readonly watches: DynamicInformers;
   private readonly paramsRefs: ParamsRefs;
   readonly configs = new ClassConfigs();
-  private readonly classQueue = new WorkQueue({ name: 'gatewayclass' });
-  private readonly policyQueue = new WorkQueue({ name: 'policy' });
-  private readonly spokeConfigQueue = new WorkQueue({ name: 'spoke-config' });
-  private readonly runners: ControllerRunner[];
+  private readonly classQueue: WorkQueue;
+  private readonly policyQueue: WorkQueue;
+  private readonly spokeConfigQueue: WorkQueue;
+  private readonly classRunner: ControllerRunner;
+  /** The runners that write; started only while leading. */
+  private readonly writers: ControllerRunner[];
+  private leading = false;
   private readonly syncer: PolicySyncer;
   private readonly log: Logger;
 
   constructor(private readonly o: HubOptions) {
     this.log = o.logger;
+    const queue = (name: string): WorkQueue => new WorkQueue({ name, observer: o.metrics?.workQueueObserver(name) });
+    this.classQueue = queue('gatewayclass');
+    this.policyQueue = queue('policy');
+    this.spokeConfigQueue = queue('spoke-config');
+    const observer = (name: string): ControllerObserver | undefined => o.metrics?.controllerObserver(name);
     const writes = new TokenBucket({ qps: o.qps, burst: o.burst });
-    this.http = new KubeHttp(o.kubeConfig, { writeGate: () => writes.take(), maxSockets: Math.max(16, o.concurrency * 4) });
+    this.http = new KubeHttp(o.kubeConfig, {
+      writeGate: () => writes.take(),
+      maxSockets: Math.max(16, o.concurrency * 4),
+      onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+    });
     const informer = (name: string, resource: ConstructorParameters<typeof Informer>[1], labelSelector?: string): Informer =>
       new Informer(this.http, resource, { logger: this.log.child({ informer: name }), labelSelector });
     this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
@@ -100,6 +116,7 @@ export class HubController {
       paramsRefs: this.paramsRefs,
       configs: this.configs,
       onConfigChanged: () => void this.onConfigChanged(),
+      canWrite: () => this.leading,
       logger: this.log,
     });
     this.syncer = new PolicySyncer(
@@ -129,13 +146,21 @@ export class HubController {
           logger: this.log,
         })
       : undefined;
-    this.runners = [
-      new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log }),
-      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => this.syncer.reconcile(k), concurrency: o.concurrency, logger: this.log }),
+    this.classRunner = new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log, observer: observer('gatewayclass') });
+    this.writers = [
+      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => this.syncer.reconcile(k), concurrency: o.concurrency, logger: this.log, observer: observer('policy') }),
     ];
     if (spokeConfig) {
-      this.runners.push(new ControllerRunner({ name: 'spoke-config', queue: this.spokeConfigQueue, reconcile: () => spokeConfig.reconcile(), logger: this.log }));
+      this.writers.push(
+        new ControllerRunner({ name: 'spoke-config', queue: this.spokeConfigQueue, reconcile: () => spokeConfig.reconcile(), logger: this.log, observer: observer('spoke-config') }),
+      );
     }
+    // Computed from the caches at scrape time.
+    o.metrics?.setCollectors({
+      works: () => countWorkStates(this.works.store.list()),
+      clusters: () => this.syncer.clusterStates(),
+      watchedKinds: () => this.watches.kinds().length,
+    });
 
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
     this.gateways.onChange((c) => {
@@ -154,12 +179,30 @@ export class HubController {
     });
   }
 
-  /** Starts the watches, waits for the caches, then the reconcilers. */
-  async start(): Promise<void> {
+  /**
+   * Starts the watches and waits for the caches, then runs the GatewayClass reconciler read-only: a
+   * standby keeps its caches warm — the policy kinds' watches included — and writes nothing.
+   */
+  async startCaches(): Promise<void> {
     for (const i of [this.classes, this.gateways, this.decisions, this.works]) i.start();
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.waitForSync()));
-    this.log.info({ works: this.works.store.size, gatewayClasses: this.classes.store.size }, 'caches synced; starting reconcilers');
-    for (const r of this.runners) r.start();
+    this.log.info({ works: this.works.store.size, gatewayClasses: this.classes.store.size }, 'caches synced');
+    this.classRunner.start();
+  }
+
+  /** Leadership: GatewayClass status writes on, and the reconcilers that write start. */
+  lead(): void {
+    if (this.leading) return;
+    this.leading = true;
+    this.log.info({}, 'leading: starting reconcilers');
+    for (const c of this.classes.store.list()) this.classQueue.add(c.metadata.name);
+    for (const r of this.writers) r.start();
+  }
+
+  /** Without leader election: caches, then lead at once. */
+  async start(): Promise<void> {
+    await this.startCaches();
+    this.lead();
   }
 
   get cachesSynced(): boolean {
@@ -175,7 +218,7 @@ export class HubController {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.runners.map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    await Promise.all([this.classRunner, ...this.writers].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
     await this.watches.stop();
     await this.paramsRefs.stop();

@@ -29,6 +29,8 @@ export interface GatewayClassReconcilerDeps {
   configs: ClassConfigs;
   /** The configuration in force for the class changed (or the class stopped being ours). */
   onConfigChanged: (className: string) => void;
+  /** False on a standby: the configuration is still computed (caches stay warm), status is not written. */
+  canWrite: () => boolean;
   logger: Logger;
 }
 
@@ -77,7 +79,7 @@ export class GatewayClassReconciler {
       kinds,
     });
     const existing = readConditions(gatewayClass);
-    if (!conditionsUpToDate(existing, desired)) {
+    if (this.d.canWrite() && !conditionsUpToDate(existing, desired)) {
       await mergePatch(this.d.http, RESOURCES.gatewayClasses, undefined, name, {
         status: { conditions: mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
       }, { subresource: 'status' });

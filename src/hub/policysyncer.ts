@@ -29,6 +29,7 @@ import {
   type ClusterInput,
   type PolicyProblem,
   type PolicyStatus,
+  type StatusSummary,
 } from '../core/policystatus.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
 import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
@@ -67,12 +68,17 @@ export interface PolicySyncerDeps {
 
 const UNSYNCED_RETRY_MS = 500;
 
+/** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
+export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'>;
+
 export class PolicySyncer {
   private readonly expectations = new WriteExpectations();
   /** The annotations last written per policy, for the same cache-lag reason as the works. */
   private readonly annotationExpectations = new WriteExpectations();
   private readonly lastAnnotationWrite = new Map<string, number>();
   private readonly lastStatus = new Map<string, string>();
+  /** Each policy's latest aggregated status counts, by policy key, for clusterStates(). */
+  private readonly clusterCounts = new Map<string, ClusterStateCounts>();
 
   constructor(
     private readonly d: PolicySyncerDeps,
@@ -86,6 +92,7 @@ export class PolicySyncer {
     const informer = this.d.watches.informer(gvr);
 
     if (!informer) {
+      this.clusterCounts.delete(key);
       // Not a watched kind (any more): its works go, but only once that is certain.
       if (observed.length === 0) return;
       if (!this.configurationSettled()) {
@@ -117,9 +124,13 @@ export class PolicySyncer {
     // share a hub): its annotations are left alone — except right after it stopped being ours, while our
     // works for it still exist, when ours are cleared.
     if (this.ours(desired)) {
-      await this.writeAnnotations(key, gvr, policy, written, this.status(desired, losses, observed, written));
-    } else if (observed.length > 0) {
-      await this.writeAnnotations(key, gvr, policy, [], undefined);
+      const status = this.status(desired, losses, observed, written);
+      const { enforced, overridden, pending, failed } = status.summary;
+      this.clusterCounts.set(key, { enforced, overridden, pending, failed });
+      await this.writeAnnotations(key, gvr, policy, written, status);
+    } else {
+      this.clusterCounts.delete(key);
+      if (observed.length > 0) await this.writeAnnotations(key, gvr, policy, [], undefined);
     }
     return;
   }
@@ -131,6 +142,26 @@ export class PolicySyncer {
   statusDelay(key: string, now = Date.now()): number {
     const last = this.lastAnnotationWrite.get(key);
     return last === undefined ? 0 : Math.max(0, last + this.o.statusCoalesceMs - now);
+  }
+
+  /**
+   * Clusters by state summed over the latest aggregated status of every policy of ours (a policy's
+   * share goes when it is deleted, stops being ours, or its kind is no longer watched).
+   */
+  clusterStates(): ClusterStateCounts {
+    const watched = new Set(this.d.watches.kinds().map((k) => gvrKey(k.gvr)));
+    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0 };
+    for (const [key, counts] of this.clusterCounts) {
+      if (!watched.has(key.slice(0, key.indexOf('|')))) {
+        this.clusterCounts.delete(key);
+        continue;
+      }
+      total.enforced += counts.enforced;
+      total.overridden += counts.overridden;
+      total.pending += counts.pending;
+      total.failed += counts.failed;
+    }
+    return total;
   }
 
   /** The policy targets at least one Gateway of a class we own: its annotations are ours to write. */
@@ -177,6 +208,7 @@ export class PolicySyncer {
   private forget(key: string): void {
     this.lastAnnotationWrite.delete(key);
     this.lastStatus.delete(key);
+    this.clusterCounts.delete(key);
   }
 
   /** Every owned GatewayClass has a configuration in force. */

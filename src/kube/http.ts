@@ -57,6 +57,9 @@ export type WriteGate = () => Promise<void>;
 const AUTH_REFRESH_MS = 60_000;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Sees every answered request (for client metrics). */
+export type ResponseObserver = (method: string, path: string, status: number) => void;
+
 export class KubeHttp {
   private readonly server: URL;
   private readonly agent: HttpAgent;
@@ -66,11 +69,13 @@ export class KubeHttp {
   private headers: Record<string, string> = {};
   private authAt = -Infinity;
   private writeGate: WriteGate | undefined;
+  private readonly onResponse: ResponseObserver | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
-    options: { maxSockets?: number; writeGate?: WriteGate } = {},
+    options: { maxSockets?: number; writeGate?: WriteGate; onResponse?: ResponseObserver } = {},
   ) {
+    this.onResponse = options.onResponse;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
@@ -125,6 +130,7 @@ export class KubeHttp {
     const res = await this.open(method, path, o, false);
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
+    this.onResponse?.(method, path, status);
     if (status < 200 || status > 299) throw toApiError(status, text, method, path);
     return (text.length > 0 ? JSON.parse(text) : undefined) as T;
   }

@@ -11,6 +11,7 @@ import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
+import type { Metrics } from '../runtime/metrics.ts';
 import { ControllerRunner, type ReconcileResult } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
 import { BY_NAMESPACE, ConflictReconciler, namespaceKey } from './conflictreconciler.ts';
@@ -24,6 +25,8 @@ export interface SpokeOptions {
   /** The params ConfigMap (key `params`) placed by the hub. */
   configMap?: { namespace: string; name: string };
   concurrency: number;
+  /** Where the work queues and reconcilers report, and policysync_watched_kinds is read from. */
+  metrics?: Metrics;
 }
 
 const KINDS_KEY = 'kinds';
@@ -33,16 +36,21 @@ export class SpokeController {
   private readonly http: KubeHttp;
   private readonly informers: DynamicInformers;
   private readonly config: Informer | undefined;
-  private readonly kindsQueue = new WorkQueue({ name: 'spoke-kinds' });
-  private readonly queue = new WorkQueue({ name: 'spoke-conflicts' });
-  private readonly runners: ControllerRunner[];
+  private readonly kindsQueue: WorkQueue;
+  private readonly queue: WorkQueue;
+  private readonly kindsRunner: ControllerRunner;
+  /** The conflict reconciler: started only while leading. */
+  private readonly writer: ControllerRunner;
+  private leading = false;
   private kinds = new Map<string, SpokeKind>();
   private readonly log: Logger;
 
   constructor(private readonly o: SpokeOptions) {
     if (!o.policies && !o.configMap) throw new Error('the spoke agent needs --policies or a params ConfigMap to follow');
     this.log = o.logger;
-    this.http = new KubeHttp(o.kubeConfig);
+    this.kindsQueue = new WorkQueue({ name: 'spoke-kinds', observer: o.metrics?.workQueueObserver('spoke-kinds') });
+    this.queue = new WorkQueue({ name: 'spoke-conflicts', observer: o.metrics?.workQueueObserver('spoke-conflicts') });
+    this.http = new KubeHttp(o.kubeConfig, { onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)) });
     this.informers = new DynamicInformers(this.http, {
       onChange: (gvr, change) => this.queue.add(namespaceKey(gvrKey(gvr), change.object.metadata.namespace ?? '')),
       configure: (i) => i.store.addIndex(BY_NAMESPACE, (p) => [p.metadata.namespace ?? '']),
@@ -57,19 +65,39 @@ export class SpokeController {
       this.config.onChange(() => this.kindsQueue.add(KINDS_KEY));
     }
     const reconciler = new ConflictReconciler(this.informers, () => this.kinds, new EnforcedWriter(this.http), this.log);
-    this.runners = [
-      new ControllerRunner({ name: 'spoke-kinds', queue: this.kindsQueue, reconcile: () => this.reconcileKinds(), logger: this.log }),
-      new ControllerRunner({ name: 'spoke-conflicts', queue: this.queue, reconcile: (k) => reconciler.reconcile(k), concurrency: o.concurrency, logger: this.log }),
-    ];
+    this.kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: this.kindsQueue, reconcile: () => this.reconcileKinds(), logger: this.log, observer: o.metrics?.controllerObserver('spoke-kinds') });
+    this.writer = new ControllerRunner({
+      name: 'spoke-conflicts',
+      queue: this.queue,
+      reconcile: (k) => reconciler.reconcile(k),
+      concurrency: o.concurrency,
+      logger: this.log,
+      observer: o.metrics?.controllerObserver('spoke-conflicts'),
+    });
+    o.metrics?.setCollectors({ watchedKinds: () => this.informers.kinds().length });
   }
 
-  async start(): Promise<void> {
+  /** Follows the configuration and keeps the policy caches warm; writes nothing (a standby does this). */
+  async startCaches(): Promise<void> {
     if (this.config) {
       this.config.start();
       await this.config.waitForSync();
     }
-    for (const r of this.runners) r.start();
+    this.kindsRunner.start();
     this.kindsQueue.add(KINDS_KEY);
+  }
+
+  /** Leadership: the conflict reconciler, which writes, starts. */
+  lead(): void {
+    if (this.leading) return;
+    this.leading = true;
+    this.writer.start();
+  }
+
+  /** Without leader election: caches, then lead at once. */
+  async start(): Promise<void> {
+    await this.startCaches();
+    this.lead();
   }
 
   /** The kinds being watched, by gvrKey. */
@@ -82,7 +110,7 @@ export class SpokeController {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.runners.map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    await Promise.all([this.kindsRunner, this.writer].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     await this.config?.stop();
     await this.informers.stop();
     this.http.destroy();

@@ -1,0 +1,88 @@
+// The pure parts of status.ts: naming a policy kind on the command line, and rebuilding the per-cluster
+// status from ManifestWorks when the hub annotation was truncated. The reading is covered by
+// test/integration/status-cli.test.ts against the sandbox.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InvalidArgumentError } from 'commander';
+import type { KubeObject } from '../core/objects.ts';
+import type { PolicyStatus } from '../core/policystatus.ts';
+import { matchKinds, parsePolicyReference, statusFromWorks, type SyncedKind } from './status.ts';
+
+const AUTH: SyncedKind = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', kind: 'AuthPolicy', singular: 'authpolicy', shortNames: [] };
+const RATE: SyncedKind = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies', kind: 'RateLimitPolicy', singular: 'ratelimitpolicy', shortNames: ['rlp'] };
+const OTHER_AUTH: SyncedKind = { ...AUTH, group: 'example.com' };
+
+test('matchKinds: plural, singular, Kind, short name; bare or qualified by group or version.group; any case', () => {
+  for (const text of ['authpolicies', 'AuthPolicy', 'authpolicy', 'AUTHPOLICIES', 'authpolicies.kuadrant.io', 'AuthPolicy.kuadrant.io', 'authpolicies.v1.kuadrant.io']) {
+    assert.deepEqual(matchKinds(text, [AUTH, RATE]), [AUTH], text);
+  }
+  assert.deepEqual(matchKinds('rlp', [AUTH, RATE]), [RATE]);
+  assert.deepEqual(matchKinds('authpolicies.v2.kuadrant.io', [AUTH, RATE]), []);
+  assert.deepEqual(matchKinds('authpolicies.kuadrant', [AUTH, RATE]), []);
+  assert.deepEqual(matchKinds('dnspolicies', [AUTH, RATE]), []);
+});
+
+test('matchKinds: the same name in two groups is ambiguous unless qualified', () => {
+  assert.deepEqual(matchKinds('authpolicies', [AUTH, OTHER_AUTH]), [AUTH, OTHER_AUTH]);
+  assert.deepEqual(matchKinds('authpolicies.example.com', [AUTH, OTHER_AUTH]), [OTHER_AUTH]);
+});
+
+test('parsePolicyReference: exactly <resource>/<namespace>/<name>', () => {
+  assert.deepEqual(parsePolicyReference('authpolicies/payments/payments-auth'), { resource: 'authpolicies', namespace: 'payments', name: 'payments-auth' });
+  for (const bad of ['payments-auth', 'payments/payments-auth', 'a/b/c/d', '/payments/x', 'authpolicies//x', 'authpolicies/payments/']) {
+    assert.throws(() => parsePolicyReference(bad), InvalidArgumentError, bad);
+  }
+});
+
+const value = (name: string, v: string | number) => ({ name, fieldValue: typeof v === 'number' ? { type: 'Integer', integer: v } : { type: 'String', string: v } });
+const condition = (type: string) => ({ type, status: 'True', reason: type, message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' });
+
+function work(cluster: string, status: unknown): KubeObject {
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { name: 'authpolicies-payments-payments-auth-abcdef', namespace: cluster, generation: 1 },
+    spec: {},
+    ...(status === undefined ? {} : { status }),
+  };
+}
+
+function reported(cluster: string, enforced: [string, string, string]): KubeObject {
+  const [status, reason, message] = enforced;
+  return work(cluster, {
+    conditions: [condition('Applied'), condition('Available')],
+    resourceStatus: {
+      manifests: [
+        {
+          resourceMeta: { ordinal: 0 },
+          statusFeedback: {
+            values: [value('generation', 3), value('enforcedStatus', status), value('enforcedReason', reason), value('enforcedMessage', message), value('enforcedGeneration', 3)],
+          },
+          conditions: [],
+        },
+      ],
+    },
+  });
+}
+
+test('statusFromWorks: per-cluster entries from the works; the summary (truncated) and problems stay the annotation’s', () => {
+  const annotation: PolicyStatus = {
+    summary: { clusters: 4, applied: 2, enforced: 1, overridden: 1, pending: 1, failed: 1, truncated: true },
+    problems: [{ reason: 'NamespaceMismatch', message: 'something the hub found' }],
+  };
+  const works = [
+    reported('c1', ['True', 'Enforced', 'AuthPolicy has been successfully enforced']),
+    reported('c2', ['False', 'Overridden', 'AuthPolicy is overridden by [payments/local]']),
+    work('c3', undefined),
+  ];
+  assert.deepEqual(statusFromWorks(annotation, works), {
+    summary: annotation.summary,
+    problems: annotation.problems,
+    clusters: {
+      c1: { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced', upToDate: true },
+      c2: { state: 'Overridden', applied: true, available: true, enforced: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [payments/local]', upToDate: true },
+      c3: { state: 'Pending', applied: false, available: false, enforced: 'Unknown', reason: 'Pending', message: 'waiting for the ManifestWork status from the cluster', upToDate: false },
+    },
+  });
+  assert.deepEqual(statusFromWorks(annotation, []).clusters, {});
+});

@@ -1,0 +1,277 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClusterFeedback, FeedbackCondition } from '../core/feedback.ts';
+import { aggregatePolicyStatus, type ClusterInput, type PolicyProblem, type PolicyStatus } from '../core/policystatus.ts';
+import {
+  ellipsize,
+  formatExplain,
+  formatExplainJson,
+  formatMatrix,
+  formatRows,
+  formatRowsJson,
+  parseOverriders,
+  wrap,
+  type PolicyRow,
+} from './statusformat.ts';
+
+function work(enforced: FeedbackCondition | undefined, extra: Partial<ClusterFeedback> = {}): ClusterInput {
+  const feedback: ClusterFeedback = {
+    applied: true,
+    available: true,
+    appliedObservedCurrent: true,
+    generation: 1,
+    enforcedGeneration: 1,
+    accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
+    extra: {},
+    ...extra,
+  };
+  if (enforced) feedback.enforced = enforced;
+  return { state: 'work', feedback };
+}
+
+const ENFORCED = work({ status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' });
+const overridden = (by: string): ClusterInput => work({ status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [${by}]` });
+const PARTIAL = work({
+  status: 'True',
+  reason: 'PartiallyEnforced',
+  message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [payments/local-https]',
+});
+const FAILED = work(undefined, { accepted: { status: 'False', reason: 'TargetNotFound', message: 'gateway gw not found' } });
+
+function status(clusters: Record<string, ClusterInput>, problems: PolicyProblem[] = []): PolicyStatus {
+  return aggregatePolicyStatus({ clusters, problems });
+}
+
+function row(kind: string, namespace: string, name: string, s: PolicyStatus): PolicyRow {
+  const resource = `${kind.toLowerCase().replace(/y$/, 'ie')}s`; // AuthPolicy → authpolicies
+  return { group: 'kuadrant.io', version: 'v1', resource, kind, namespace, name, status: s };
+}
+
+const CROSS_NAMESPACE: PolicyProblem[] = [
+  {
+    reason: 'TargetNotSynced',
+    message:
+      "spec.targetRef: CrossNamespace: Gateway other/gw is not in the policy's namespace payments; cross-namespace targets are not supported",
+  },
+  { reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' },
+];
+
+const AUTH = row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': ENFORCED, 'spoke-2': overridden('payments/local-auth') }));
+const RATE = row('RateLimitPolicy', 'payments', 'payments-rl', status({}, CROSS_NAMESPACE));
+
+function lines(text: string): string[] {
+  assert.ok(text.endsWith('\n'), 'output ends with a newline');
+  const out = text.slice(0, -1).split('\n');
+  for (const l of out) assert.ok(Array.from(l).length <= 80, `longer than 80 columns: ${JSON.stringify(l)}`);
+  for (const l of out) assert.equal(l, l.trimEnd(), `trailing blanks: ${JSON.stringify(l)}`);
+  return out;
+}
+
+test('table: one line per policy with enforced/clusters and the counts; problems listed below', () => {
+  assert.deepEqual(lines(formatRows([AUTH, RATE], false)), [
+    'POLICY                                ENFORCED  OVERRIDDEN  PENDING  FAILED',
+    'AuthPolicy/payments/payments-auth     1/2       1           0        0',
+    'RateLimitPolicy/payments/payments-rl  0/0       0           0        0',
+    '',
+    '! RateLimitPolicy/payments/payments-rl: NotSynced, TargetNotSynced',
+  ]);
+});
+
+test('table: no policies', () => {
+  assert.equal(formatRows([], false), 'no synced policies\n');
+  assert.equal(formatRows([], true), 'no synced policies\n');
+});
+
+test('table: a long policy name is cut with … to keep 80 columns; a short one is not', () => {
+  const long = row('BackendTrafficPolicy', 'payments-production', 'payments-backend-traffic-policy-for-checkout', status({ c1: ENFORCED }));
+  assert.deepEqual(lines(formatRows([long, AUTH], false)), [
+    'POLICY                                     ENFORCED  OVERRIDDEN  PENDING  FAILED',
+    'BackendTrafficPolicy/payments-production…  1/1       0           0        0',
+    'AuthPolicy/payments/payments-auth          1/2       1           0        0',
+  ]);
+});
+
+test('wide: the table, then the matrix with full state names when they fit', () => {
+  const pending = row('AuthPolicy', 'shop', 'shop-auth', status({ 'spoke-1': { state: 'pending' }, 'spoke-2': PARTIAL }));
+  assert.deepEqual(lines(formatRows([AUTH, pending, RATE], true)), [
+    'POLICY                                ENFORCED  OVERRIDDEN  PENDING  FAILED',
+    'AuthPolicy/payments/payments-auth     1/2       1           0        0',
+    'AuthPolicy/shop/shop-auth             1/2       0           1        0',
+    'RateLimitPolicy/payments/payments-rl  0/0       0           0        0',
+    '',
+    '! RateLimitPolicy/payments/payments-rl: NotSynced, TargetNotSynced',
+    '',
+    'POLICY                                spoke-1   spoke-2',
+    'AuthPolicy/payments/payments-auth     Enforced  Overridden',
+    'AuthPolicy/shop/shop-auth             Pending   Partial',
+    'RateLimitPolicy/payments/payments-rl  -         -',
+    '',
+    'legend: Partial = PartiallyEnforced, - = not synced to that cluster',
+  ]);
+});
+
+test('wide: four clusters fit 80 columns with abbreviated states and a legend', () => {
+  const rows = [
+    row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': ENFORCED, 'spoke-2': overridden('payments/a'), 'spoke-3': PARTIAL, 'spoke-4': FAILED })),
+    row('RateLimitPolicy', 'payments', 'payments-ratelimit', status({ 'spoke-1': { state: 'pending' }, 'spoke-3': ENFORCED })),
+  ];
+  assert.deepEqual(lines(`${formatMatrix(rows).join('\n')}\n`), [
+    'POLICY                                       spoke-1  spoke-2  spoke-3  spoke-4',
+    'AuthPolicy/payments/payments-auth            Enf      Ovr      Part     Fail',
+    'RateLimitPolicy/payments/payments-ratelimit  Pend     -        Enf      -',
+    '',
+    'legend: Enf = Enforced, Part = PartiallyEnforced, Ovr = Overridden,',
+    '        Pend = Pending, Fail = Failed, - = not synced to that cluster',
+  ]);
+});
+
+test('wide: many clusters are split over blocks of at most 80 columns; long cluster names are cut', () => {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 1; i <= 12; i++) clusters[`cluster-${String(i).padStart(2, '0')}`] = ENFORCED;
+  clusters['a-very-long-cluster-name-from-the-fleet'] = ENFORCED;
+  const out = lines(`${formatMatrix([AUTH, row('AuthPolicy', 'shop', 'shop-auth', status(clusters))]).join('\n')}\n`);
+  assert.deepEqual(out, [
+    'POLICY                             a-very-long-cluster…  cluster-01  cluster-02',
+    'AuthPolicy/payments/payments-auth  -                     -           -',
+    'AuthPolicy/shop/shop-auth          Enf                   Enf         Enf',
+    '',
+    'POLICY                             cluster-03  cluster-04  cluster-05',
+    'AuthPolicy/payments/payments-auth  -           -           -',
+    'AuthPolicy/shop/shop-auth          Enf         Enf         Enf',
+    '',
+    'POLICY                             cluster-06  cluster-07  cluster-08',
+    'AuthPolicy/payments/payments-auth  -           -           -',
+    'AuthPolicy/shop/shop-auth          Enf         Enf         Enf',
+    '',
+    'POLICY                             cluster-09  cluster-10  cluster-11',
+    'AuthPolicy/payments/payments-auth  -           -           -',
+    'AuthPolicy/shop/shop-auth          Enf         Enf         Enf',
+    '',
+    'POLICY                             cluster-12  spoke-1  spoke-2',
+    'AuthPolicy/payments/payments-auth  -           Enf      Ovr',
+    'AuthPolicy/shop/shop-auth          Enf         -        -',
+    '',
+    'legend: Enf = Enforced, Ovr = Overridden, - = not synced to that cluster',
+  ]);
+});
+
+test('explain: summary, no problems, per cluster state/reason/message/overridden by/upToDate/applied/available', () => {
+  assert.deepEqual(lines(formatExplain(AUTH)), [
+    'Policy:     AuthPolicy payments/payments-auth',
+    'Resource:   authpolicies.kuadrant.io (v1)',
+    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+    'Problems:   none',
+    'Clusters:',
+    '  spoke-1:',
+    '    state:          Enforced',
+    '    reason:         Enforced',
+    '    message:        AuthPolicy has been successfully enforced',
+    '    upToDate:       true',
+    '    applied:        true',
+    '    available:      true',
+    '  spoke-2:',
+    '    state:          Overridden',
+    '    reason:         Overridden',
+    '    message:        AuthPolicy is overridden by [payments/local-auth]',
+    '    overridden by:  payments/local-auth',
+    '    upToDate:       true',
+    '    applied:        true',
+    '    available:      true',
+  ]);
+});
+
+test('explain: several overriding policies one per line; a partial override says where; long messages wrap', () => {
+  const r = row(
+    'AuthPolicy',
+    'payments',
+    'payments-auth',
+    status({ 'spoke-1': overridden('payments/local-auth, payments/local-auth-2'), 'spoke-2': PARTIAL, 'spoke-3': { state: 'pending' } }),
+  );
+  assert.deepEqual(lines(formatExplain(r)).slice(4), [
+    'Clusters:',
+    '  spoke-1:',
+    '    state:          Overridden',
+    '    reason:         Overridden',
+    '    message:        AuthPolicy is overridden by [payments/local-auth,',
+    '                    payments/local-auth-2]',
+    '    overridden by:  payments/local-auth',
+    '                    payments/local-auth-2',
+    '    upToDate:       true',
+    '    applied:        true',
+    '    available:      true',
+    '  spoke-2:',
+    '    state:          Enforced',
+    '    reason:         PartiallyEnforced',
+    '    message:        AuthPolicy is partially overridden: listener "https" of',
+    '                    Gateway gw by [payments/local-https]',
+    '    overridden by:  payments/local-https (listener "https" of Gateway gw)',
+    '    upToDate:       true',
+    '    applied:        true',
+    '    available:      true',
+    '  spoke-3:',
+    '    state:          Pending',
+    '    reason:         Pending',
+    '    message:        waiting for the ManifestWork status from the cluster',
+    '    upToDate:       false',
+    '    applied:        false',
+    '    available:      false',
+  ]);
+});
+
+test('explain: problems wrapped, no clusters', () => {
+  assert.deepEqual(lines(formatExplain(RATE)), [
+    'Policy:     RateLimitPolicy payments/payments-rl',
+    'Resource:   ratelimitpolicies.kuadrant.io (v1)',
+    'Summary:    0 clusters: 0 enforced, 0 overridden, 0 pending, 0 failed; 0 applied',
+    'Problems:',
+    '  NotSynced: no target of this policy can be synced: it has no ManifestWorks',
+    '  TargetNotSynced: spec.targetRef: CrossNamespace: Gateway other/gw is not in',
+    "    the policy's namespace payments; cross-namespace targets are not supported",
+    'Clusters:   none',
+  ]);
+});
+
+test('explain: a truncated annotation says where the per-cluster part comes from', () => {
+  const s: PolicyStatus = { ...AUTH.status, summary: { ...AUTH.status.summary, truncated: true } };
+  const out = lines(formatExplain({ ...AUTH, status: s }));
+  assert.deepEqual(out.slice(2, 6), [
+    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+    'Note:       the status annotation holds the summary only (too large);',
+    '            per-cluster detail is read from the ManifestWorks',
+    'Problems:   none',
+  ]);
+});
+
+test('parseOverriders: the full and the partial message forms', () => {
+  assert.deepEqual(parseOverriders('AuthPolicy is overridden by [ns/a, ns/b]'), [{ policy: 'ns/a' }, { policy: 'ns/b' }]);
+  assert.deepEqual(parseOverriders('AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2, ns/l3]'), [
+    { policy: 'ns/l1', where: 'Gateway a' },
+    { policy: 'ns/l2', where: 'listener "https" of Gateway b' },
+    { policy: 'ns/l3', where: 'listener "https" of Gateway b' },
+  ]);
+  assert.deepEqual(parseOverriders('AuthPolicy has been successfully enforced'), []);
+});
+
+test('parseOverriders: a message cut at 256 characters keeps the complete names only', () => {
+  assert.deepEqual(parseOverriders('AuthPolicy is overridden by [ns/a, ns/b, ns/lo…'), [{ policy: 'ns/a' }, { policy: 'ns/b' }]);
+});
+
+test('wrap and ellipsize', () => {
+  assert.deepEqual(wrap('a bb ccc', '> ', '  ', 6), ['> a bb', '  ccc']);
+  assert.deepEqual(wrap('abcdefghij', '> ', '  ', 6), ['> abcd', '  efgh', '  ij']);
+  assert.deepEqual(wrap('', 'x: ', '   '), ['x:']);
+  assert.equal(ellipsize('abcdef', 4), 'abc…');
+  assert.equal(ellipsize('abcd', 4), 'abcd');
+});
+
+test('json: the rows with sorted keys at every level, the same text for the same status', () => {
+  const text = formatRowsJson([AUTH]);
+  const parsed = JSON.parse(text) as Record<string, unknown>[];
+  assert.deepEqual(Object.keys(parsed[0]!), ['group', 'kind', 'name', 'namespace', 'resource', 'status', 'version']);
+  assert.deepEqual(parsed[0]!.status, AUTH.status);
+  assert.ok(text.includes('\n  {\n    "group": "kuadrant.io",\n'));
+  const reordered: PolicyRow = { ...AUTH, status: { clusters: AUTH.status.clusters!, summary: AUTH.status.summary } };
+  assert.equal(formatRowsJson([reordered]), text);
+  assert.equal(formatExplainJson(AUTH), `${JSON.stringify(parsed[0], null, 2)}\n`);
+  assert.equal(formatRowsJson([]), '[]\n');
+});

@@ -1,0 +1,372 @@
+// Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
+// (DESIGN §1, §5). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
+// ordinary names: long policy names are cut with `…`, long messages are wrapped.
+import type { ClusterStatus, PolicyStatus } from '../core/policystatus.ts';
+
+/** What the table and the matrix need of one policy. */
+export interface PolicyRowView {
+  kind: string;
+  namespace: string;
+  name: string;
+  status: PolicyStatus;
+}
+
+/** One synced policy as read from the hub. */
+export interface PolicyRow extends PolicyRowView {
+  group: string;
+  version: string;
+  /** Plural resource name, e.g. `authpolicies`. */
+  resource: string;
+}
+
+export const LINE_WIDTH = 80;
+const GAP = '  ';
+/** The policy column is cut no narrower than this (or its content, when shorter). */
+const MIN_POLICY_WIDTH = 24;
+/** Cluster names in matrix headers are cut past this. */
+const MAX_CLUSTER_HEADER = 20;
+/** When the clusters are split over blocks, the policy column is cut past this. */
+const MAX_BLOCKED_POLICY_WIDTH = 44;
+
+/** Length in code points: what a terminal shows for the (mostly ASCII) names and `…`. */
+function width(text: string): number {
+  return Array.from(text).length;
+}
+
+/** `text` cut to at most `max` code points, `…` marking the cut. */
+export function ellipsize(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  if (max <= 1) return '…'.slice(0, max);
+  return `${chars.slice(0, max - 1).join('')}…`;
+}
+
+function pad(text: string, size: number): string {
+  return text + ' '.repeat(Math.max(0, size - width(text)));
+}
+
+/** Cells padded to their column widths, joined by two spaces, trailing blanks trimmed. */
+function line(cells: readonly string[], widths: readonly number[]): string {
+  return cells
+    .map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!)))
+    .join(GAP)
+    .trimEnd();
+}
+
+/**
+ * Greedy word wrap: the first line starts with `first`, the others with `rest` (usually blanks of the
+ * same width). A word longer than a whole line is split.
+ */
+export function wrap(text: string, first: string, rest: string, lineWidth = LINE_WIDTH): string[] {
+  return wrapTokens(text.split(/\s+/), first, rest, lineWidth);
+}
+
+/** As wrap, with the units to keep together given (e.g. `Enf = Enforced,`): lines break between tokens only. */
+export function wrapTokens(tokens: readonly string[], first: string, rest: string, lineWidth = LINE_WIDTH): string[] {
+  const out: string[] = [];
+  let current = first;
+  let empty = true;
+  const room = (prefix: string): number => Math.max(1, lineWidth - width(prefix));
+  for (const word of tokens.filter((w) => w !== '')) {
+    let chunk = word;
+    for (;;) {
+      const candidate = empty ? current + chunk : `${current} ${chunk}`;
+      if (width(candidate) <= lineWidth) {
+        current = candidate;
+        empty = false;
+        break;
+      }
+      if (!empty) {
+        out.push(current);
+        current = rest;
+        empty = true;
+        continue;
+      }
+      // A word wider than the line: as much as fits here, the remainder on the next line.
+      const fit = room(current);
+      const chars = Array.from(chunk);
+      out.push(current + chars.slice(0, fit).join(''));
+      chunk = chars.slice(fit).join('');
+      current = rest;
+      if (chunk === '') break;
+    }
+  }
+  if (!empty || out.length === 0) out.push(current.trimEnd());
+  return out;
+}
+
+export function policyLabel(row: Pick<PolicyRowView, 'kind' | 'namespace' | 'name'>): string {
+  return `${row.kind}/${row.namespace}/${row.name}`;
+}
+
+/** The argument `policy-sync explain` takes for this policy. */
+export function explainArgument(row: Pick<PolicyRow, 'resource' | 'namespace' | 'name'>): string {
+  return `${row.resource}/${row.namespace}/${row.name}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table: one line per policy with its counts.
+
+const TABLE_HEADER = ['POLICY', 'ENFORCED', 'OVERRIDDEN', 'PENDING', 'FAILED'] as const;
+
+/**
+ * The default table: per policy, `<Kind>/<namespace>/<name>`, enforced out of its clusters, and the
+ * overridden / pending / failed counts; then a `!` line per policy with problems. `wide` adds the
+ * policy × cluster matrix (formatMatrix).
+ */
+export function formatRows(rows: readonly PolicyRowView[], wide: boolean): string {
+  if (rows.length === 0) return 'no synced policies\n';
+  const out = formatTable(rows);
+  if (wide) out.push('', ...formatMatrix(rows));
+  return `${out.join('\n')}\n`;
+}
+
+export function formatTable(rows: readonly PolicyRowView[]): string[] {
+  const cells = rows.map((r) => {
+    const s = r.status.summary;
+    return [policyLabel(r), `${s.enforced}/${s.clusters}`, String(s.overridden), String(s.pending), String(s.failed)];
+  });
+  const widths = TABLE_HEADER.map((h, i) => Math.max(width(h), ...cells.map((c) => width(c[i]!))));
+  const rest = widths.slice(1).reduce((sum, w) => sum + GAP.length + w, 0);
+  widths[0] = Math.max(Math.min(widths[0]!, MIN_POLICY_WIDTH), Math.min(widths[0]!, LINE_WIDTH - rest));
+  const out = [line(TABLE_HEADER, widths)];
+  for (const c of cells) out.push(line([ellipsize(c[0]!, widths[0]), ...c.slice(1)], widths));
+  const troubled = rows.filter((r) => (r.status.problems ?? []).length > 0);
+  if (troubled.length > 0) {
+    out.push('');
+    for (const r of troubled) {
+      const reasons = [...new Set((r.status.problems ?? []).map((p) => p.reason))].join(', ');
+      out.push(...wrap(`${policyLabel(r)}: ${reasons}`, '! ', '    '));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The matrix: one row per policy, one column per cluster.
+
+type Cell = 'Enforced' | 'Partial' | 'Overridden' | 'Pending' | 'Failed' | 'None';
+
+const FULL: Record<Cell, string> = {
+  Enforced: 'Enforced',
+  Partial: 'Partial',
+  Overridden: 'Overridden',
+  Pending: 'Pending',
+  Failed: 'Failed',
+  None: '-',
+};
+const SHORT: Record<Cell, string> = { Enforced: 'Enf', Partial: 'Part', Overridden: 'Ovr', Pending: 'Pend', Failed: 'Fail', None: '-' };
+const MEANING: Record<Cell, string> = {
+  Enforced: 'Enforced',
+  Partial: 'PartiallyEnforced',
+  Overridden: 'Overridden',
+  Pending: 'Pending',
+  Failed: 'Failed',
+  None: 'not synced to that cluster',
+};
+const CELL_ORDER: readonly Cell[] = ['Enforced', 'Partial', 'Overridden', 'Pending', 'Failed', 'None'];
+
+function cellOf(cluster: ClusterStatus | undefined): Cell {
+  if (cluster === undefined) return 'None';
+  if (cluster.state === 'Enforced' && cluster.reason === 'PartiallyEnforced') return 'Partial';
+  return cluster.state;
+}
+
+/**
+ * The policy × cluster matrix. Cells are the cluster's state (`Partial` for PartiallyEnforced, `-`
+ * where the policy is not synced); when full words do not fit 80 columns they are abbreviated, then
+ * long policy names are cut, then the clusters are split over several blocks. A legend explains
+ * every symbol that is not a state's own name.
+ */
+export function formatMatrix(rows: readonly PolicyRowView[]): string[] {
+  const clusters = [...new Set(rows.flatMap((r) => Object.keys(r.status.clusters ?? {})))].sort();
+  const cells = rows.map((r) => clusters.map((c) => cellOf(Object.hasOwn(r.status.clusters ?? {}, c) ? r.status.clusters?.[c] : undefined)));
+  const used = new Set(cells.flat());
+  const headers = clusters.map((c) => ellipsize(c, MAX_CLUSTER_HEADER));
+  const labels = rows.map(policyLabel);
+  const policyWidth = Math.max(width('POLICY'), ...labels.map(width));
+
+  const columnWidths = (names: Record<Cell, string>): number[] =>
+    clusters.map((_, j) => Math.max(width(headers[j]!), ...cells.map((row) => width(names[row[j]!]))));
+  const total = (policy: number, columns: readonly number[]): number => policy + columns.reduce((s, w) => s + GAP.length + w, 0);
+
+  let names = FULL;
+  let columns = columnWidths(FULL);
+  if (total(policyWidth, columns) > LINE_WIDTH) {
+    names = SHORT;
+    columns = columnWidths(SHORT);
+  }
+  const minPolicy = Math.min(policyWidth, MIN_POLICY_WIDTH);
+  // One block, cutting long policy names if need be; else blocks of as many clusters as fit beside a
+  // policy column of a width that leaves most of the line to the clusters.
+  const all = clusters.map((_, j) => j);
+  let blocks: number[][];
+  let policyColumn: number;
+  if (total(minPolicy, columns) <= LINE_WIDTH) {
+    blocks = [all];
+    policyColumn = Math.max(minPolicy, Math.min(policyWidth, LINE_WIDTH - total(0, columns)));
+  } else {
+    policyColumn = Math.min(policyWidth, Math.max(minPolicy, MAX_BLOCKED_POLICY_WIDTH));
+    blocks = [];
+    let block: number[] = [];
+    for (const j of all) {
+      if (block.length > 0 && total(policyColumn, [...block, j].map((k) => columns[k]!)) > LINE_WIDTH) {
+        blocks.push(block);
+        block = [];
+      }
+      block.push(j);
+    }
+    blocks.push(block);
+  }
+
+  const out: string[] = [];
+  for (const [b, indexes] of blocks.entries()) {
+    if (b > 0) out.push('');
+    const widths = [policyColumn, ...indexes.map((j) => columns[j]!)];
+    out.push(line(['POLICY', ...indexes.map((j) => headers[j]!)], widths));
+    rows.forEach((_, i) => {
+      out.push(line([ellipsize(labels[i]!, policyColumn), ...indexes.map((j) => names[cells[i]![j]!])], widths));
+    });
+  }
+
+  const legend = CELL_ORDER.filter((c) => used.has(c) && names[c] !== MEANING[c]).map((c) => `${names[c]} = ${MEANING[c]}`);
+  if (legend.length > 0) out.push('', ...wrapTokens(legend.map((l, i) => (i < legend.length - 1 ? `${l},` : l)), 'legend: ', '        '));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// explain: one policy in detail.
+
+/** A local policy that overrides the synced one, and where (for a partial override). */
+export interface Overrider {
+  policy: string;
+  where?: string;
+}
+
+/**
+ * The overriding local policies named by the spoke agent's Enforced message (DESIGN §6):
+ * `AuthPolicy is overridden by [ns/l1, ns/l2]`, or
+ * `AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2]`.
+ * A list cut short by the 256-character limit keeps its complete names only. Empty when the message
+ * has neither form.
+ */
+export function parseOverriders(message: string): Overrider[] {
+  const full = /^\S+ is overridden by \[(.*)$/.exec(message);
+  if (full) return names(full[1]!).map((policy) => ({ policy }));
+  const partial = /^\S+ is partially overridden: (.*)$/.exec(message);
+  if (!partial) return [];
+  const out: Overrider[] = [];
+  for (const part of partial[1]!.split('; ')) {
+    const m = /^(.*?) by \[(.*)$/.exec(part);
+    if (m) for (const policy of names(m[2]!)) out.push({ policy, where: m[1]! });
+  }
+  return out;
+}
+
+/** `ns/a, ns/b]` → [ns/a, ns/b]; without the closing bracket (a cut message), the last, cut, name is dropped. */
+function names(list: string): string[] {
+  const close = list.indexOf(']');
+  const items = (close >= 0 ? list.slice(0, close) : list).split(', ').map((s) => s.trim());
+  if (close < 0) items.pop();
+  return items.filter((s) => /^[^\s/]+\/[^\s/]+$/.test(s));
+}
+
+const TOP_LABEL = 12; // `Resource:` and friends, padded
+const FIELD_INDENT = '    ';
+const FIELD_LABEL = 16; // `overridden by:` and friends, padded
+
+function field(label: string, value: string, indent: string, labelWidth: number): string[] {
+  const first = indent + pad(`${label}:`, labelWidth);
+  return wrap(value === '' ? '-' : value, first, ' '.repeat(width(first)));
+}
+
+/**
+ * `policy-sync explain`: the policy, its summary, its problems, and per cluster its state, reason,
+ * message, the overriding local policies (parsed from an Overridden / PartiallyEnforced message),
+ * upToDate, applied and available.
+ */
+export function formatExplain(row: PolicyRow): string {
+  const { status } = row;
+  const s = status.summary;
+  const top = (label: string, value: string): string[] => field(label, value, '', TOP_LABEL);
+  const out: string[] = [];
+  out.push(...top('Policy', `${row.kind} ${row.namespace}/${row.name}`));
+  out.push(...top('Resource', `${row.group === '' ? row.resource : `${row.resource}.${row.group}`} (${row.version})`));
+  out.push(
+    ...top(
+      'Summary',
+      `${s.clusters} ${s.clusters === 1 ? 'cluster' : 'clusters'}: ${s.enforced} enforced, ${s.overridden} overridden, ` +
+        `${s.pending} pending, ${s.failed} failed; ${s.applied} applied`,
+    ),
+  );
+  if (s.truncated) {
+    out.push(...top('Note', 'the status annotation holds the summary only (too large); per-cluster detail is read from the ManifestWorks'));
+  }
+  const problems = status.problems ?? [];
+  if (problems.length === 0) {
+    out.push(...top('Problems', 'none'));
+  } else {
+    out.push('Problems:');
+    for (const p of problems) out.push(...wrap(`${p.reason}: ${p.message}`, '  ', FIELD_INDENT));
+  }
+  const clusters = Object.entries(status.clusters ?? {});
+  if (clusters.length === 0) {
+    out.push(...top('Clusters', 'none'));
+  } else {
+    out.push('Clusters:');
+    for (const [name, c] of clusters) {
+      out.push(`  ${name}:`);
+      const f = (label: string, value: string): string[] => field(label, value, FIELD_INDENT, FIELD_LABEL);
+      out.push(...f('state', c.state), ...f('reason', c.reason), ...f('message', c.message));
+      if (c.reason === 'Overridden' || c.reason === 'PartiallyEnforced') {
+        const by = parseOverriders(c.message);
+        const lead = FIELD_INDENT + pad('overridden by:', FIELD_LABEL);
+        by.forEach((o, i) => {
+          const text = o.where === undefined ? o.policy : `${o.policy} (${o.where})`;
+          out.push(...wrap(text, i === 0 ? lead : ' '.repeat(width(lead)), ' '.repeat(width(lead) + 2)));
+        });
+      }
+      out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON: for scripts.
+
+/** Keys sorted at every level, two-space indent: the same status gives the same text. */
+export function stableJson(value: unknown): string {
+  return `${JSON.stringify(sortKeys(value), null, 2)}\n`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    return Object.fromEntries(Object.keys(record).sort().map((k) => [k, sortKeys(record[k])]));
+  }
+  return value;
+}
+
+/** `status -o json`: the rows, each {group, kind, name, namespace, resource, status, version}. */
+export function formatRowsJson(rows: readonly PolicyRow[]): string {
+  return stableJson(rows.map(rowJson));
+}
+
+/** `explain -o json`: the one row, as in `status -o json`. */
+export function formatExplainJson(row: PolicyRow): string {
+  return stableJson(rowJson(row));
+}
+
+function rowJson(row: PolicyRow): Record<string, unknown> {
+  return {
+    group: row.group,
+    version: row.version,
+    resource: row.resource,
+    kind: row.kind,
+    namespace: row.namespace,
+    name: row.name,
+    status: row.status,
+  };
+}

@@ -1,0 +1,233 @@
+// Prometheus metrics (DESIGN §8): one prom-client Registry per process with controller-runtime's and
+// client-go's metric names, the process defaults, and policy-sync's own gauges. The work queues and
+// controller runners report through the observers made here; gauges that describe caches are computed
+// at scrape time from the collectors a controller registers, never updated in hot paths.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ControllerObserver, ReconcileOutcome } from './runner.ts';
+import type { WorkQueueObserver } from './workqueue.ts';
+
+export type WorkStateLabel = 'applied' | 'failed' | 'pending';
+export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed';
+
+const RESULTS: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
+const WORK_STATES: readonly WorkStateLabel[] = ['applied', 'failed', 'pending'];
+const CLUSTER_STATUSES: readonly ClusterStatusLabel[] = ['enforced', 'overridden', 'pending', 'failed'];
+
+/** controller-runtime's reconcile_time_seconds buckets. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5,
+  4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's workqueue duration buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1000 s. */
+const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
+/** Where the policysync_* gauges read their values from at scrape time; absent ones are not exposed. */
+export interface PolicySyncCollectors {
+  /** The hub's ManifestWorks by state (policysync_works). */
+  works?: () => Record<WorkStateLabel, number>;
+  /** Clusters by status, summed over policies (policysync_clusters). */
+  clusters?: () => Record<ClusterStatusLabel, number>;
+  /** Policy kinds watched (policysync_watched_kinds). */
+  watchedKinds?: () => number;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC, …). Default true. */
+  defaultMetrics?: boolean;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  #collectors: PolicySyncCollectors = {};
+
+  readonly #reconcileTotal: Counter<'controller' | 'result'>;
+  readonly #reconcileErrors: Counter<'controller'>;
+  readonly #reconcileTime: Histogram<'controller'>;
+  readonly #activeWorkers: Gauge<'controller'>;
+  readonly #depth: Gauge<'name'>;
+  readonly #adds: Counter<'name'>;
+  readonly #retries: Counter<'name'>;
+  readonly #queueDuration: Histogram<'name'>;
+  readonly #workDuration: Histogram<'name'>;
+  readonly #leader: Gauge<'name'>;
+  readonly #clientRequests: Counter<'method' | 'code'>;
+  readonly #clientWrites: Counter<'resource'>;
+
+  constructor(opts: MetricsOptions = {}) {
+    const registers = [this.registry];
+    this.#reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.#reconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.#reconcileTime = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    });
+    this.#activeWorkers = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.#depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers });
+    this.#adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers });
+    this.#retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers });
+    this.#queueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.#workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.#leader = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
+      labelNames: ['name'],
+      registers,
+    });
+    this.#clientRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Number of HTTP requests to the apiserver, partitioned by method and status code',
+      labelNames: ['method', 'code'],
+      registers,
+    });
+    this.#clientWrites = new Counter({
+      name: 'policysync_client_writes_total',
+      help: 'Writes this process made to persisted objects, by resource (reviews and leases excluded)',
+      labelNames: ['resource'],
+      registers,
+    });
+
+    const collectors = (): PolicySyncCollectors => this.#collectors;
+    new Gauge({
+      name: 'policysync_works',
+      help: 'ManifestWorks of this hub controller by state: applied, failed (Applied=False), pending (no current Applied condition yet)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = collectors().works?.();
+        if (counts) for (const state of WORK_STATES) this.set({ state }, counts[state]);
+      },
+    });
+    new Gauge({
+      name: 'policysync_clusters',
+      help: 'Clusters by status in the latest aggregated status of each synced policy, summed over policies',
+      labelNames: ['status'],
+      registers,
+      collect() {
+        const counts = collectors().clusters?.();
+        if (counts) for (const status of CLUSTER_STATUSES) this.set({ status }, counts[status]);
+      },
+    });
+    new Gauge({
+      name: 'policysync_watched_kinds',
+      help: 'Number of policy kinds watched',
+      registers,
+      collect() {
+        const kinds = collectors().watchedKinds?.();
+        if (kinds !== undefined) this.set(kinds);
+      },
+    });
+
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Registers where the policysync_* gauges read from (replacing earlier ones). */
+  setCollectors(collectors: PolicySyncCollectors): void {
+    this.#collectors = { ...collectors };
+  }
+
+  /** leader_election_master_status{name}: 1 while this process holds the lease `name`, else 0. */
+  setLeader(name: string, leader: boolean): void {
+    this.#leader.set({ name }, leader ? 1 : 0);
+  }
+
+  /** Counts one apiserver request (KubeHttp's onResponse hook). */
+  clientRequest(method: string, path: string, code: number): void {
+    this.#clientRequests.inc({ method, code: String(code) });
+    const resource = writtenResource(method, path);
+    if (resource !== undefined && code >= 200 && code < 300) this.#clientWrites.inc({ resource });
+  }
+
+  /** The observer for the WorkQueue called `name`; its series start at 0. */
+  workQueueObserver(name: string): WorkQueueObserver {
+    const labels = { name };
+    const depth = this.#depth.labels(labels);
+    const adds = this.#adds.labels(labels);
+    const retries = this.#retries.labels(labels);
+    const queueDuration = this.#queueDuration.labels(labels);
+    const workDuration = this.#workDuration.labels(labels);
+    depth.set(0);
+    adds.inc(0);
+    retries.inc(0);
+    this.#queueDuration.zero(labels);
+    this.#workDuration.zero(labels);
+    return {
+      onAdd: () => adds.inc(),
+      onDepth: (n) => depth.set(n),
+      onGet: (_key, queuedMs) => queueDuration.observe(queuedMs / 1000),
+      onDone: (_key, workMs) => workDuration.observe(workMs / 1000),
+      onRetry: () => retries.inc(),
+    };
+  }
+
+  /** The observer for the ControllerRunner called `controller`; its series start at 0. */
+  controllerObserver(controller: string): ControllerObserver {
+    const labels = { controller };
+    const totals = new Map(RESULTS.map((result) => [result, this.#reconcileTotal.labels({ controller, result })]));
+    const errors = this.#reconcileErrors.labels(labels);
+    const time = this.#reconcileTime.labels(labels);
+    const active = this.#activeWorkers.labels(labels);
+    for (const total of totals.values()) total.inc(0);
+    errors.inc(0);
+    this.#reconcileTime.zero(labels);
+    active.set(0);
+    return {
+      onReconcile: (event) => {
+        totals.get(event.result)?.inc();
+        if (event.result === 'error') errors.inc();
+        time.observe(event.durationMs / 1000);
+      },
+      onActiveWorkers: (_controller, n) => active.set(n),
+    };
+  }
+
+  /** The text exposition of every metric, in the shape ProbeServer's `metrics` option takes. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Not persisted objects (reviews) and the lease heartbeat: not what "writes" means to an operator. */
+const NOT_WRITES = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'tokenreviews', 'leases']);
+
+/** The resource (with subresource) a mutating request writes, from its path; undefined for reads. */
+export function writtenResource(method: string, path: string): string | undefined {
+  if (!WRITES.has(method)) return undefined;
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  // /api/v1[/namespaces/ns]/resource[/name[/sub]] or /apis/group/version[/namespaces/ns]/resource[/name[/sub]]
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [resource, , sub] = rest;
+  if (!resource || NOT_WRITES.has(resource)) return undefined;
+  return sub ? `${resource}/${sub}` : resource;
+}

@@ -1,0 +1,378 @@
+// `policy-sync status` and `policy-sync explain` as a person runs them: a known state is built on the
+// sandbox through the real flow (hub controller, spoke agents and OCM work agents; a policy enforced on
+// spoke-1 and overridden by a local policy on spoke-2, one placed on no cluster, one targeting a Gateway
+// whose class does not sync its kind), then the real CLI runs as a child process and its output is
+// checked line by line.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { repoRoot } from '../../hack/sandbox/layout.ts';
+import { logTail } from '../../hack/sandbox/processes.ts';
+import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Condition } from '../../src/core/conditions.ts';
+import { controllerLabelValue, readSourceRef } from '../../src/core/manifestwork.ts';
+import type { ClusterStatus, PolicyStatus } from '../../src/core/policystatus.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES } from '../../src/kube/resource.ts';
+import { mergePatch } from '../../src/kube/writes.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  AUTH_POLICIES,
+  RATE_LIMIT_POLICIES,
+  apply,
+  authPolicy,
+  createNamespace,
+  gateway,
+  gatewayClass,
+  get,
+  list,
+  paramsConfigMap,
+  placementDecision,
+  rateLimitPolicy,
+  remove,
+} from '../support/fixtures.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
+import { testSandbox } from '../support/sandbox.ts';
+
+const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
+const controllerName = testControllerName('status');
+const ns = uniqueName('status');
+const className = uniqueName('class');
+/** A second class of ours whose params list AuthPolicies only. */
+const authOnlyClass = uniqueName('class');
+const ENFORCED_MESSAGE = 'AuthPolicy has been successfully enforced';
+
+// The three hub policies, and how the table names them.
+const AUTH = 'auth';
+const UNPLACED = 'auth-unplaced';
+const UNLISTED = 'rl-unlisted';
+const authLabel = `AuthPolicy/${ns}/${AUTH}`;
+const unplacedLabel = `AuthPolicy/${ns}/${UNPLACED}`;
+const unlistedLabel = `RateLimitPolicy/${ns}/${UNLISTED}`;
+
+let sandbox: Sandbox;
+let hub: KubeHttp;
+let spokes: Map<string, KubeHttp>;
+let controller: RunningHub | undefined;
+let agents: RunningSpoke[] = [];
+
+before(async () => {
+  sandbox = await testSandbox();
+  hub = hubHttp(sandbox);
+  spokes = new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+  for (const spoke of spokes.values()) {
+    await createNamespace(spoke, SPOKE_CONFIG.namespace);
+    await createNamespace(spoke, ns);
+    await apply(spoke, gateway(ns, 'gw', 'spoke-gateways'));
+  }
+  await createNamespace(hub, ns);
+  await apply(
+    hub,
+    paramsConfigMap(ns, 'params', {
+      policiesToSync: [
+        { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' },
+        { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' },
+      ],
+    }),
+  );
+  await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
+  await apply(hub, paramsConfigMap(ns, 'params-auth-only', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
+  await apply(hub, gatewayClass(authOnlyClass, { namespace: ns, name: 'params-auth-only' }, controllerName));
+  await apply(hub, gateway(ns, 'auth-only-gw', authOnlyClass, 'all-spokes'));
+  await apply(hub, gateway(ns, 'gw', className, 'all-spokes'));
+  await apply(hub, gateway(ns, 'lonely', className)); // no Placement: on no cluster
+  await apply(hub, placementDecision(ns, 'all-spokes', sandbox.spokes.map((s) => s.name)));
+  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG });
+  agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG)));
+  for (const agent of agents) {
+    await eventually(() => Promise.resolve(agent.controller.watchedKinds().length === 2), {
+      what: `${agent.cluster}'s agent to watch both kinds`,
+      context: agentLogs,
+    });
+  }
+});
+
+after(async () => {
+  await Promise.all(agents.map((a) => a.stop()));
+  // A hub controller again (the truncated-annotation test stops it), to delete the works it made.
+  controller ??= await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG });
+  await remove(hub, authPolicy(ns, AUTH, 'gw'));
+  await remove(hub, authPolicy(ns, UNPLACED, 'lonely'));
+  await remove(hub, rateLimitPolicy(ns, UNLISTED, 'auth-only-gw'));
+  const ourWorks = `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`;
+  await eventually(async () => (await list(hub, RESOURCES.manifestWorks, undefined, ourWorks)).every((w) => readSourceRef(w)?.namespace !== ns), {
+    what: 'the works of the policies to go',
+  }).catch(() => undefined);
+  await eventually(async () => (await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, AUTH)) === undefined, { what: 'the copy to go' }).catch(() => undefined);
+  await controller.stop();
+  await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
+  await remove(hub, gatewayClass(authOnlyClass, { namespace: ns, name: 'params-auth-only' }));
+  await remove(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  for (const spoke of spokes.values()) {
+    await remove(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    spoke.destroy();
+  }
+  hub.destroy();
+});
+
+function agentLogs(): string {
+  return sandbox.spokes.map((s) => `work-agent/${s.name}:\n${logTail(sandbox.logOf(`work-agent/${s.name}`), 10)}`).join('\n');
+}
+
+async function hubStatus(resource: typeof AUTH_POLICIES, name: string): Promise<PolicyStatus | undefined> {
+  const text = (await get(hub, resource, ns, name))?.metadata.annotations?.['policysync.kuadrant.io/status'];
+  return text === undefined ? undefined : (JSON.parse(text) as PolicyStatus);
+}
+
+/** Waits until the hub annotation of the policy is exactly `expected`. */
+async function settled(resource: typeof AUTH_POLICIES, name: string, expected: PolicyStatus): Promise<void> {
+  let last: PolicyStatus | undefined;
+  await eventually(
+    async () => {
+      last = await hubStatus(resource, name);
+      try {
+        assert.deepEqual(last, expected);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { what: `the hub status of ${name}`, timeoutMs: 60_000, intervalMs: 50, context: () => `last seen: ${JSON.stringify(last)}\n${agentLogs()}` },
+  );
+}
+
+/** Writes Accepted and Enforced on a spoke copy, as the spoke's policy controller would. */
+async function writeSpokeStatus(cluster: string): Promise<void> {
+  const spoke = spokes.get(cluster)!;
+  const copy = await eventually(async () => get(spoke, AUTH_POLICIES, ns, AUTH), { what: `the copy on ${cluster}`, context: agentLogs });
+  const generation = copy.metadata.generation;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const conditions: Condition[] = [
+    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
+    { type: 'Enforced', status: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, observedGeneration: generation, lastTransitionTime: now },
+  ];
+  await mergePatch(spoke, AUTH_POLICIES, ns, AUTH, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
+}
+
+const enforced: ClusterStatus = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, upToDate: true };
+const overridden: ClusterStatus = {
+  state: 'Overridden',
+  applied: true,
+  available: true,
+  enforced: 'False',
+  reason: 'Overridden',
+  message: `AuthPolicy is overridden by [${ns}/local-auth]`,
+  upToDate: true,
+};
+const AUTH_STATUS: PolicyStatus = {
+  summary: { clusters: 2, applied: 2, enforced: 1, overridden: 1, pending: 0, failed: 0 },
+  clusters: { 'spoke-1': enforced, 'spoke-2': overridden },
+};
+const UNPLACED_STATUS: PolicyStatus = {
+  summary: { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 },
+  clusters: {},
+  problems: [{ reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' }],
+};
+const UNLISTED_STATUS: PolicyStatus = {
+  summary: { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 },
+  clusters: {},
+  problems: [
+    { reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' },
+    {
+      reason: 'TargetNotSynced',
+      message: `spec.targetRef: KindNotSynced: the GatewayClass of Gateway ${ns}/auth-only-gw does not list ratelimitpolicies.v1.kuadrant.io in policiesToSync`,
+    },
+  ],
+};
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The real CLI, as a child process, against the sandbox hub with this test's controller name. */
+function cli(...args: string[]): Promise<CliResult> {
+  const argv = [join(repoRoot, 'bin', 'policy-sync.js'), ...args, '--kubeconfig', sandbox.hub.kubeconfig, '--controller-name', controllerName];
+  return new Promise((resolve) => {
+    execFile(process.execPath, argv, { cwd: repoRoot, timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Runs the CLI, expects success, and returns its output lines. Text output is checked to fit 80
+ * columns; JSON is for scripts (a message alone may be 256 characters) and is not.
+ */
+async function output(...args: string[]): Promise<string[]> {
+  const result = await cli(...args);
+  assert.equal(result.code, 0, `policy-sync ${args.join(' ')} failed: ${result.stderr}`);
+  assert.equal(result.stderr, '');
+  assert.ok(result.stdout.endsWith('\n'));
+  const lines = result.stdout.slice(0, -1).split('\n');
+  if (!args.includes('json')) {
+    for (const l of lines) assert.ok(Array.from(l).length <= 80, `longer than 80 columns: ${JSON.stringify(l)}`);
+  }
+  return lines;
+}
+
+test('the known state: enforced on spoke-1, overridden on spoke-2; no clusters; a kind the class does not sync', async () => {
+  await apply(hub, authPolicy(ns, AUTH, 'gw'));
+  for (const cluster of spokes.keys()) await writeSpokeStatus(cluster);
+  await settled(AUTH_POLICIES, AUTH, {
+    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
+    clusters: { 'spoke-1': enforced, 'spoke-2': enforced },
+  });
+  await apply(spokes.get('spoke-2')!, authPolicy(ns, 'local-auth', 'gw'));
+
+  await apply(hub, rateLimitPolicy(ns, UNLISTED, 'auth-only-gw'));
+  await apply(hub, authPolicy(ns, UNPLACED, 'lonely'));
+
+  await settled(AUTH_POLICIES, AUTH, AUTH_STATUS);
+  await settled(AUTH_POLICIES, UNPLACED, UNPLACED_STATUS);
+  await settled(RATE_LIMIT_POLICIES, UNLISTED, UNLISTED_STATUS);
+});
+
+const width = Math.max(authLabel.length, unplacedLabel.length, unlistedLabel.length);
+const TABLE = [
+  `${'POLICY'.padEnd(width)}  ENFORCED  OVERRIDDEN  PENDING  FAILED`,
+  `${authLabel.padEnd(width)}  1/2       1           0        0`,
+  `${unplacedLabel.padEnd(width)}  0/0       0           0        0`,
+  `${unlistedLabel.padEnd(width)}  0/0       0           0        0`,
+  '',
+  `! ${unplacedLabel}: NoClusters`,
+  `! ${unlistedLabel}: NotSynced, TargetNotSynced`,
+];
+const MATRIX = [
+  `${'POLICY'.padEnd(width)}  spoke-1   spoke-2`,
+  `${authLabel.padEnd(width)}  Enforced  Overridden`,
+  `${unplacedLabel.padEnd(width)}  -         -`,
+  `${unlistedLabel.padEnd(width)}  -         -`,
+  '',
+  'legend: - = not synced to that cluster',
+];
+const EXPLAIN_AUTH_HEAD = [
+  `Policy:     AuthPolicy ${ns}/${AUTH}`,
+  'Resource:   authpolicies.kuadrant.io (v1)',
+  'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+];
+const EXPLAIN_AUTH_TAIL = [
+  'Problems:   none',
+  'Clusters:',
+  '  spoke-1:',
+  '    state:          Enforced',
+  '    reason:         Enforced',
+  `    message:        ${ENFORCED_MESSAGE}`,
+  '    upToDate:       true',
+  '    applied:        true',
+  '    available:      true',
+  '  spoke-2:',
+  '    state:          Overridden',
+  '    reason:         Overridden',
+  `    message:        AuthPolicy is overridden by [${ns}/local-auth]`,
+  `    overridden by:  ${ns}/local-auth`,
+  '    upToDate:       true',
+  '    applied:        true',
+  '    available:      true',
+];
+
+/** The rows `status -o json` prints, keys sorted at every level. */
+function jsonRow(kind: string, resource: string, name: string, status: PolicyStatus): unknown {
+  const sortKeys = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sortKeys)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]))
+        : v;
+  return sortKeys({ group: 'kuadrant.io', version: 'v1', resource, kind, namespace: ns, name, status });
+}
+
+test('status: the table', async () => {
+  assert.deepEqual(await output('status'), TABLE);
+  assert.deepEqual(await output('status', '-o', 'table'), TABLE);
+});
+
+test('status -o wide: the table, then the policy × cluster matrix', async () => {
+  assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
+});
+
+test('status -o json: every row with its full status, keys sorted', async () => {
+  const expected = [
+    jsonRow('AuthPolicy', 'authpolicies', AUTH, AUTH_STATUS),
+    jsonRow('AuthPolicy', 'authpolicies', UNPLACED, UNPLACED_STATUS),
+    jsonRow('RateLimitPolicy', 'ratelimitpolicies', UNLISTED, UNLISTED_STATUS),
+  ];
+  assert.deepEqual(await output('status', '-o', 'json'), JSON.stringify(expected, null, 2).split('\n'));
+});
+
+test('explain: per cluster, with the overriding local policy; the resource as plural, plural.group or Kind', async () => {
+  const expected = [...EXPLAIN_AUTH_HEAD, ...EXPLAIN_AUTH_TAIL];
+  assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`), expected);
+  assert.deepEqual(await output('explain', `authpolicies.kuadrant.io/${ns}/${AUTH}`), expected);
+  assert.deepEqual(await output('explain', `AuthPolicy/${ns}/${AUTH}`), expected);
+});
+
+test('explain: the problems of a policy that is not synced anywhere', async () => {
+  assert.deepEqual(await output('explain', `ratelimitpolicies/${ns}/${UNLISTED}`), [
+    `Policy:     RateLimitPolicy ${ns}/${UNLISTED}`,
+    'Resource:   ratelimitpolicies.kuadrant.io (v1)',
+    'Summary:    0 clusters: 0 enforced, 0 overridden, 0 pending, 0 failed; 0 applied',
+    'Problems:',
+    '  NotSynced: no target of this policy can be synced: it has no ManifestWorks',
+    '  TargetNotSynced: spec.targetRef: KindNotSynced: the GatewayClass of Gateway',
+    `    ${ns}/auth-only-gw does not list ratelimitpolicies.v1.kuadrant.io in`,
+    '    policiesToSync',
+    'Clusters:   none',
+  ]);
+  assert.deepEqual(await output('explain', `authpolicy/${ns}/${UNPLACED}`), [
+    `Policy:     AuthPolicy ${ns}/${UNPLACED}`,
+    'Resource:   authpolicies.kuadrant.io (v1)',
+    'Summary:    0 clusters: 0 enforced, 0 overridden, 0 pending, 0 failed; 0 applied',
+    'Problems:',
+    '  NoClusters: the targeted Gateways are placed on no cluster: nothing is synced',
+    'Clusters:   none',
+  ]);
+});
+
+test('explain -o json: the row as status -o json prints it', async () => {
+  assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonRow('AuthPolicy', 'authpolicies', AUTH, AUTH_STATUS), null, 2).split('\n'));
+});
+
+test('explain: a policy that does not exist, a kind that is not synced, a malformed argument: exit code 1', async () => {
+  assert.deepEqual(await cli('explain', `authpolicies/${ns}/nope`), {
+    code: 1,
+    stdout: '',
+    stderr: `error: AuthPolicy ${ns}/nope not found (authpolicies.kuadrant.io)\n`,
+  });
+  assert.deepEqual(await cli('explain', `dnspolicies/${ns}/${AUTH}`), {
+    code: 1,
+    stdout: '',
+    stderr: `error: "dnspolicies" is not a policy kind synced by ${controllerName} (synced: authpolicies.kuadrant.io, ratelimitpolicies.kuadrant.io)\n`,
+  });
+  const malformed = await cli('explain', 'payments-auth');
+  assert.equal(malformed.code, 1);
+  assert.equal(malformed.stdout, '');
+  assert.match(malformed.stderr, /expected <resource>\/<namespace>\/<name>, e\.g\. authpolicies\/payments\/payments-auth; got "payments-auth"/);
+});
+
+test('a truncated annotation: the per-cluster part is read from the ManifestWorks', async () => {
+  // The hub rewrites an annotation that differs from what it computes: stop it first.
+  await controller!.stop();
+  controller = undefined;
+  const truncated = { summary: { ...AUTH_STATUS.summary, truncated: true } };
+  await mergePatch(hub, AUTH_POLICIES, ns, AUTH, { metadata: { annotations: { 'policysync.kuadrant.io/status': JSON.stringify(truncated) } } });
+  assert.deepEqual(await hubStatus(AUTH_POLICIES, AUTH), truncated);
+
+  assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
+  assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`), [
+    ...EXPLAIN_AUTH_HEAD,
+    'Note:       the status annotation holds the summary only (too large);',
+    '            per-cluster detail is read from the ManifestWorks',
+    ...EXPLAIN_AUTH_TAIL,
+  ]);
+  const rebuilt: PolicyStatus = { ...AUTH_STATUS, summary: { ...AUTH_STATUS.summary, truncated: true } };
+  assert.deepEqual(await output('explain', `AuthPolicy/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonRow('AuthPolicy', 'authpolicies', AUTH, rebuilt), null, 2).split('\n'));
+});
