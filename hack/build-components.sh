@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
-# kube-apiserver and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
+# kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
 # (agent + manager) and `placement`. Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
@@ -40,11 +40,16 @@ new_module() {
   printf 'module %s\n\ngo 1.24\n' "$2" >"$1/go.mod"
 }
 
-# kube-apiserver, and kubectl (with kustomize) for the tests that render and dry-run deploy/.
+# kube-apiserver; kube-controller-manager, of which the sandbox runs only the ClusterRole aggregation and
+# namespace controllers (aggregated RBAC as deploy/ uses it, namespace deletion that completes); and
+# kubectl (with kustomize) for the tests that render and dry-run deploy/.
 build_kubernetes() {
   local pin="kubernetes=$KUBERNETES_VERSION"
-  if up_to_date kube-apiserver "$pin" && up_to_date kubectl "$pin"; then log "kube-apiserver and kubectl $KUBERNETES_VERSION up to date"; return; fi
-  log "building kube-apiserver and kubectl $KUBERNETES_VERSION (several minutes when cold)"
+  if up_to_date kube-apiserver "$pin" && up_to_date kube-controller-manager "$pin" && up_to_date kubectl "$pin"; then
+    log "kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION up to date"
+    return
+  fi
+  log "building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION (several minutes when cold)"
   local dir="$work/kubernetes" minor="v0.${KUBERNETES_VERSION#v1.}"
   new_module "$dir" policysync.local/kubernetes
   local modfile
@@ -57,9 +62,11 @@ build_kubernetes() {
       while read -r m; do printf 'replace %s => %s %s\n' "$m" "$m" "$minor"; done >>go.mod
     local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
     go build -o "$bin/kube-apiserver" -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -o "$bin/kube-controller-manager" -ldflags "$ldflags" k8s.io/kubernetes/cmd/kube-controller-manager
     go build -o "$bin/kubectl" -ldflags "${ldflags//component-base\/version/client-go\/pkg\/version} $ldflags" k8s.io/kubernetes/cmd/kubectl
   )
   mark_built kube-apiserver "$pin"
+  mark_built kube-controller-manager "$pin"
   mark_built kubectl "$pin"
 }
 

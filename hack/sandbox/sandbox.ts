@@ -1,7 +1,8 @@
 // The local multicluster control plane: one etcd, a hub kube-apiserver and N spoke kube-apiservers
-// (each under its own --etcd-prefix), upstream CRDs, the OCM placement controller on the hub, and one
-// real OCM work agent per spoke connected to the hub. Used by `npm run local-up|local-down|local-status`
-// and, as a library, by the tests.
+// (each under its own --etcd-prefix, each with a kube-controller-manager running only the ClusterRole
+// aggregation and namespace controllers), upstream CRDs, the OCM placement controller on the hub, and
+// one real OCM work agent per spoke connected to the hub. Used by `npm run local-up|local-down|
+// local-status` and, as a library, by the tests.
 //
 // `up` is idempotent: with everything running it only checks health; a component found dead is reported
 // (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
@@ -27,6 +28,7 @@ export const AGENT_NAMESPACE = 'open-cluster-management-agent';
 /** Namespace on the hub where the placement controller keeps its own objects. */
 export const PLACEMENT_NAMESPACE = 'open-cluster-management-hub';
 const FIELD_MANAGER = 'policy-sync-sandbox';
+const CONTROLLER_MANAGER = 'kube-controller-manager';
 
 export interface SandboxOptions {
   /** Root folder for state, credentials, data, logs and kubeconfigs (default `.local`). */
@@ -241,6 +243,31 @@ export class Sandbox {
         probe: { url: `${server}/readyz`, clientTls: true },
       });
     }
+    // Per cluster, kube-controller-manager with only the controllers whose absence would make the API
+    // behave unlike a real cluster's: ClusterRole aggregation (aggregated RBAC, as deploy/ uses it) and
+    // the namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever).
+    for (const cluster of clusters) {
+      const port = await freePort();
+      components.push({
+        spec: {
+          name: `${CONTROLLER_MANAGER}/${cluster.name}`,
+          command: join(binDir, 'kube-controller-manager'),
+          args: [
+            `--kubeconfig=${cluster.kubeconfig}`,
+            `--authentication-kubeconfig=${cluster.kubeconfig}`,
+            `--authorization-kubeconfig=${cluster.kubeconfig}`,
+            '--controllers=clusterrole-aggregation-controller,namespace-controller',
+            '--leader-elect=false',
+            '--bind-address=127.0.0.1',
+            `--secure-port=${port}`,
+            `--cert-dir=${join(layout.data, `controller-manager-certs-${cluster.name}`)}`,
+            '--v=1',
+          ],
+          log: join(layout.logs, `kube-controller-manager-${cluster.name}.log`),
+        },
+        probe: { url: `https://127.0.0.1:${port}/healthz` },
+      });
+    }
     const hubKubeconfig = kubeconfigPath(layout, HUB);
     const placementPort = await freePort();
     components.push({
@@ -284,7 +311,9 @@ export class Sandbox {
   /** Starts what is not running (reporting what died), then sets the clusters up once. */
   private async converge(log: (m: string) => void, timeoutMs: number): Promise<void> {
     // The OCM controllers need the CRDs and namespaces set up first.
-    const agents = this.state.components.filter((c) => c.spec.name.startsWith('work-agent/') || c.spec.name === 'placement-controller');
+    const agents = this.state.components.filter(
+      (c) => c.spec.name.startsWith('work-agent/') || c.spec.name === 'placement-controller' || c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`),
+    );
     const servers = this.state.components.filter((c) => !agents.includes(c));
     await this.ensureRunning(servers, log, timeoutMs);
     if (!this.state.configured) {
@@ -387,7 +416,7 @@ function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: 
 }
 
 function requireBinaries(): void {
-  const missing = ['etcd', 'kube-apiserver', 'work'].filter((b) => !existsSync(join(binDir, b)));
+  const missing = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'work'].filter((b) => !existsSync(join(binDir, b)));
   if (missing.length > 0) {
     throw new Error(`missing ${missing.join(', ')} in ${binDir}: run \`npm run build:components\` first`);
   }

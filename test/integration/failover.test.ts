@@ -83,7 +83,7 @@ function logOf(r: Replica): string {
 
 async function lease(): Promise<{ holderIdentity?: string; leaseTransitions?: number } | undefined> {
   const l = await http.request<KubeObject>('GET', objectPath(RESOURCES.leases, ns, LEASE)).catch(() => undefined);
-  return l?.spec as { holderIdentity?: string; leaseTransitions?: number } | undefined;
+  return l?.spec;
 }
 
 async function regos(name: string): Promise<string[]> {

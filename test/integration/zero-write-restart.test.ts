@@ -64,6 +64,12 @@ before(async () => {
   const sandbox = await testSandbox();
   kubeConfig = sandbox.kubeConfig('hub');
   http = hubHttp(sandbox);
+  // The sandbox's namespace controller empties the namespaces earlier test files deleted: its writes
+  // would be counted against the restart, so they are let finish first.
+  await eventually(async () => (await list(http, RESOURCES.namespaces)).every((n) => !n.metadata.deletionTimestamp), {
+    what: 'namespaces deleted by earlier tests to be gone',
+    timeoutMs: 60_000,
+  }).catch(() => undefined); // one stuck for good is not this test's business; the counters will tell
   for (const n of [ns, ...clusters]) await createNamespace(http, n);
 
   const params = paramsConfigMap(ns, 'params', {
