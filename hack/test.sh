@@ -25,6 +25,10 @@ esac
 if [ "$tier" = all ]; then
   echo "== type-check"; npx tsc --noEmit
   echo "== lint"; npx eslint .
+  # What the container image runs: the compiled CLI, with no TypeScript loader.
+  echo "== build"; rm -rf .local/dist-check
+  npx tsc -p tsconfig.build.json --outDir .local/dist-check
+  node .local/dist-check/cli/main.js --help >/dev/null
 fi
 if [ "$tier" != unit ]; then
   echo "== build the test control plane"; bash hack/build-components.sh
