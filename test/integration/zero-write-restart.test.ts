@@ -173,7 +173,7 @@ test('restart on the unchanged world: no write of any verb to any resource', { t
   running = undefined;
   const afterRestart = await snapshot();
 
-  const synced = logs.find((l) => l.msg === 'caches synced; starting reconcilers');
+  const synced = logs.find((l) => l.msg === 'caches synced');
   const worksSeen = Number(synced?.works ?? -1);
   const reconciles = logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').length;
   const changes = delta(before, afterRestart);
