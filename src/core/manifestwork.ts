@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex, specHash } from './canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';
+import { parseJson } from './parsejson.ts';
 import type { GroupVersionResource } from './gvr.ts';
 import {
   CONTROLLER_LABEL,
@@ -163,17 +164,9 @@ const sourceRefSchema = z.object({
 
 /** The source policy of a work, from its source-ref annotation; undefined when absent or malformed. */
 export function readSourceRef(work: KubeObject): SourceRef | undefined {
-  const text = work.metadata.annotations?.[SOURCE_REF_ANNOTATION];
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = sourceRefSchema.safeParse(value);
-  if (!parsed.success) return undefined;
-  const { uid, ...rest } = parsed.data;
+  const parsed = parseJson(work.metadata.annotations?.[SOURCE_REF_ANNOTATION], sourceRefSchema);
+  if (!parsed) return undefined;
+  const { uid, ...rest } = parsed;
   return uid === undefined ? rest : { ...rest, uid };
 }
 

@@ -2,6 +2,7 @@
 // (DESIGN §5), its bounded serialisation, and the per-cluster transitions worth an Event.
 import { z } from 'zod';
 import { canonicalJson } from './canonical.ts';
+import { parseJson } from './parsejson.ts';
 import type { ClusterFeedback } from './feedback.ts';
 
 /** Longest per-cluster message, in characters (code points). */
@@ -238,16 +239,9 @@ const policyStatusSchema = z.object({
 
 /** The annotation value parsed back; undefined when absent, not JSON or not of this shape. */
 export function readPolicyStatus(text: string | undefined): PolicyStatus | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = policyStatusSchema.safeParse(value);
-  if (!parsed.success) return undefined;
-  const { summary, clusters, problems } = parsed.data;
+  const parsed = parseJson(text, policyStatusSchema);
+  if (!parsed) return undefined;
+  const { summary, clusters, problems } = parsed;
   const { truncated, ...counts } = summary;
   const status: PolicyStatus = { summary: truncated ? { ...counts, truncated } : counts };
   if (clusters !== undefined) status.clusters = clusters;

@@ -3,7 +3,6 @@
 // a local policy on a spoke overrides the synced one there, and the hub says so.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { logTail } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/conditions.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
@@ -23,10 +22,11 @@ import {
   paramsConfigMap,
   placementDecision,
   remove,
+  removeNamespace,
 } from '../support/fixtures.ts';
 import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
 import { metricsText, samples } from '../support/metrics.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('loop');
@@ -66,17 +66,15 @@ after(async () => {
   await eventually(async () => (await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY)) === undefined, { what: 'the copy to go' }).catch(() => undefined);
   await controller.stop();
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
-  await remove(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await removeNamespace(hub, ns);
   for (const spoke of spokes.values()) {
-    await remove(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await removeNamespace(spoke, ns);
     spoke.destroy();
   }
   hub.destroy();
 });
 
-function agentLogs(): string {
-  return sandbox.spokes.map((s) => `work-agent/${s.name}:\n${logTail(sandbox.logOf(`work-agent/${s.name}`), 10)}`).join('\n');
-}
+const agentLogs = (): string => workAgentLogs(sandbox, 10);
 
 interface HubStatus {
   summary: Record<string, number | boolean>;

@@ -4,7 +4,6 @@
 // removes them from both spokes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { logTail } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
@@ -22,9 +21,10 @@ import {
   placementDecision,
   rateLimitPolicy,
   remove,
+  removeNamespace,
 } from '../support/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 let sandbox: Sandbox;
 let hub: KubeHttp;
@@ -61,17 +61,15 @@ before(async () => {
 after(async () => {
   await controller.stop();
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
-  await remove(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await removeNamespace(hub, ns);
   for (const spoke of spokes.values()) {
-    await remove(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: downstream } });
+    await removeNamespace(spoke, downstream);
     spoke.destroy();
   }
   hub.destroy();
 });
 
-function agentLogs(): string {
-  return sandbox.spokes.map((s) => `work-agent/${s.name}:\n${logTail(sandbox.logOf(`work-agent/${s.name}`), 15)}`).join('\n');
-}
+const agentLogs = (): string => workAgentLogs(sandbox, 15);
 
 for (const [kind, resource, build] of [
   ['AuthPolicy', AUTH_POLICIES, authPolicy],

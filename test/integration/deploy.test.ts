@@ -15,7 +15,7 @@ import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';
 import { holdExclusive } from '../support/exclusive.ts';
-import { createNamespace, get, remove } from '../support/fixtures.ts';
+import { createNamespace, get, removeNamespace } from '../support/fixtures.ts';
 import { find, kubectl, kustomize, toYaml, type Rendered } from '../support/kubectl.ts';
 import { testSandbox, testSandboxRoot } from '../support/sandbox.ts';
 
@@ -37,7 +37,7 @@ before(async () => {
 
 after(async () => {
   for (const { http } of created) {
-    await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SYSTEM_NS } });
+    await removeNamespace(http, SYSTEM_NS);
     await eventually(async () => !(await get(http, RESOURCES.namespaces, undefined, SYSTEM_NS)), {
       what: `namespace ${SYSTEM_NS} to be gone`,
       timeoutMs: 60_000,

@@ -14,7 +14,7 @@ import type { KubeObject } from '../../src/core/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';
-import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, patchData, placementDecision, remove } from '../support/fixtures.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
 import { samples } from '../support/metrics.ts';
 import { testSandbox } from '../support/sandbox.ts';
@@ -111,7 +111,7 @@ after(async () => {
   for (const r of replicas) r.child.kill('SIGKILL');
   for (const w of await list(http, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`)) await remove(http, w);
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
-  for (const n of [ns, c1, c2]) await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } });
+  for (const n of [ns, c1, c2]) await removeNamespace(http, n);
   http.destroy();
 });
 

@@ -7,7 +7,7 @@ import type { KubeObject } from '../../src/core/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';
-import { apply, createNamespace, gatewayClass, get, paramsConfigMap, patchData, remove } from '../support/fixtures.ts';
+import { apply, createNamespace, gatewayClass, get, paramsConfigMap, patchData, remove, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { testSandbox } from '../support/sandbox.ts';
 
@@ -26,7 +26,7 @@ before(async () => {
 after(async () => {
   await hub.stop();
   for (const o of created.reverse()) await remove(http, o);
-  await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await removeNamespace(http, ns);
   http.destroy();
 });
 

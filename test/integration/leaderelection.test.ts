@@ -7,7 +7,7 @@ import { LeaderElector } from '../../src/kube/leaderelection.ts';
 import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
 import { microTime } from '../../src/core/lease.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, remove } from '../support/fixtures.ts';
+import { createNamespace, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, uniqueName } from '../support/hub.ts';
 import { testSandbox } from '../support/sandbox.ts';
 
@@ -23,7 +23,7 @@ before(async () => {
 
 after(async () => {
   await Promise.all(electors.map((e) => e.release()));
-  await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await removeNamespace(http, ns);
   http.destroy();
 });
 

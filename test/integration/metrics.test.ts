@@ -13,7 +13,7 @@ import { RESOURCES } from '../../src/kube/resource.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { ProbeServer } from '../../src/runtime/probeserver.ts';
 import { eventually } from '../support/eventually.ts';
-import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove } from '../support/fixtures.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
 import { samples } from '../support/metrics.ts';
 import { testSandbox } from '../support/sandbox.ts';
@@ -46,7 +46,7 @@ after(async () => {
   if (!http) return; // the sandbox did not come up: nothing was created
   for (const w of await ourWorks()) await remove(http, w);
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
-  for (const n of [ns, c1, c2]) await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } });
+  for (const n of [ns, c1, c2]) await removeNamespace(http, n);
   http.destroy();
 });
 

@@ -23,6 +23,7 @@ import {
   placementDecision,
   rateLimitPolicy,
   remove,
+  removeNamespace,
 } from '../support/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { testSandbox } from '../support/sandbox.ts';
@@ -54,7 +55,7 @@ after(async () => {
   for (const w of await ourWorks()) await remove(http, w);
   await hub?.stop();
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
-  for (const n of [ns, c1, c2]) await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } });
+  for (const n of [ns, c1, c2]) await removeNamespace(http, n);
   http.destroy();
 });
 

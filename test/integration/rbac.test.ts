@@ -31,6 +31,7 @@ import {
   patchData,
   placementDecision,
   remove,
+  removeNamespace,
 } from '../support/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { find, kubectl, kustomize, toYaml } from '../support/kubectl.ts';
@@ -209,7 +210,7 @@ after(async () => {
   if (admin) {
     for (const w of await ourWorks()) await remove(admin, w);
     await remove(admin, gatewayClass(className, { namespace: ns, name: 'params' }));
-    for (const n of [ns, c1, c2]) await remove(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } });
+    for (const n of [ns, c1, c2]) await removeNamespace(admin, n);
     await deleteObject(admin, RESOURCES.leases, SYSTEM_NS, 'policy-sync-hub');
     for (const yaml of [grantYaml, rbacYaml]) {
       if (!yaml) continue;
@@ -217,7 +218,7 @@ after(async () => {
       assert.equal(deleted.code, 0, deleted.stderr);
     }
     if (createdSystemNs) {
-      await remove(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SYSTEM_NS } });
+      await removeNamespace(admin, SYSTEM_NS);
       await eventually(async () => !(await get(admin, RESOURCES.namespaces, undefined, SYSTEM_NS)), { what: `namespace ${SYSTEM_NS} to be gone`, timeoutMs: 60_000 });
     }
     admin.destroy();

@@ -8,7 +8,6 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot } from '../../hack/sandbox/layout.ts';
-import { logTail } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/conditions.ts';
 import { controllerLabelValue, readSourceRef } from '../../src/core/manifestwork.ts';
@@ -31,9 +30,10 @@ import {
   placementDecision,
   rateLimitPolicy,
   remove,
+  removeNamespace,
 } from '../support/fixtures.ts';
 import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('status');
@@ -108,17 +108,15 @@ after(async () => {
   await controller.stop();
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   await remove(hub, gatewayClass(authOnlyClass, { namespace: ns, name: 'params-auth-only' }));
-  await remove(hub, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await removeNamespace(hub, ns);
   for (const spoke of spokes.values()) {
-    await remove(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await removeNamespace(spoke, ns);
     spoke.destroy();
   }
   hub.destroy();
 });
 
-function agentLogs(): string {
-  return sandbox.spokes.map((s) => `work-agent/${s.name}:\n${logTail(sandbox.logOf(`work-agent/${s.name}`), 10)}`).join('\n');
-}
+const agentLogs = (): string => workAgentLogs(sandbox, 10);
 
 async function hubStatus(resource: typeof AUTH_POLICIES, name: string): Promise<PolicyStatus | undefined> {
   const text = (await get(hub, resource, ns, name))?.metadata.annotations?.['policysync.kuadrant.io/status'];

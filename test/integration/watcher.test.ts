@@ -17,7 +17,7 @@ import type { WatcherOptions } from '../../src/kube/watcher.ts';
 import { Backoff } from '../../src/runtime/backoff.ts';
 import { FakeClock } from '../../src/runtime/fake-clock.ts';
 import { eventually, type EventuallyOptions } from '../support/eventually.ts';
-import { createNamespace, list, remove } from '../support/fixtures.ts';
+import { createNamespace, list, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, uniqueName } from '../support/hub.ts';
 import { testSandbox } from '../support/sandbox.ts';
 
@@ -203,7 +203,7 @@ after(async () => {
     for (const ns of namespaces) {
       // No kube-controller-manager runs in the sandbox: empty the namespace ourselves before deleting it.
       await http.request('DELETE', collectionPath(CM, ns));
-      await remove(http, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await removeNamespace(http, ns);
     }
   });
 });

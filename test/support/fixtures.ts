@@ -138,3 +138,7 @@ export async function get(http: KubeHttp, resource: ResourceRef, namespace: stri
     throw err;
   }
 }
+
+export async function removeNamespace(http: KubeHttp, name: string): Promise<void> {
+  await remove(http, namespace(name));
+}
