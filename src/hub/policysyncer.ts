@@ -92,23 +92,22 @@ export class PolicySyncer {
     const informer = this.d.watches.informer(gvr);
 
     if (!informer) {
-      this.clusterCounts.delete(key);
       // Not a watched kind (any more): its works go, but only once that is certain.
+      this.forget(key);
       if (observed.length === 0) return;
       if (!this.configurationSettled()) {
         log.debug({}, 'kind not watched but some GatewayClass has no configuration in force; keeping its works');
         return;
       }
       await this.converge(log, [], observed, new Set());
-      this.forget(key);
       return;
     }
     if (!informer.synced) return { requeueAfterMs: UNSYNCED_RETRY_MS };
 
     const policy = informer.store.get(objectKey({ metadata: { namespace, name } }));
     if (!policy || policy.metadata.deletionTimestamp) {
-      await this.converge(log, [], observed, new Set());
       this.forget(key);
+      await this.converge(log, [], observed, new Set());
       return;
     }
 
@@ -132,7 +131,6 @@ export class PolicySyncer {
       this.clusterCounts.delete(key);
       if (observed.length > 0) await this.writeAnnotations(key, gvr, policy, [], undefined);
     }
-    return;
   }
 
   /**
