@@ -2,6 +2,7 @@
 //   up [--spokes N] [--root DIR]    start (or check and repair) the sandbox
 //   down [--purge] [--root DIR]     stop every process it started; --purge also deletes its data
 //   status [--root DIR]             what runs where
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Sandbox } from './sandbox.ts';
 
@@ -15,17 +16,19 @@ const { positionals, values } = parseArgs({
 });
 
 async function main(): Promise<number> {
+  // Absolute: openssl and the components run in other working directories.
+  const root = values.root === undefined ? undefined : resolve(values.root);
   const command = positionals[0] ?? 'status';
   switch (command) {
     case 'up': {
       const spokes = Number(values.spokes);
       if (!Number.isInteger(spokes) || spokes < 1) throw new Error(`--spokes must be a positive integer, got ${values.spokes}`);
-      const sandbox = await Sandbox.up({ root: values.root, spokes });
+      const sandbox = await Sandbox.up({ root, spokes });
       for (const c of sandbox.clusters) console.log(`${c.name.padEnd(10)} ${c.server.padEnd(26)} ${c.kubeconfig}`);
       return 0;
     }
     case 'down': {
-      const sandbox = Sandbox.attach(values.root);
+      const sandbox = Sandbox.attach(root);
       if (!sandbox) {
         console.log('no sandbox recorded; nothing to stop');
         return 0;
@@ -35,7 +38,7 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'status': {
-      const sandbox = Sandbox.attach(values.root);
+      const sandbox = Sandbox.attach(root);
       if (!sandbox) {
         console.log('no sandbox recorded (run `npm run local-up`)');
         return 1;

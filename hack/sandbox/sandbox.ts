@@ -188,6 +188,19 @@ export class Sandbox {
     return c.process;
   }
 
+  /**
+   * Stops a process started with run() and forgets it, so that a later `up` does not start it again
+   * (the benchmark's controllers, run once each with their own flags). Unknown names are ignored.
+   */
+  async remove(name: string, graceMs = 10_000): Promise<void> {
+    const i = this.state.components.findIndex((x) => x.spec.name === name);
+    if (i < 0) return;
+    const c = this.state.components[i]!;
+    if (c.process) await stopProcess(c.process, graceMs);
+    this.state.components.splice(i, 1);
+    this.save();
+  }
+
   private component(name: string): Component {
     const c = this.state.components.find((x) => x.spec.name === name);
     if (!c) throw new Error(`no component ${name} in the sandbox`);

@@ -205,6 +205,22 @@ test('desiredWorksForPolicy leaves out works over maxWorkBytes and lists their c
   assert.deepEqual([[...overLimit.works.keys()], overLimit.tooLarge], [[], ['c1', 'c2']]);
 });
 
+test('desiredWorksForPolicy: clusters sharing a copy get equal works but for the namespace, each sized with its own name', () => {
+  const p = policy({ targetRef: gatewayRef('gw'), big: 'x'.repeat(2000) });
+  const long = `c-${'l'.repeat(60)}`;
+  const gateways = { 'team-a/gw': placement(['c1', 'c2', long]) };
+  const all = desiredWorksForPolicy(input(p, gateways));
+  for (const [cluster, work] of all.works) {
+    // As if built for that cluster alone.
+    const alone = desiredWorksForPolicy(input(p, { 'team-a/gw': placement([cluster]) })).works.get(cluster);
+    assert.deepEqual(work, alone);
+  }
+  const short = workSizeBytes(all.works.get('c1')!);
+  assert.equal(workSizeBytes(all.works.get(long)!), short + long.length - 'c1'.length);
+  const limited = desiredWorksForPolicy(input(p, gateways, { maxWorkBytes: short }));
+  assert.deepEqual([[...limited.works.keys()], limited.tooLarge], [['c1', 'c2'], [long]]);
+});
+
 test('desiredWorksForPolicy honours the Orphan delete option and raw feedback', () => {
   const p = policy({ targetRef: gatewayRef('gw') }, { 'policysync.kuadrant.io/delete-option': 'Orphan' });
   const work = desiredWorksForPolicy(input(p, { 'team-a/gw': placement(['c1']) }, { rawFeedback: true })).works.get('c1');

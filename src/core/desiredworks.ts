@@ -122,6 +122,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
   const tooLarge: string[] = [];
   const feedbackRules = feedbackRulesFor({ rawFeedback: input.rawFeedback, statusFeedback: input.statusFeedback });
   const deleteOption = deleteOptionFor(policy);
+  const shapes = new Map<string, { work: ManifestWork; bytesWithoutCluster: number }>();
 
   for (const cluster of allClusters) {
     const here = syncable.filter((report) => report.clusters.includes(cluster));
@@ -131,11 +132,22 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     for (const report of kept) placedOn.get(report)?.push(cluster);
     for (const report of dropped) mismatches.push(namespaceMismatch(cluster, report, chosen));
 
-    // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
-    const spec = rewriteTargets(policy, kept, (target) => target.name);
-    const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
-    const work = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller });
-    if (workSizeBytes(work) > input.maxWorkBytes) tooLarge.push(cluster);
+    // Clusters whose copy holds the same targets in the same namespace get the same work but for its
+    // namespace (the cluster): the copy, its spec-hash and size are computed once per such group, not
+    // once per cluster (a policy on 100 clusters would hash the same JSON 100 times per reconcile).
+    const shape = JSON.stringify([chosen.downstreamNamespace, kept.map((report) => report.path)]);
+    let built = shapes.get(shape);
+    if (built === undefined) {
+      // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
+      const spec = rewriteTargets(policy, kept, (target) => target.name);
+      const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
+      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller });
+      built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
+      shapes.set(shape, built);
+    }
+    // Only metadata.namespace depends on the cluster; the rest is shared (works are never mutated).
+    const work = built.work.metadata.namespace === cluster ? built.work : { ...built.work, metadata: { ...built.work.metadata, namespace: cluster } };
+    if (built.bytesWithoutCluster + jsonBytes(cluster) > input.maxWorkBytes) tooLarge.push(cluster);
     else works.set(cluster, work);
   }
 
@@ -184,6 +196,11 @@ function namespaceMismatch(cluster: string, report: Placed, chosen: Placed): Nam
       `"${report.downstreamNamespace}" but Gateway ${gatewayKey(chosen.gateway)} renders ` +
       `"${chosen.downstreamNamespace}"; one copy lives in one namespace`,
   };
+}
+
+/** Bytes of a string in JSON (a work's namespace appears once in its JSON: workSizeBytes' share of it). */
+function jsonBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8');
 }
 
 function gatewayKey(gateway: GatewayRef): string {

@@ -1,0 +1,127 @@
+// Writes as the hub apiserver counts them: `apiserver_request_total` by verb × resource, read before and
+// after a window (the same reading as test/integration/zero-write-restart.test.ts). The counter has no
+// client label, so the apiserver's own periodic writes and create-only reviews are kept apart, and the
+// benchmark's own writes in a window are named and subtracted by the caller.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { metricsText, samples } from '../../test/support/metrics.ts';
+
+/** Verbs that do not write (kube-apiserver reports GET, LIST, WATCH, WATCHLIST for reads). */
+const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);
+
+/** Create-only reviews: answered, never persisted (SelfSubjectAccessReviews of the GatewayClass pass). */
+const REVIEW_RESOURCES = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
+
+/**
+ * The apiserver's own periodic writes through its loopback client: its identity Lease heartbeat
+ * (`PUT leases`, every 10 s) and the `kubernetes` Service endpoint reconciler rejected on the sandbox's
+ * loopback address (`POST endpoints` answered 422). No controller measured here takes a Lease.
+ */
+function isBackground(l: Record<string, string>): boolean {
+  return (
+    (l.group === 'coordination.k8s.io' && l.resource === 'leases' && l.verb === 'PUT') ||
+    (l.group === '' && l.resource === 'endpoints' && l.verb === 'POST' && l.code === '422')
+  );
+}
+
+/**
+ * Writes of other components of the sandbox: `events.k8s.io` Events are written by the OCM placement
+ * controller (its event broadcaster flushes series of DecisionUpdate/ScoreUpdate Events minutes after
+ * the fact, into whatever window is open then). policy-sync writes Events only through core/v1
+ * (`/api/v1/namespaces/<ns>/events`, src/kube/events.ts), which stay counted.
+ */
+function isOtherComponent(l: Record<string, string>): boolean {
+  return l.group === 'events.k8s.io' && l.resource === 'events';
+}
+
+export type Counts = Map<string, number>;
+
+export interface Snapshot {
+  at: number;
+  /** `VERB group/resource[/subresource]` → requests (all response codes). */
+  writes: Counts;
+  reviews: Counts;
+  background: Counts;
+  others: Counts;
+}
+
+export function requestKey(verb: string, group: string, resource: string, subresource?: string): string {
+  return `${verb} ${group || 'core'}/${resource}${subresource ? `/${subresource}` : ''}`;
+}
+
+export async function snapshot(kubeConfig: KubeConfig): Promise<Snapshot> {
+  const s: Snapshot = { at: Date.now(), writes: new Map(), reviews: new Map(), background: new Map(), others: new Map() };
+  for (const { labels, value } of samples(await metricsText(kubeConfig), 'apiserver_request_total')) {
+    if (READ_VERBS.has(labels.verb ?? '')) continue;
+    const into = REVIEW_RESOURCES.has(labels.resource ?? '') ? s.reviews : isBackground(labels) ? s.background : isOtherComponent(labels) ? s.others : s.writes;
+    const key = requestKey(labels.verb ?? '', labels.group ?? '', labels.resource ?? '', labels.subresource);
+    into.set(key, (into.get(key) ?? 0) + value);
+  }
+  return s;
+}
+
+function subtract(later: Counts, earlier: Counts): Counts {
+  const out: Counts = new Map();
+  for (const [k, v] of later) if (v - (earlier.get(k) ?? 0) !== 0) out.set(k, v - (earlier.get(k) ?? 0));
+  for (const [k, v] of earlier) if (!later.has(k)) out.set(k, -v);
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export interface Delta {
+  ms: number;
+  writes: Counts;
+  reviews: Counts;
+  background: Counts;
+  others: Counts;
+}
+
+export function delta(a: Snapshot, b: Snapshot): Delta {
+  return {
+    ms: b.at - a.at,
+    writes: subtract(b.writes, a.writes),
+    reviews: subtract(b.reviews, a.reviews),
+    background: subtract(b.background, a.background),
+    others: subtract(b.others, a.others),
+  };
+}
+
+/** Removes writes the benchmark itself made in the window (e.g. `APPLY gateway.networking.k8s.io/gateways`: 1). */
+export function withoutOwn(writes: Counts, own: Record<string, number>): Counts {
+  const out = new Map(writes);
+  for (const [k, n] of Object.entries(own)) {
+    const left = (out.get(k) ?? 0) - n;
+    if (left === 0) out.delete(k);
+    else out.set(k, left);
+  }
+  return out;
+}
+
+export function total(counts: Counts, filter: (key: string) => boolean = () => true): number {
+  let sum = 0;
+  for (const [k, v] of counts) if (filter(k)) sum += v;
+  return sum;
+}
+
+export function describe(counts: Counts): string {
+  return counts.size === 0 ? 'none' : [...counts].map(([k, v]) => `${k}=${v}`).join(', ');
+}
+
+/**
+ * Waits until the write counters (reviews and background aside) have not moved for `quietMs`; returns
+ * the last reading, and whether it was quiet (false: still moving after `timeoutMs`).
+ */
+export async function waitQuiet(kubeConfig: KubeConfig, quietMs = 2_000, timeoutMs = 120_000): Promise<{ snapshot: Snapshot; quiet: boolean }> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await snapshot(kubeConfig);
+  let text = describe(last.writes);
+  let since = Date.now();
+  while (Date.now() - since < quietMs) {
+    if (Date.now() > deadline) return { snapshot: last, quiet: false };
+    await sleep(250);
+    const now = await snapshot(kubeConfig);
+    const nowText = describe(now.writes);
+    if (nowText !== text) [text, since] = [nowText, Date.now()];
+    last = now;
+  }
+  return { snapshot: last, quiet: true };
+}

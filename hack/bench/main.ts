@@ -1,0 +1,726 @@
+// `npm run bench` — policy-sync's benchmark on the real local plane (DESIGN §10), printed as one table and
+// written as JSON (.local/bench/result-<timestamp>.json, and --json <path>). In one run, on one sandbox:
+//   1. fan-out of P policies × C clusters, against (a) a bare client server-side applying the same P×C
+//      ManifestWorks with as many requests in flight as the controller may have (concurrency × C), and
+//      (b) OCM's own ManifestWorkReplicaSet controller (`work manager`, same OCM module, feature gate on)
+//      producing the same works from P ManifestWorkReplicaSets over a real C-cluster Placement;
+//   2. writes, from the hub apiserver's apiserver_request_total: during the fan-out, after one policy
+//      changed, and over a controller restart on the unchanged world;
+//   3. peak RSS of the controller process with the P×C works cached, and its start-up to caches synced and
+//      the no-op pass done;
+//   4. feedback latency on a real spoke and work agent: a status change on the spoke copy until the hub
+//      annotation shows it, split into OCM's part (→ ManifestWork status) and ours (→ annotation).
+// The controller runs as its own process (the compiled CLI, as the container image runs it), so that its
+// RSS and CPU profile are its own. The bench clusters bench-c1 … bench-cC are hub namespaces with
+// ManagedClusters; no agent serves them (their works only have to exist); spoke-1 serves workload 4.
+//
+//   npm run bench                                   P=1000, C=10, K=100
+//   npm run bench -- --quick                        P=20, C=3, K=3 (the test suite runs this)
+//   npm run bench -- -P 2000 -C 5 -K 50 --concurrency 8
+//   options: --root DIR (sandbox, default .local/bench-sandbox), --json PATH, --cpu-prof (profile the
+//   controller of the fan-out and the restarted one; timings then carry the profiler's cost),
+//   --skip-baselines, --keep-world (leave the run's objects for a look; the next run deletes them),
+//   --down [--purge] (stop the sandbox afterwards, and delete its data)
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { binDir, repoRoot } from '../sandbox/layout.ts';
+import { freePort } from '../sandbox/ports.ts';
+import { PLACEMENT_NAMESPACE, Sandbox } from '../sandbox/sandbox.ts';
+import type { Condition } from '../../src/core/conditions.ts';
+import { controllerLabelValue, readSpecHash, sourceHash, type ManifestWork } from '../../src/core/manifestwork.ts';
+import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, SOURCE_LABEL, STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import type { KubeObject } from '../../src/core/objects.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/placement.ts';
+import { policiesSyncedAnnotation } from '../../src/core/policiessynced.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
+import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
+import { AUTH_POLICIES, apply, authPolicy, gateway, gatewayClass, get, paramsConfigMap } from '../../test/support/fixtures.ts';
+import { samples } from '../../test/support/metrics.ts';
+import { delta, total, waitQuiet, withoutOwn, type Delta } from './counters.ts';
+import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.ts';
+import { formatTable, stats, type BenchResult, type WriteReport } from './report.ts';
+import { Tracker } from './tracker.ts';
+import {
+  BENCH_LABEL,
+  CLUSTER_SETS,
+  CLUSTER_SET_LABEL,
+  FIELD_MANAGER,
+  MANAGED_CLUSTERS,
+  MWRS_PLACEMENT_LABEL,
+  PLACEMENTS,
+  REPLICA_SETS,
+  applyObject,
+  deleteCollection,
+  deleteIfPresent,
+  ensureClusters,
+  ensureNamespace,
+  hashes,
+  listAll,
+  placement,
+  poll,
+  pool,
+  removeReplicaSets,
+  waitForDecisions,
+  worksFor,
+} from './world.ts';
+
+const PS_COMPONENT = 'bench/policy-sync';
+const MANAGER_COMPONENT = 'bench/work-manager';
+const SPOKE = 'spoke-1';
+const SPOKE_CLUSTER_SET = 'policy-sync-bench-spoke';
+/** Client-side write limits of the measured controller: lifted, so that it is bound by the apiserver alone. */
+const LIFTED_QPS = 100_000;
+/** The controller's status annotation coalescing window (its default); feedback changes are spaced past it. */
+const STATUS_COALESCE_MS = 200;
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    policies: { type: 'string', short: 'P' },
+    clusters: { type: 'string', short: 'C' },
+    changes: { type: 'string', short: 'K' },
+    concurrency: { type: 'string', default: '4' },
+    root: { type: 'string' },
+    json: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'skip-baselines': { type: 'boolean', default: false },
+    down: { type: 'boolean', default: false },
+    'keep-world': { type: 'boolean', default: false },
+    purge: { type: 'boolean', default: false },
+  },
+});
+
+function count(name: string, value: string | undefined, fallback: number): number {
+  const n = value === undefined ? fallback : Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+const P = count('policies', flags.policies, flags.quick ? 20 : 1000);
+const C = count('clusters', flags.clusters, flags.quick ? 3 : 10);
+const K = count('changes', flags.changes, flags.quick ? 3 : 100);
+const CONCURRENCY = count('concurrency', flags.concurrency, 4);
+const root = resolve(flags.root ?? join(repoRoot, '.local', 'bench-sandbox'));
+const runId = `${new Date().toISOString().slice(11, 19).replace(/:/g, '')}${randomBytes(2).toString('hex')}`;
+const ns = `bench-${runId}`;
+const fbNs = `${ns}-fb`;
+const controllerName = `bench.policy-sync.io/${runId}`;
+const bareName = `bench.policy-sync.io/${runId}-bare`;
+const className = `bench-${runId}`;
+const t0 = performance.now();
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${message}\n`);
+}
+
+// ---- the controller process ----
+
+interface Controller {
+  pid: number;
+  port: number;
+  /** performance.now() and Date.now() just before the process was spawned. */
+  startedAt: number;
+  startedAtEpoch: number;
+  log: string;
+  profileDir?: string;
+}
+
+/** The CLI compiled as the container image runs it (no TypeScript loader in the measured process). */
+function buildCli(): string {
+  const dist = join(repoRoot, '.local', 'bench', `dist-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`);
+  rmSync(dist, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', dist], {
+    cwd: repoRoot,
+    stdio: ['ignore', 2, 2],
+  });
+  return join(dist, 'cli', 'main.js');
+}
+
+async function startController(sandbox: Sandbox, cli: string, profileDir?: string): Promise<Controller> {
+  const port = await freePort();
+  const args = [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    cli,
+    'hub',
+    `--kubeconfig=${sandbox.hub.kubeconfig}`,
+    `--controller-name=${controllerName}`,
+    `--concurrency=${CONCURRENCY}`,
+    `--qps=${LIFTED_QPS}`,
+    `--burst=${LIFTED_QPS}`,
+    `--status-coalesce=${STATUS_COALESCE_MS}`,
+    '--spoke-config=none',
+    `--health-probe-bind-address=127.0.0.1:${port}`,
+    `--metrics-bind-address=127.0.0.1:${port}`,
+  ];
+  const log = join(sandbox.layout.logs, 'bench-policy-sync.log');
+  const [startedAt, startedAtEpoch] = [performance.now(), Date.now()];
+  const proc = await sandbox.run({ name: PS_COMPONENT, command: process.execPath, args, log }, { url: `http://127.0.0.1:${port}/healthz` });
+  return { pid: proc.pid, port, startedAt, startedAtEpoch, log, profileDir };
+}
+
+async function controllerMetrics(c: Controller): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${c.port}/metrics`);
+  return res.text();
+}
+
+async function controllerReady(c: Controller): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${c.port}/readyz`);
+  return res.ok;
+}
+
+function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  return samples(text, name)
+    .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
+
+/** The time (epoch ms) of the controller's own log line `msg` (its first word: `caches synced`, `serving …`). */
+function loggedAt(c: Controller, msg: string): number | undefined {
+  for (const line of readFileSync(c.log, 'utf8').split('\n').reverse()) {
+    if (!line.includes(`"msg":"${msg}`)) continue;
+    try {
+      const entry = JSON.parse(line) as { pid?: number; time?: number; msg?: string };
+      if (entry.pid === c.pid && entry.msg?.startsWith(msg)) return entry.time;
+    } catch {
+      // not a log line of ours
+    }
+  }
+  return undefined;
+}
+
+/**
+ * From process start: caches synced — ManifestWorks, Gateways, PlacementDecisions and GatewayClasses
+ * listed, from the controller's own log line (a scrape would answer late while the pass keeps its event
+ * loop busy) — and the no-op pass done: the policy kind watched and listed (/readyz), then the policy
+ * queue empty with no reconcile in flight and every policy reconciled at least once (from /metrics).
+ */
+async function startupPass(c: Controller, timeoutMs = 300_000): Promise<BenchResult['startup']> {
+  const deadline = Date.now() + timeoutMs;
+  let ready: number | undefined;
+  for (;;) {
+    const text = await controllerMetrics(c).catch(() => undefined);
+    if (text !== undefined) {
+      if (ready === undefined) {
+        if (metricValue(text, 'policysync_watched_kinds') === 1 && (await controllerReady(c).catch(() => false))) ready = performance.now();
+      } else {
+        const depth = metricValue(text, 'workqueue_depth', { name: 'policy' });
+        const active = metricValue(text, 'controller_runtime_active_workers', { controller: 'policy' });
+        const reconciles = metricValue(text, 'controller_runtime_reconcile_total', { controller: 'policy' });
+        if (depth === 0 && active === 0 && reconciles >= P) {
+          const passMs = performance.now() - c.startedAt;
+          const synced = loggedAt(c, 'caches synced');
+          const serving = loggedAt(c, 'serving');
+          return {
+            servingMs: serving === undefined ? NaN : serving - c.startedAtEpoch,
+            cachesSyncedMs: synced === undefined ? ready - c.startedAt : synced - c.startedAtEpoch,
+            passMs,
+            reconciles,
+          };
+        }
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`the controller did not finish its start-up pass within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // After the command: state is field 3, utime 14 and stime 15 (1-based, man proc).
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU used by the hub's apiserver, etcd and the process doing the fan-out, over a window. */
+class CpuWindow {
+  private readonly start: Record<string, number>;
+  constructor(private readonly pids: Record<string, number>) {
+    this.start = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  }
+
+  /** CPU seconds per process since the window opened. */
+  end(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.pids).map(([k, pid]) => [k, Math.round((cpuSeconds(pid) - this.start[k]!) * 10) / 10]));
+  }
+}
+
+/** Peak (VmHWM) and current (VmRSS) resident set of a process, MiB. */
+function rssOf(pid: number): { peakMiB: number; rssMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
+}
+
+// ---- writes ----
+
+function report(d: Delta, own: Record<string, number>, minimum: number, quiet: boolean, target?: { text: string; ok: (w: WriteReport) => boolean }): WriteReport {
+  const writes = withoutOwn(d.writes, own);
+  const w: WriteReport = {
+    byRequest: Object.fromEntries(writes),
+    total: total(writes),
+    minimum,
+    reviews: Object.fromEntries(d.reviews),
+    background: Object.fromEntries(d.background),
+    others: Object.fromEntries(d.others),
+    own,
+    quiet,
+  };
+  if (target) {
+    w.target = target.text;
+    w.ok = quiet && target.ok(w);
+  }
+  return w;
+}
+
+const WORKS_KEY = (verb: string): string => `${verb} work.open-cluster-management.io/manifestworks`;
+const POLICY_PATCH = 'PATCH kuadrant.io/authpolicies';
+
+// ---- the run ----
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  log(`P=${P} policies × C=${C} clusters, K=${K} feedback changes, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
+  const sandbox = await Sandbox.up({ root, spokes: 1, log: (m) => log(`sandbox: ${m}`) });
+  // Leftovers of an interrupted run: its processes, works, replica sets and namespaces.
+  await sandbox.remove(PS_COMPONENT);
+  await sandbox.remove(MANAGER_COMPONENT);
+  const kubeConfig = sandbox.kubeConfig('hub');
+  const http = new KubeHttp(kubeConfig, { maxSockets: 32 });
+  const spokeHttp = new KubeHttp(sandbox.kubeConfig(SPOKE));
+  let failed = false;
+  try {
+    await cleanLeftovers(http, spokeHttp);
+    log('building the CLI (tsc, as the container image runs it)');
+    const cli = buildCli();
+    const result = await run(sandbox, kubeConfig, http, spokeHttp, cli, startedAt);
+    result.finishedAt = new Date().toISOString();
+    const out = join(repoRoot, '.local', 'bench', `result-${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-')}.json`);
+    mkdirSync(join(repoRoot, '.local', 'bench'), { recursive: true });
+    const json = `${JSON.stringify(result, null, 2)}\n`;
+    writeFileSync(out, json);
+    if (flags.json) writeFileSync(resolve(flags.json), json);
+    console.log(formatTable(result));
+    for (const [phase, profile] of Object.entries(result.profile ?? {})) if (profile) console.log(`\nCPU profile, ${phase}: ${formatProfile(profile)}`);
+    console.log(`\nJSON: ${out}${flags.json ? ` and ${resolve(flags.json)}` : ''}`);
+    return 0;
+  } catch (err) {
+    failed = true;
+    throw err;
+  } finally {
+    await sandbox.remove(PS_COMPONENT).catch(() => undefined);
+    await sandbox.remove(MANAGER_COMPONENT).catch(() => undefined);
+    if (flags.down) {
+      log(`stopping the sandbox${flags.purge ? ' and deleting its data' : ''}`);
+      await sandbox.down({ purge: flags.purge });
+    } else if (flags['keep-world']) {
+      log(`keeping the run's objects (namespace ${ns}); the next run deletes them`);
+    } else {
+      log('cleaning up the run');
+      await cleanRun(http, spokeHttp, !failed).catch((err: unknown) => log(`cleanup: ${String(err)}`));
+    }
+    http.destroy();
+    spokeHttp.destroy();
+  }
+}
+
+async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spokeHttp: KubeHttp, cli: string, startedAt: Date): Promise<BenchResult> {
+  // ---- the world ----
+  const clusters = await ensureClusters(http, C);
+  await ensureNamespace(http, ns, 'run');
+  await placement(http, ns, 'bench');
+  await waitForDecisions(http, ns, 'bench', clusters);
+  log(`${C} clusters decided by Placement ${ns}/bench`);
+  await apply(http, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
+  const cls = gatewayClass(className, { namespace: ns, name: 'params' }, controllerName);
+  cls.metadata.labels = { [BENCH_LABEL]: 'run' };
+  await apply(http, cls);
+  // The policies target Gateway `gw`, which does not exist yet: until it does, they are nobody's.
+  const names = Array.from({ length: P }, (_, i) => `p-${String(i + 1).padStart(5, '0')}`);
+  await pool(names, 16, (name) => apply(http, authPolicy(ns, name, 'gw')));
+  const policies = (await listAll(http, AUTH_POLICIES, ns)).map((p) => ({ ...p, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }));
+  if (policies.length !== P) throw new Error(`expected ${P} policies in ${ns}, found ${policies.length}`);
+  log(`${P} AuthPolicies created in ${ns}`);
+  const N = P * C;
+
+  const [machine, bareInFlight] = [await machineInfo(http), CONCURRENCY * C];
+  const result: Omit<Partial<BenchResult>, 'fanout' | 'writes'> & { fanout: Partial<BenchResult['fanout']>; writes: Partial<BenchResult['writes']> } = {
+    version: 1,
+    startedAt: startedAt.toISOString(),
+    command: process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench',
+    machine,
+    params: { policies: P, clusters: C, feedbackChanges: K, concurrency: CONCURRENCY, qps: LIFTED_QPS, burst: LIFTED_QPS, bareInFlight, quick: flags.quick, profiled: flags['cpu-prof'], runId },
+    fanout: {},
+    writes: {},
+  };
+
+  // ---- 1a. the bare client: the same works, server-side applied, concurrency × C in flight ----
+  // Then, for the reading only, the same works POSTed (plain creates, as OCM's controller writes them).
+  if (!flags['skip-baselines']) {
+    const works = worksFor(policies, ns, clusters, bareName);
+    const selector = `${CONTROLLER_LABEL}=${controllerLabelValue(bareName)}`;
+    const tracker = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: selector }, readSpecHash).start();
+    const bare = new KubeHttp(kubeConfig, { maxSockets: bareInFlight });
+    const modes = {
+      apply: (w: ManifestWork) => serverSideApply(bare, RESOURCES.manifestWorks, w),
+      create: (w: ManifestWork) => bare.request('POST', collectionPath(RESOURCES.manifestWorks, w.metadata.namespace), { query: { fieldManager: FIELD_MANAGER }, body: w }),
+    };
+    try {
+      for (const [mode, write] of Object.entries(modes)) {
+        const before = (await waitQuiet(kubeConfig)).snapshot;
+        log(`bare client (${mode}): ${N} works, ${bareInFlight} in flight`);
+        const cpu = new CpuWindow({ ...planePids(sandbox), harness: process.pid });
+        const start = performance.now();
+        const seen = tracker.expect(hashes(works), `${N} bare works`, 30 * 60_000);
+        await pool(works, bareInFlight, write);
+        const requestsMs = performance.now() - start;
+        const ms = (await seen) - start;
+        const cpuSeconds = cpu.end();
+        const after = await waitQuiet(kubeConfig);
+        const fanout = { ms, works: N, requestsMs, cpuSeconds };
+        if (mode === 'apply') {
+          result.fanout.bare = fanout;
+          result.writes.bare = report(delta(before, after.snapshot), {}, N, after.quiet);
+        } else {
+          result.fanout.bareCreate = fanout;
+        }
+        log(`bare client (${mode}): ${(ms / 1000).toFixed(2)} s`);
+        await deleteWorks(http, clusters, selector);
+        await tracker.until(() => tracker.seen.size === 0, 'the bare works to go', 300_000);
+      }
+    } finally {
+      bare.destroy();
+      await tracker.stop();
+    }
+  }
+
+  // ---- 1b. OCM's ManifestWorkReplicaSet controller: P replica sets over a C-cluster Placement ----
+  if (!flags['skip-baselines']) result.fanout.ocm = await ocmBaseline(sandbox, kubeConfig, http, policies, clusters);
+
+  // ---- 1. policy-sync ----
+  const expected = hashes(worksFor(policies, ns, clusters, controllerName));
+  const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}` }, readSpecHash).start();
+  const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
+  const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
+  const profileDir = (phase: string): string | undefined => {
+    if (!flags['cpu-prof']) return undefined;
+    const dir = join(repoRoot, '.local', 'bench', `cpuprofile-${runId}`, phase);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const fanoutProfile = profileDir('fanout');
+  const restartProfile = profileDir('restart');
+  try {
+    log(`policy-sync: starting the controller${fanoutProfile ? ' (with --cpu-prof)' : ''}`);
+    let controller = await startController(sandbox, cli, fanoutProfile);
+    const cold = await startupPass(controller);
+    const beforeFanout = (await waitQuiet(kubeConfig)).snapshot;
+    const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
+    log(`policy-sync: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
+    const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
+    const start = performance.now();
+    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, 30 * 60_000);
+    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, 30 * 60_000);
+    await apply(http, gateway(ns, 'gw', className, 'bench'));
+    const ms = (await allWorks) - start;
+    const annotatedMs = (await allAnnotated) - start;
+    const cpuSeconds = cpu.end();
+    log(`policy-sync: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
+    const afterFanout = await waitQuiet(kubeConfig);
+    const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
+    const fanoutRss = rssOf(controller.pid);
+    result.fanout.policySync = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
+    result.writes.fanout = report(delta(beforeFanout, afterFanout.snapshot), { 'APPLY gateway.networking.k8s.io/gateways': 1 }, N + P, afterFanout.quiet, {
+      text: `= ${N + P} (${N} creates + ${P} patches)`,
+      ok: (w) => w.total === N + P,
+    });
+
+    // ---- 2b. one policy changed ----
+    const changed = authPolicy(ns, policies[0]!.metadata.name, 'gw', { rules: { authorization: { deny: { opa: { rego: `allow = input.bench == "${runId}"` } } } } });
+    const beforeChange = afterFanout.snapshot;
+    const changeStart = performance.now();
+    await apply(http, changed);
+    const stored = (await get(http, AUTH_POLICIES, ns, changed.metadata.name))!;
+    const next = new Map(expected);
+    for (const [k, v] of hashes(worksFor([{ ...stored, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }], ns, clusters, controllerName))) next.set(k, v);
+    const changeMs = (await works.expect(next, `the ${C} works of the changed policy`, 120_000)) - changeStart;
+    const afterChange = await waitQuiet(kubeConfig);
+    result.writes.change = {
+      ...report(delta(beforeChange, afterChange.snapshot), { 'APPLY kuadrant.io/authpolicies': 1 }, C, afterChange.quiet, {
+        text: `${C} work updates + ≤ 1 patch`,
+        ok: (w) => (w.byRequest[WORKS_KEY('APPLY')] ?? 0) === C && w.total <= C + 1,
+      }),
+      ms: changeMs,
+    };
+    log(`one policy changed: its ${C} works rewritten in ${changeMs.toFixed(0)} ms`);
+
+    // ---- 3. restart on the unchanged world ----
+    await sandbox.remove(PS_COMPONENT, 15_000);
+    const beforeRestart = (await waitQuiet(kubeConfig)).snapshot;
+    log(`restart: starting the controller on ${N} works`);
+    controller = await startController(sandbox, cli, restartProfile);
+    const pass = await startupPass(controller);
+    const afterRestart = await waitQuiet(kubeConfig);
+    const restartRss = rssOf(controller.pid);
+    result.startup = pass;
+    result.writes.restart = report(delta(beforeRestart, afterRestart.snapshot), {}, 0, afterRestart.quiet, { text: '= 0', ok: (w) => w.total === 0 });
+    result.memory = {
+      fanoutPeakRssMiB: fanoutRss.peakMiB,
+      fanoutRssMiB: fanoutRss.rssMiB,
+      restartPeakRssMiB: restartRss.peakMiB,
+      restartRssMiB: restartRss.rssMiB,
+      works: N,
+    };
+    log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB`);
+    if (fanoutProfile && restartProfile) {
+      // The restarted controller's profile covers its start-up; it is written when it exits.
+      await sandbox.remove(PS_COMPONENT, 15_000);
+      result.profile = { fanout: profileOf(fanoutProfile), restart: profileOf(restartProfile) };
+      controller = await startController(sandbox, cli);
+      await startupPass(controller);
+    }
+  } finally {
+    await works.stop();
+    await annotations.stop();
+  }
+
+  // ---- 4. feedback on a real spoke, with the world above still in the controller's cache ----
+  result.feedback = await feedback(kubeConfig, http, spokeHttp);
+
+  const f = result.fanout;
+  if (f.bare && f.policySync) f.ratioBare = f.policySync.ms / f.bare.ms;
+  if (f.ocm && f.policySync) f.ratioOcm = f.policySync.ms / f.ocm.ms;
+  return result as BenchResult;
+}
+
+async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, policies: KubeObject[], clusters: string[]): Promise<NonNullable<BenchResult['fanout']['ocm']>> {
+  const N = P * C;
+  const port = await freePort();
+  log('OCM: starting `work manager --feature-gates=ManifestWorkReplicaSet=true`');
+  const manager = await sandbox.run(
+    {
+      name: MANAGER_COMPONENT,
+      command: join(binDir, 'work'),
+      args: [
+        'manager',
+        `--kubeconfig=${sandbox.hub.kubeconfig}`,
+        `--namespace=${PLACEMENT_NAMESPACE}`,
+        '--disable-leader-election',
+        `--listen=127.0.0.1:${port}`,
+        '--feature-gates=ManifestWorkReplicaSet=true',
+        // Lifted like the controller's: both bound by the apiserver, not by a client-side limiter.
+        `--kube-api-qps=${LIFTED_QPS}`,
+        `--kube-api-burst=${LIFTED_QPS}`,
+      ],
+      log: join(sandbox.layout.logs, 'bench-work-manager.log'),
+    },
+    { url: `https://127.0.0.1:${port}/healthz` },
+  );
+  const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${MWRS_PLACEMENT_LABEL}=bench-ocm` }, () => 'x').start();
+  const decisions = await new Tracker(http, RESOURCES.placementDecisions, { namespace: ns, labelSelector: `${PLACEMENT_LABEL}=bench-ocm` }, (d) => clustersFromDecisions([d]).join(',')).start();
+  try {
+    // Each policy's work spec (the same on every cluster) as the template, over Placement bench-ocm,
+    // which does not exist yet.
+    await pool(policies, 16, (p) =>
+      applyObject(http, REPLICA_SETS, {
+        apiVersion: 'work.open-cluster-management.io/v1alpha1',
+        kind: 'ManifestWorkReplicaSet',
+        metadata: { name: p.metadata.name, namespace: ns, labels: { [BENCH_LABEL]: 'run' } },
+        spec: {
+          manifestWorkTemplate: worksFor([p], ns, clusters.slice(0, 1), controllerName)[0]!.spec,
+          placementRefs: [{ name: 'bench-ocm', rolloutStrategy: { type: 'All' } }],
+        },
+      }),
+    );
+    const before = (await waitQuiet(kubeConfig, 2_000, 120_000)).snapshot;
+    log(`OCM: ${P} ManifestWorkReplicaSets created; creating Placement ${ns}/bench-ocm`);
+    const cpu = new CpuWindow({ ...planePids(sandbox), 'work manager': manager.pid, harness: process.pid });
+    const start = performance.now();
+    const decided = decisions.until(() => [...decisions.seen.values()].reduce((n, v) => n + (v ? v.split(',').length : 0), 0) === C, `Placement bench-ocm to decide ${C} clusters`, 120_000);
+    const all = works.until(() => works.seen.size === N, `${N} works from the replica sets`, 30 * 60_000);
+    await applyObject(http, PLACEMENTS, {
+      apiVersion: 'cluster.open-cluster-management.io/v1beta1',
+      kind: 'Placement',
+      metadata: { name: 'bench-ocm', namespace: ns },
+      spec: { clusterSets: ['policy-sync-bench'] },
+    });
+    const decidedAt = await decided;
+    const doneAt = await all;
+    const cpuSeconds = cpu.end();
+    log(`OCM: ${N} works in ${((doneAt - decidedAt) / 1000).toFixed(2)} s after the decision (${((doneAt - start) / 1000).toFixed(2)} s after the Placement)`);
+    // Its replica sets keep reporting rollout progress for a while: their status writes are counted too.
+    const after = await waitQuiet(kubeConfig, 2_000, 120_000);
+    const writes = report(delta(before, after.snapshot), { 'APPLY cluster.open-cluster-management.io/placements': 1 }, N, after.quiet);
+    log('OCM: deleting the replica sets (its controller deletes their works)');
+    await deleteCollection(http, REPLICA_SETS, ns);
+    await works.until(() => works.seen.size === 0, 'the replica sets\' works to go', 600_000);
+    await poll('the replica sets to go', async () => (await listAll(http, REPLICA_SETS, ns)).length === 0, 120_000);
+    return { ms: doneAt - decidedAt, works: N, fromPlacementMs: doneAt - start, decisionMs: decidedAt - start, writes, cpuSeconds };
+  } finally {
+    await sandbox.remove(MANAGER_COMPONENT);
+    await works.stop();
+    await decisions.stop();
+    await removeReplicaSets(http, ns);
+    await deleteIfPresent(http, PLACEMENTS, ns, 'bench-ocm');
+  }
+}
+
+/** Workload 4: K isolated status changes on the spoke copy of one policy, timed by watches on the hub. */
+async function feedback(kubeConfig: KubeConfig, http: KubeHttp, spokeHttp: KubeHttp): Promise<BenchResult['feedback']> {
+  await ensureNamespace(spokeHttp, fbNs, 'run');
+  await ensureNamespace(http, fbNs, 'run');
+  await applyObject(http, CLUSTER_SETS, {
+    apiVersion: 'cluster.open-cluster-management.io/v1beta2',
+    kind: 'ManagedClusterSet',
+    metadata: { name: SPOKE_CLUSTER_SET, labels: { [BENCH_LABEL]: 'cluster' } },
+    spec: { clusterSelector: { selectorType: 'ExclusiveClusterSetLabel' } },
+  });
+  await mergePatch(http, MANAGED_CLUSTERS, undefined, SPOKE, { metadata: { labels: { [CLUSTER_SET_LABEL]: SPOKE_CLUSTER_SET } } }, { fieldManager: FIELD_MANAGER });
+  await placement(http, fbNs, 'spoke', SPOKE_CLUSTER_SET);
+  await waitForDecisions(http, fbNs, 'spoke', [SPOKE]);
+  await apply(http, gateway(fbNs, 'gw', className, 'spoke'));
+  const name = 'fb';
+  const enforcedMessage = (w: KubeObject): string | undefined => {
+    const values = (w.status as { resourceStatus?: { manifests?: { statusFeedback?: { values?: { name: string; fieldValue: { string?: string } }[] } }[] } } | undefined)?.resourceStatus
+      ?.manifests?.[0]?.statusFeedback?.values;
+    return values?.find((v) => v.name === 'enforcedMessage')?.fieldValue.string;
+  };
+  const hubMessage = (p: KubeObject): string | undefined => {
+    const text = p.metadata.annotations?.[STATUS_ANNOTATION];
+    if (text === undefined) return undefined;
+    return (JSON.parse(text) as { clusters?: Record<string, { message?: string; applied?: boolean }> }).clusters?.[SPOKE]?.message;
+  };
+  const work = await new Tracker(http, RESOURCES.manifestWorks, { namespace: SPOKE, labelSelector: `${SOURCE_LABEL}=${sourceHash(AUTH_POLICIES, fbNs, name)}` }, enforcedMessage).start();
+  const policy = await new Tracker(http, AUTH_POLICIES, { namespace: fbNs, fieldSelector: `metadata.name=${name}` }, hubMessage).start();
+  const key = `${fbNs}/${name}`;
+  try {
+    await apply(http, authPolicy(fbNs, name, 'gw'));
+    await poll(`the copy of ${key} on ${SPOKE}`, () => get(spokeHttp, AUTH_POLICIES, fbNs, name), 120_000);
+    await poll(`${key} to show ${SPOKE} applied`, async () => {
+      const text = (await get(http, AUTH_POLICIES, fbNs, name))?.metadata.annotations?.[STATUS_ANNOTATION];
+      return text !== undefined && (JSON.parse(text) as { clusters?: Record<string, { applied?: boolean }> }).clusters?.[SPOKE]?.applied === true;
+    }, 120_000);
+    const before = (await waitQuiet(kubeConfig)).snapshot;
+    log(`feedback: ${K} status changes on the copy of ${key} on ${SPOKE}`);
+    const samplesMs: { totalMs: number; ocmMs: number; oursMs: number }[] = [];
+    for (let i = 1; i <= K; i++) {
+      // Isolated changes: past the coalescing window of the previous annotation write.
+      await sleep(STATUS_COALESCE_MS + 100);
+      const message = `AuthPolicy has been successfully enforced (bench change ${i})`;
+      const atWork = work.until(() => [...work.seen.values()].includes(message), `change ${i} in the work's feedback`, 60_000);
+      const atHub = policy.until(() => policy.seen.get(key) === message, `change ${i} on the hub annotation`, 60_000);
+      const start = performance.now();
+      await writeSpokeStatus(spokeHttp, name, message);
+      const [w, h] = await Promise.all([atWork, atHub]);
+      samplesMs.push({ totalMs: h - start, ocmMs: w - start, oursMs: h - w });
+    }
+    const after = await waitQuiet(kubeConfig);
+    const writes = delta(before, after.snapshot).writes.get(POLICY_PATCH) ?? 0;
+    const r = (x: number): number => Math.round(x * 10) / 10;
+    const result = {
+      changes: K,
+      totalMs: stats(samplesMs.map((s) => s.totalMs)),
+      ocmMs: stats(samplesMs.map((s) => s.ocmMs)),
+      oursMs: stats(samplesMs.map((s) => s.oursMs)),
+      annotationWrites: writes,
+      samples: samplesMs.map((s) => ({ totalMs: r(s.totalMs), ocmMs: r(s.ocmMs), oursMs: r(s.oursMs) })),
+    };
+    log(`feedback: ours median ${result.oursMs.median} ms, p99 ${result.oursMs.p99} ms; OCM median ${result.ocmMs.median} ms`);
+    return result;
+  } finally {
+    await work.stop();
+    await policy.stop();
+  }
+}
+
+/** Accepted and Enforced on the spoke copy, as the spoke's policy controller would write them. */
+async function writeSpokeStatus(spoke: KubeHttp, name: string, message: string): Promise<void> {
+  const copy = (await get(spoke, AUTH_POLICIES, fbNs, name))!;
+  const generation = copy.metadata.generation;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const conditions: Condition[] = [
+    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
+    { type: 'Enforced', status: 'True', reason: 'Enforced', message, observedGeneration: generation, lastTransitionTime: now },
+  ];
+  await mergePatch(spoke, AUTH_POLICIES, fbNs, name, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
+}
+
+function profileOf(dir: string): ProfileSummary | undefined {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (files.length === 0) {
+    log(`no .cpuprofile was written in ${dir}`);
+    return undefined;
+  }
+  const summary = summariseProfile(join(dir, files[0]!), 25);
+  log(`CPU profile: ${summary.file}`);
+  return summary;
+}
+
+/** The hub's apiserver and etcd, whose CPU a fan-out spends. */
+function planePids(sandbox: Sandbox): Record<string, number> {
+  return { apiserver: sandbox.process('kube-apiserver/hub').pid, etcd: sandbox.process('etcd').pid };
+}
+
+async function deleteWorks(http: KubeHttp, clusters: readonly string[], labelSelector?: string): Promise<void> {
+  await pool(clusters, 8, (c) => deleteCollection(http, RESOURCES.manifestWorks, c, labelSelector));
+}
+
+/** What an interrupted run may have left: replica sets (with finalizers), works on the bench clusters, run namespaces. */
+async function cleanLeftovers(http: KubeHttp, spokeHttp: KubeHttp): Promise<void> {
+  await removeReplicaSets(http);
+  const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
+  await deleteWorks(http, benchClusters);
+  await cleanRun(http, spokeHttp, true, true);
+}
+
+/** Deletes the run's objects (all runs' with `everyRun`) and, when `wait`, waits for the namespaces to go. */
+async function cleanRun(http: KubeHttp, spokeHttp: KubeHttp, wait: boolean, everyRun = false): Promise<void> {
+  // Works first: the bench clusters' have no agent (no finalizer); spoke-1's go through its agent.
+  const mine = everyRun ? `${CONTROLLER_LABEL}` : `${CONTROLLER_LABEL} in (${controllerLabelValue(controllerName)},${controllerLabelValue(bareName)})`;
+  const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
+  await deleteWorks(http, [...benchClusters, SPOKE], mine);
+  await removeReplicaSets(http, everyRun ? undefined : ns);
+  for (const c of await listAll(http, RESOURCES.gatewayClasses, undefined, `${BENCH_LABEL}=run`)) {
+    if (everyRun || c.metadata.name === className) await deleteIfPresent(http, RESOURCES.gatewayClasses, undefined, c.metadata.name);
+  }
+  const runNamespaces = async (h: KubeHttp): Promise<string[]> =>
+    (await listAll(h, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=run`)).map((n) => n.metadata.name).filter((n) => everyRun || n === ns || n === fbNs);
+  for (const h of [http, spokeHttp]) for (const n of await runNamespaces(h)) await deleteIfPresent(h, RESOURCES.namespaces, undefined, n);
+  if (!wait) return;
+  // The namespace controller empties them: its deletions would be counted against the next window.
+  await poll('the run namespaces to go', async () => (await runNamespaces(http)).length === 0 && (await runNamespaces(spokeHttp)).length === 0, 300_000, 500);
+}
+
+async function machineInfo(http: KubeHttp): Promise<BenchResult['machine']> {
+  const version = await http.request<{ gitVersion?: string }>('GET', '/version').catch(() => undefined);
+  const pins = readFileSync(join(repoRoot, 'hack', 'versions.env'), 'utf8');
+  return {
+    nproc: cpus().length,
+    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    kubernetes: version?.gitVersion,
+    ocm: /^OCM_VERSION=(.*)$/m.exec(pins)?.[1],
+  };
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,65 @@
+// Keeps the benchmark working: `npm run bench -- --quick` (P=20, C=3, K=3) as a child process, on a
+// sandbox of its own that it stops and deletes afterwards. Timings are not asserted — machines are shared
+// and noisy — only that every workload ran and reported numbers (its table is shown as diagnostics).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { repoRoot } from '../../hack/sandbox/layout.ts';
+import type { BenchResult } from '../../hack/bench/report.ts';
+
+const root = join(repoRoot, '.local', 'bench-quick-sandbox');
+const json = join(root, 'result.json');
+
+function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+  });
+}
+
+function isNumber(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+test('npm run bench -- --quick runs all four workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+  if (existsSync(json)) rmSync(json);
+  const started = Date.now();
+  const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', '--quick', '--root', root, '--json', json, '--down', '--purge']);
+  const tail = `stdout:\n${stdout.split('\n').slice(-40).join('\n')}\nstderr:\n${stderr.split('\n').slice(-40).join('\n')}`;
+  assert.equal(code, 0, tail);
+  t.diagnostic(`quick run: ${((Date.now() - started) / 1000).toFixed(0)} s (sandbox start and stop included)`);
+  for (const line of stdout.split('\n').filter((l) => l.startsWith('|'))) t.diagnostic(line);
+
+  const r = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+  const { policies, clusters, feedbackChanges } = r.params;
+  assert.deepEqual([policies, clusters, feedbackChanges, r.params.quick], [20, 3, 3, true]);
+  // 1. fan-out, against both baselines
+  const { policySync, bare, ocm } = r.fanout;
+  for (const [what, x] of Object.entries({ policySync, bare, ocm })) {
+    assert.ok(x && isNumber(x.ms) && x.ms > 0, `fan-out ${what}: ${JSON.stringify(x)}`);
+    assert.equal(x.works, policies * clusters, `fan-out ${what} counted every work`);
+  }
+  assert.ok(isNumber(r.fanout.ratioBare) && isNumber(r.fanout.ratioOcm), `ratios: ${JSON.stringify(r.fanout)}`);
+  // 2. writes
+  for (const [what, w] of Object.entries(r.writes)) {
+    assert.ok(isNumber(w.total) && isNumber(w.minimum), `writes ${what}: ${JSON.stringify(w)}`);
+  }
+  assert.ok(r.writes.fanout.total >= policies * clusters, `the counters saw the fan-out's writes: ${JSON.stringify(r.writes.fanout)}`);
+  // 3. memory and start-up
+  for (const x of [r.memory.fanoutPeakRssMiB, r.memory.restartPeakRssMiB, r.startup.cachesSyncedMs, r.startup.passMs]) {
+    assert.ok(isNumber(x) && x > 0, `memory and start-up: ${JSON.stringify({ memory: r.memory, startup: r.startup })}`);
+  }
+  // 4. feedback latency
+  assert.equal(r.feedback.changes, feedbackChanges);
+  assert.equal(r.feedback.samples.length, feedbackChanges);
+  for (const s of [r.feedback.totalMs, r.feedback.ocmMs, r.feedback.oursMs]) {
+    assert.ok(isNumber(s.median) && isNumber(s.p99), `feedback: ${JSON.stringify(r.feedback)}`);
+  }
+});
