@@ -51,13 +51,7 @@ export class ClassConfigs {
     return this.states.get(className)?.config;
   }
 
-  isOwned(className: string): boolean {
-    return this.states.has(className);
-  }
 
-  classNames(): string[] {
-    return [...this.states.keys()];
-  }
 
   /** The kind as configured for the class, if the class is owned and lists it validly. */
   kind(className: string, gvr: GroupVersionResource): KindInForce | undefined {

@@ -20,12 +20,10 @@ import { WorkQueue } from '../runtime/workqueue.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
 import {
-  BY_CLASS,
   BY_GATEWAY,
   BY_NAME,
   BY_PLACEMENT,
   BY_SOURCE,
-  gatewayClassOf,
   placementOfDecision,
   placementOfGateway,
   policyKey,
@@ -94,7 +92,7 @@ export class HubController {
     this.gateways = informer('gateways', RESOURCES.gateways);
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`);
-    this.gateways.store.addIndex(BY_CLASS, gatewayClassOf).addIndex(BY_PLACEMENT, placementOfGateway);
+    this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
     this.works.store.addIndex(BY_SOURCE, (w) => {
       const source = w.metadata.labels?.[SOURCE_LABEL];

@@ -6,7 +6,6 @@ import type { Informer } from '../kube/informer.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
 
 export const BY_GATEWAY = 'gateway';
-export const BY_CLASS = 'gatewayClass';
 export const BY_PLACEMENT = 'placement';
 export const BY_SOURCE = 'source';
 export const BY_NAME = 'name';

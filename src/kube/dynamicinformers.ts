@@ -2,7 +2,7 @@
 // watches (the union of valid `policiesToSync`) and the spoke agent's configured kinds.
 import type { Logger } from 'pino';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
-import { objectKey, type KubeObject } from '../core/objects.ts';
+import type { KubeObject } from '../core/objects.ts';
 import type { KubeHttp } from './http.ts';
 import { Informer } from './informer.ts';
 import type { StoreChange } from './store.ts';
@@ -63,10 +63,6 @@ export class DynamicInformers {
     return [...this.informers.values()].every((e) => e.informer.synced);
   }
 
-  /** The cached object, if its kind is watched. */
-  get(gvr: GroupVersionResource, namespace: string, name: string): KubeObject | undefined {
-    return this.informer(gvr)?.store.get(objectKey({ metadata: { namespace, name } }));
-  }
 
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map((e) => e.informer.stop()));

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/conditions.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
-import { KubeHttp } from '../../src/kube/http.ts';
+import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
 import { eventually } from '../support/eventually.ts';
@@ -24,7 +24,7 @@ import {
   remove,
   removeNamespace,
 } from '../support/fixtures.ts';
-import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../support/hub.ts';
 import { metricsText, samples } from '../support/metrics.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
@@ -43,7 +43,7 @@ let agents: RunningSpoke[] = [];
 before(async () => {
   sandbox = await testSandbox();
   hub = hubHttp(sandbox);
-  spokes = new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+  spokes = spokeClients(sandbox);
   for (const spoke of spokes.values()) {
     await createNamespace(spoke, SPOKE_CONFIG.namespace);
     await createNamespace(spoke, ns);
@@ -67,10 +67,7 @@ after(async () => {
   await controller.stop();
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   await removeNamespace(hub, ns);
-  for (const spoke of spokes.values()) {
-    await removeNamespace(spoke, ns);
-    spoke.destroy();
-  }
+  await releaseSpokes(spokes, ns);
   hub.destroy();
 });
 

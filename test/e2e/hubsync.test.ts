@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
-import { KubeHttp } from '../../src/kube/http.ts';
+import type { KubeHttp } from '../../src/kube/http.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   AUTH_POLICIES,
@@ -23,7 +23,7 @@ import {
   remove,
   removeNamespace,
 } from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub, releaseSpokes, spokeClients } from '../support/hub.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 let sandbox: Sandbox;
@@ -38,7 +38,7 @@ const className = uniqueName('class');
 before(async () => {
   sandbox = await testSandbox();
   hub = hubHttp(sandbox);
-  spokes = new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+  spokes = spokeClients(sandbox);
   // On each spoke: the downstream namespace and Gateway the copies attach to.
   for (const spoke of spokes.values()) {
     await createNamespace(spoke, downstream);
@@ -62,10 +62,7 @@ after(async () => {
   await controller.stop();
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   await removeNamespace(hub, ns);
-  for (const spoke of spokes.values()) {
-    await removeNamespace(spoke, downstream);
-    spoke.destroy();
-  }
+  await releaseSpokes(spokes, downstream);
   hub.destroy();
 });
 

@@ -12,7 +12,7 @@ import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/conditions.ts';
 import { controllerLabelValue, readSourceRef } from '../../src/core/manifestwork.ts';
 import type { ClusterStatus, PolicyStatus } from '../../src/core/policystatus.ts';
-import { KubeHttp } from '../../src/kube/http.ts';
+import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
 import { eventually } from '../support/eventually.ts';
@@ -32,7 +32,7 @@ import {
   remove,
   removeNamespace,
 } from '../support/fixtures.ts';
-import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../support/hub.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
@@ -60,7 +60,7 @@ let agents: RunningSpoke[] = [];
 before(async () => {
   sandbox = await testSandbox();
   hub = hubHttp(sandbox);
-  spokes = new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+  spokes = spokeClients(sandbox);
   for (const spoke of spokes.values()) {
     await createNamespace(spoke, SPOKE_CONFIG.namespace);
     await createNamespace(spoke, ns);
@@ -109,10 +109,7 @@ after(async () => {
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   await remove(hub, gatewayClass(authOnlyClass, { namespace: ns, name: 'params-auth-only' }));
   await removeNamespace(hub, ns);
-  for (const spoke of spokes.values()) {
-    await removeNamespace(spoke, ns);
-    spoke.destroy();
-  }
+  await releaseSpokes(spokes, ns);
   hub.destroy();
 });
 

@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { HubController, type HubOptions } from '../../src/hub/controller.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
+import { removeNamespace } from './fixtures.ts';
 import { SpokeController } from '../../src/spoke/controller.ts';
 
 /** A name unique to this test process: DNS-safe, short. */
@@ -60,4 +61,17 @@ export async function startSpoke(kubeConfig: KubeConfig, cluster: string, config
   });
   await controller.start();
   return { cluster, controller, stop: () => controller.stop() };
+}
+
+/** A client per sandbox spoke, by spoke name. */
+export function spokeClients(sandbox: Sandbox): Map<string, KubeHttp> {
+  return new Map(sandbox.spokes.map((s) => [s.name, new KubeHttp(sandbox.kubeConfig(s.name))]));
+}
+
+/** Teardown of spokeClients: removes `namespace` on each spoke, then closes the clients. */
+export async function releaseSpokes(spokes: Map<string, KubeHttp>, namespace: string): Promise<void> {
+  for (const spoke of spokes.values()) {
+    await removeNamespace(spoke, namespace);
+    spoke.destroy();
+  }
 }
