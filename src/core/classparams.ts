@@ -41,11 +41,20 @@ export function parseParamsObject(kind: ParamsObjectKind, object: KubeObject): P
   return parseParamsJson(text);
 }
 
-export type KindProblem = 'NotFound' | 'NotAPolicy' | 'Forbidden';
+/** Why a kind is not synced: not served, not a GEP-713 policy, not allowed, or the check itself failed. */
+export type KindProblem = 'NotFound' | 'NotAPolicy' | 'Forbidden' | 'CheckFailed';
 
 export interface KindCheck {
   gvr: GroupVersionResource;
   problem?: KindProblem;
+  /** The version whose earlier, good validation stays in force despite the problem (DESIGN §7). */
+  keptVersion?: string;
+}
+
+/** One line of the PoliciesSynced message for a kind with a problem. */
+export function kindProblemLine(k: KindCheck): string {
+  const kept = k.keptVersion === undefined ? '' : ` (the last good configuration, version ${k.keptVersion}, stays in force)`;
+  return `${gvrKey(k.gvr)}: ${k.problem ?? 'OK'}${kept}`;
 }
 
 /** The `Accepted` and `PoliciesSynced` conditions of an owned GatewayClass. */
@@ -68,7 +77,9 @@ export function classConditions(input: {
           reason: 'InvalidParameters',
           message:
             input.paramsErrors.join('; ') +
-            (input.keepingLastGood ? '; the last valid configuration stays in force' : '; nothing is synced until the params are valid'),
+            (input.keepingLastGood
+              ? '; the last valid configuration stays in force'
+              : '; nothing is synced until the params are valid, and existing ManifestWorks are kept'),
           observedGeneration,
         };
   if (input.paramsErrors.length > 0) {
@@ -91,7 +102,7 @@ export function classConditions(input: {
           type: POLICIES_SYNCED,
           status: 'False',
           reason: 'InvalidPolicyKinds',
-          message: bad.map((k) => `${gvrKey(k.gvr)}: ${k.problem}`).join('\n'),
+          message: bad.map(kindProblemLine).join('\n'),
           observedGeneration,
         };
   return [accepted, synced];

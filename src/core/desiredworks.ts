@@ -64,6 +64,8 @@ export interface DesiredWorksInput {
   maxWorkBytes: number;
   /** The owning controller's label value (controllerLabelValue). */
   controller?: string;
+  /** metadata.uid of the kind's CRD, recorded in each work's source-ref. */
+  crdUid?: string;
 }
 
 export interface DesiredWorks {
@@ -141,7 +143,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
       const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
-      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller });
+      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
       shapes.set(shape, built);
     }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupVersion, gvrEquals, gvrKey, parseGvrKey } from './gvr.ts';
+import { groupResourceKey, groupVersion, gvrEquals, gvrKey, parseGroupResourceKey, parseGvrKey } from './gvr.ts';
 
 const authPolicies = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 
@@ -39,4 +39,12 @@ test('gvrEquals compares all three parts', () => {
 test('groupVersion is group/version, or version for the core group', () => {
   assert.equal(groupVersion(authPolicies), 'kuadrant.io/v1');
   assert.equal(groupVersion({ group: '', version: 'v1' }), 'v1');
+});
+
+test('groupResourceKey leaves the version out and round-trips with parseGroupResourceKey', () => {
+  assert.equal(groupResourceKey(authPolicies), 'authpolicies.kuadrant.io');
+  assert.equal(groupResourceKey({ group: 'kuadrant.io', resource: 'authpolicies' }), 'authpolicies.kuadrant.io');
+  assert.equal(groupResourceKey({ group: '', resource: 'configmaps' }), 'configmaps');
+  assert.deepEqual(parseGroupResourceKey('backendtrafficpolicies.gateway.envoyproxy.io'), { group: 'gateway.envoyproxy.io', resource: 'backendtrafficpolicies' });
+  assert.deepEqual(parseGroupResourceKey('configmaps'), { group: '', resource: 'configmaps' });
 });

@@ -36,3 +36,19 @@ export function gvrEquals(a: GroupVersionResource, b: GroupVersionResource): boo
 export function groupVersion(gvr: Pick<GroupVersionResource, 'group' | 'version'>): string {
   return gvr.group === '' ? gvr.version : `${gvr.group}/${gvr.version}`;
 }
+
+export type GroupResource = Pick<GroupVersionResource, 'group' | 'resource'>;
+
+/**
+ * `resource.group` (core group: `resource`): the identity of a policy kind. Policies, their works and
+ * their watches are keyed by it, never by version — a version switch in params re-applies in place.
+ */
+export function groupResourceKey(gr: GroupResource): string {
+  return gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`;
+}
+
+/** Parses `authpolicies.kuadrant.io` (or `configmaps` for the core group). */
+export function parseGroupResourceKey(key: string): GroupResource {
+  const dot = key.indexOf('.');
+  return dot < 0 ? { group: '', resource: key } : { group: key.slice(dot + 1), resource: key.slice(0, dot) };
+}

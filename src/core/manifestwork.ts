@@ -38,6 +38,11 @@ export type SourceRef = {
   namespace: string;
   name: string;
   uid?: string;
+  /**
+   * metadata.uid of the kind's CRD when the work was written: a policy that vanished with its CRD
+   * (deleted or re-created) is told apart from one a user deleted (core/removal.ts).
+   */
+  crdUid?: string;
 };
 
 export type ManifestConfig = {
@@ -58,12 +63,12 @@ export interface ManifestWork extends KubeObject {
   spec: ManifestWorkSpec;
 }
 
-function sourceDigest(gvr: GroupVersionResource, namespace: string, name: string): string {
+function sourceDigest(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
   return sha256Hex(`${gvr.group}/${gvr.resource}/${namespace}/${name}`);
 }
 
 /** 16 hex characters identifying the source policy; the value of the source label. */
-export function sourceHash(gvr: GroupVersionResource, namespace: string, name: string): string {
+export function sourceHash(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
   return sourceDigest(gvr, namespace, name).slice(0, SOURCE_HASH_LENGTH);
 }
 
@@ -105,6 +110,8 @@ export interface BuildManifestWorkInput {
   deleteOption: DeleteOption;
   /** Value of the controller label (see controllerLabelValue); omitted when undefined. */
   controller?: string;
+  /** metadata.uid of the kind's CRD (see SourceRef.crdUid); omitted when undefined. */
+  crdUid?: string;
 }
 
 /** The controller label value for a --controller-name: a hash, since the name holds `/`. */
@@ -118,6 +125,7 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   const { name, uid } = policy.metadata;
   const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
   if (uid !== undefined) sourceRef.uid = uid;
+  if (input.crdUid !== undefined) sourceRef.crdUid = input.crdUid;
 
   const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
   if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
@@ -160,14 +168,15 @@ const sourceRefSchema = z.object({
   namespace: z.string(),
   name: z.string(),
   uid: z.string().optional(),
+  crdUid: z.string().optional(),
 });
 
 /** The source policy of a work, from its source-ref annotation; undefined when absent or malformed. */
 export function readSourceRef(work: KubeObject): SourceRef | undefined {
   const parsed = parseJson(work.metadata.annotations?.[SOURCE_REF_ANNOTATION], sourceRefSchema);
   if (!parsed) return undefined;
-  const { uid, ...rest } = parsed;
-  return uid === undefined ? rest : { ...rest, uid };
+  const { uid, crdUid, ...rest } = parsed;
+  return { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
 }
 
 /** The spec-hash annotation of an observed work. */

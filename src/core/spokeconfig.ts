@@ -3,10 +3,16 @@
 import { canonicalJson, specHash } from './canonical.ts';
 import { gvrKey, type GroupVersionResource } from './gvr.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from './manifestwork.ts';
+import type { KubeObject } from './objects.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from './metadatakeys.ts';
 
 export const SPOKE_CONFIG_WORK_NAME = 'policy-sync-spoke-config';
 export const SPOKE_CONFIG_LABEL = 'policysync.kuadrant.io/spoke-config';
+
+/** The work carrying the spoke configuration (not a policy's). */
+export function isSpokeConfigWork(work: KubeObject): boolean {
+  return work.metadata.labels?.[SPOKE_CONFIG_LABEL] === 'true';
+}
 
 export function buildSpokeConfigWork(input: {
   cluster: string;

@@ -1,19 +1,22 @@
 // The configuration in force for each owned GatewayClass: what the class reconciler decided and the
-// policy syncer reads. Invalid params keep the last valid configuration (DESIGN §2.2): a class whose
-// params were never valid since start-up has no configuration, and while any owned class is in that state
-// nothing may be deleted for a kind that is not watched (its params may well list it).
+// policy reconciler reads. Invalid params keep the last valid configuration (DESIGN §2.2); a class whose
+// params were never valid since start-up has none and is *unknown* — the deletion rule (core/removal.ts)
+// then keeps every work that might be its. Kinds are keyed by group+resource, never version.
 import { canonicalJson } from '../core/canonical.ts';
-import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params.ts';
+import type { ClassKnowledge } from '../core/removal.ts';
 import type { WatchedKind } from '../kube/dynamicinformers.ts';
 
 export interface KindInForce extends WatchedKind {
   config: PolicyKindConfig;
+  /** metadata.uid of the kind's CRD when it was validated; undefined for built-in resources. */
+  crdUid?: string;
 }
 
 export interface ClassConfig {
   params: SyncParams;
-  /** The valid policy kinds of the params, by gvrKey. */
+  /** The policy kinds in force (validated now, or kept from the last good check), by groupResourceKey. */
   kinds: Map<string, KindInForce>;
 }
 
@@ -51,31 +54,57 @@ export class ClassConfigs {
     return this.states.get(className)?.config;
   }
 
-
-
-  /** The kind as configured for the class, if the class is owned and lists it validly. */
-  kind(className: string, gvr: GroupVersionResource): KindInForce | undefined {
-    return this.states.get(className)?.config?.kinds.get(gvrKey(gvr));
+  /** The kind as configured for the class, if the class is owned and has it in force. */
+  kind(className: string, gr: GroupResource): KindInForce | undefined {
+    return this.states.get(className)?.config?.kinds.get(groupResourceKey(gr));
   }
 
-  /** The union of the kinds in force over all owned classes. */
+  /**
+   * The kinds to watch: the union of the kinds in force over all classes, one per group+resource. Two
+   * classes naming different versions of one resource watch the version of the first class by name.
+   */
   wantedKinds(): WatchedKind[] {
     const kinds = new Map<string, WatchedKind>();
-    for (const s of this.states.values()) {
-      for (const [key, k] of s.config?.kinds ?? []) kinds.set(key, { gvr: k.gvr, namespaced: k.namespaced });
+    for (const [, s] of [...this.states].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      for (const [key, k] of s.config?.kinds ?? []) if (!kinds.has(key)) kinds.set(key, { gvr: k.gvr, namespaced: k.namespaced });
     }
     return [...kinds.values()];
   }
 
-  /**
-   * Every owned class (as the GatewayClass cache lists them) has a configuration in force: only then is
-   * an unwatched kind really unwanted.
-   */
-  completeFor(ownedClassNames: string[]): boolean {
+  /** The CRD uid a kind was validated under (any class's; they read the same CRD). */
+  crdUid(gr: GroupResource): string | undefined {
+    const key = groupResourceKey(gr);
+    for (const s of this.states.values()) {
+      const uid = s.config?.kinds.get(key)?.crdUid;
+      if (uid !== undefined) return uid;
+    }
+    return undefined;
+  }
+
+  /** What is known of each owned class's configuration, for the deletion rule. */
+  knowledge(ownedClassNames: readonly string[]): Map<string, ClassKnowledge> {
+    return new Map(
+      ownedClassNames.map((name): [string, ClassKnowledge] => {
+        const s = this.states.get(name);
+        if (!s?.config) return [name, { state: 'unknown', listed: new Set(), synced: new Set() }];
+        return [
+          name,
+          {
+            state: s.valid ? 'inForce' : 'lastKnownGood',
+            listed: new Set(s.config.params.policiesToSync.map(groupResourceKey)),
+            synced: new Set(s.config.kinds.keys()),
+          },
+        ];
+      }),
+    );
+  }
+
+  /** Every owned class (as the GatewayClass cache lists them) has a configuration in force. */
+  completeFor(ownedClassNames: readonly string[]): boolean {
     return ownedClassNames.every((name) => this.states.get(name)?.config !== undefined);
   }
 }
 
 function fingerprint(config: ClassConfig): string {
-  return canonicalJson({ params: config.params, kinds: [...config.kinds.keys()].sort() });
+  return canonicalJson({ params: config.params, kinds: [...config.kinds.values()].map((k) => ({ ...k.config, crdUid: k.crdUid ?? null })) });
 }

@@ -1,37 +1,29 @@
-// Assembly of the hub controller: the informers, the event → key mappings, the two reconcilers and
-// their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
+// Assembly of the hub controller: the informers, the event → key mappings (eventkeys.ts), the reconcilers
+// and their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
 import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { GroupVersionResource } from '../core/gvr.ts';
-import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
+import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
+import { controllerLabelValue } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
-import type { KubeObject } from '../core/objects.ts';
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
-import type { StoreChange } from '../kube/store.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { TokenBucket } from '../runtime/ratelimiter.ts';
 import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
-import {
-  BY_GATEWAY,
-  BY_NAME,
-  BY_PLACEMENT,
-  BY_SOURCE,
-  placementOfDecision,
-  placementOfGateway,
-  policyKey,
-  targetedGateways,
-} from './indexes.ts';
+import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, sourceKeyOfWork, type KindedPolicy } from './eventkeys.ts';
+import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
-import { PolicySyncer } from './policysyncer.ts';
-import { SPOKE_CONFIG_KEY, SpokeConfigSyncer, isSpokeConfigWork } from './spokeconfigsyncer.ts';
+import { PolicyReconciler } from './policyreconciler.ts';
+import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
+import { StatusReporter } from './statusreporter.ts';
+import { WorkApplier } from './workapplier.ts';
 
 export interface HubOptions {
   kubeConfig: KubeConfig;
@@ -70,7 +62,8 @@ export class HubController {
   /** The runners that write; started only while leading. */
   private readonly writers: ControllerRunner[];
   private leading = false;
-  private readonly syncer: PolicySyncer;
+  private readonly reporter: StatusReporter;
+  private readonly appliers: WorkApplier[];
   private readonly log: Logger;
 
   constructor(private readonly o: HubOptions) {
@@ -100,7 +93,13 @@ export class HubController {
     });
 
     this.watches = new DynamicInformers(this.http, {
-      onChange: (gvr, change) => this.onPolicyChange(gvr, change),
+      onChange: (gvr, change) => {
+        const sameName = (name: string) => this.watches.informer(gvr)?.store.byIndex(BY_NAME, name) ?? [];
+        this.policyQueue.addAll(keysForPolicyChange(gvr, change, sameName));
+      },
+      // Keys of a kind whose watch was not synced were dropped (nothing is decided on an unsynced cache):
+      // its works' policies are looked at again now — those deleted meanwhile included.
+      onSynced: (gvr) => this.enqueueWorksOfKind(gvr),
       configure: (i) => i.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]),
       logger: this.log,
     });
@@ -117,7 +116,9 @@ export class HubController {
       canWrite: () => this.leading,
       logger: this.log,
     });
-    this.syncer = new PolicySyncer(
+    this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes });
+    const policyWorks = new WorkApplier({ http: this.http, logger: this.log, onExpired: (key) => this.policyQueue.add(key) });
+    const policies = new PolicyReconciler(
       {
         http: this.http,
         watches: this.watches,
@@ -126,54 +127,59 @@ export class HubController {
         decisions: this.decisions,
         works: this.works,
         configs: this.configs,
-        events,
+        applier: policyWorks,
+        reporter: this.reporter,
         logger: this.log,
       },
-      { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes, statusCoalesceMs: o.statusCoalesceMs },
+      { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
     );
-    const spokeConfig = o.spokeConfig
-      ? new SpokeConfigSyncer({
-          http: this.http,
-          classes: this.classes,
-          gateways: this.gateways,
-          decisions: this.decisions,
-          works: this.works,
-          configs: this.configs,
-          controllerName: o.controllerName,
-          configMap: o.spokeConfig,
-          logger: this.log,
-        })
-      : undefined;
+    this.appliers = [policyWorks];
+    let spokeConfig: SpokeConfigSyncer | undefined;
+    if (o.spokeConfig) {
+      const applier = new WorkApplier({ http: this.http, logger: this.log, onExpired: () => this.enqueueSpokeConfig() });
+      this.appliers.push(applier);
+      spokeConfig = new SpokeConfigSyncer({
+        applier,
+        classes: this.classes,
+        gateways: this.gateways,
+        decisions: this.decisions,
+        works: this.works,
+        configs: this.configs,
+        controllerName: o.controllerName,
+        configMap: o.spokeConfig,
+        logger: this.log,
+      });
+    }
     this.classRunner = new ControllerRunner({ name: 'gatewayclass', queue: this.classQueue, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: this.log, observer: observer('gatewayclass') });
     this.writers = [
-      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => this.syncer.reconcile(k), concurrency: o.concurrency, logger: this.log, observer: observer('policy') }),
+      new ControllerRunner({ name: 'policy', queue: this.policyQueue, reconcile: (k) => policies.reconcile(k), concurrency: o.concurrency, logger: this.log, observer: observer('policy') }),
     ];
     if (spokeConfig) {
+      const syncer = spokeConfig;
       this.writers.push(
-        new ControllerRunner({ name: 'spoke-config', queue: this.spokeConfigQueue, reconcile: () => spokeConfig.reconcile(), logger: this.log, observer: observer('spoke-config') }),
+        new ControllerRunner({ name: 'spoke-config', queue: this.spokeConfigQueue, reconcile: () => syncer.reconcile(), logger: this.log, observer: observer('spoke-config') }),
       );
     }
     // Computed from the caches at scrape time.
     o.metrics?.setCollectors({
       works: () => countWorkStates(this.works.store.list()),
-      clusters: () => this.syncer.clusterStates(),
+      clusters: () => this.reporter.clusterStates(new Set(this.watches.kinds().map((k) => groupResourceKey(k.gvr)))),
       watchedKinds: () => this.watches.kinds().length,
     });
 
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
     this.gateways.onChange((c) => {
-      this.forChange(c, (gw) => this.enqueuePoliciesOfGateway(gw));
+      this.policyQueue.addAll(keysForGatewayChange(c, (gw) => this.policiesTargeting(gw)));
       this.enqueueSpokeConfig();
     });
     this.decisions.onChange((c) => {
-      this.forChange(c, (d) => {
-        for (const p of placementOfDecision(d)) for (const gw of this.gateways.store.byIndex(BY_PLACEMENT, p)) this.enqueuePoliciesOfGateway(gw);
-      });
+      this.policyQueue.addAll(keysForDecisionChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw)));
       this.enqueueSpokeConfig();
     });
     this.works.onChange((c) => {
-      if (isSpokeConfigWork(c.object)) this.enqueueSpokeConfig();
-      else this.forChange(c, (w) => this.enqueueSourceOf(w));
+      const keys = keysForWorkChange(c);
+      if (keys.spokeConfig) this.enqueueSpokeConfig();
+      for (const key of keys.policies) this.enqueueForStatus(key);
     });
   }
 
@@ -194,6 +200,7 @@ export class HubController {
     this.leading = true;
     this.log.info({}, 'leading: starting reconcilers');
     for (const c of this.classes.store.list()) this.classQueue.add(c.metadata.name);
+    for (const a of this.appliers) a.start();
     for (const r of this.writers) r.start();
   }
 
@@ -217,6 +224,7 @@ export class HubController {
 
   async stop(): Promise<void> {
     await Promise.all([this.classRunner, ...this.writers].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    for (const a of this.appliers) a.stop();
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
     await this.watches.stop();
     await this.paramsRefs.stop();
@@ -234,44 +242,29 @@ export class HubController {
     for (const kind of this.watches.kinds()) {
       for (const p of this.watches.informer(kind.gvr)?.store.list() ?? []) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
     }
-    for (const w of this.works.store.list()) this.enqueueSourceOf(w);
+    for (const w of this.works.store.list()) this.policyQueue.addAll(sourceKeyOfWork(w));
   }
 
-  private onPolicyChange(gvr: GroupVersionResource, change: StoreChange<KubeObject>): void {
-    const p = change.object;
-    this.policyQueue.add(policyKey(gvr, p.metadata.namespace ?? '', p.metadata.name));
-    // Same-named policies of the kind may collide on a spoke; the outcome for them may have changed.
-    for (const rival of this.watches.informer(gvr)?.store.byIndex(BY_NAME, p.metadata.name) ?? []) {
-      this.policyQueue.add(policyKey(gvr, rival.metadata.namespace ?? '', rival.metadata.name));
-    }
+  /** Every watched policy targeting the Gateway `namespace/name`. */
+  private policiesTargeting(gatewayKey: string): KindedPolicy[] {
+    return this.watches.kinds().flatMap((kind) => (this.watches.informer(kind.gvr)?.store.byIndex(BY_GATEWAY, gatewayKey) ?? []).map((policy) => ({ gr: kind.gvr, policy })));
   }
 
-  private enqueuePoliciesOfGateway(gateway: KubeObject): void {
-    const key = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
-    for (const kind of this.watches.kinds()) {
-      for (const p of this.watches.informer(kind.gvr)?.store.byIndex(BY_GATEWAY, key) ?? []) {
-        this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
-      }
+  /** The policies of the kind's works (their sources), e.g. when the kind's watch has synced. */
+  private enqueueWorksOfKind(gr: GroupResource): void {
+    for (const w of this.works.store.list()) {
+      for (const key of sourceKeyOfWork(w)) if (key.startsWith(`${groupResourceKey(gr)}|`)) this.policyQueue.add(key);
     }
   }
 
   /** A work changed (often its status): its policy, at once or at the end of its coalescing window. */
-  private enqueueSourceOf(work: KubeObject): void {
-    const ref = readSourceRef(work);
-    if (!ref) return;
-    const key = policyKey(ref, ref.namespace, ref.name);
-    const delay = this.syncer.statusDelay(key);
+  private enqueueForStatus(key: string): void {
+    const delay = this.reporter.delay(key);
     if (delay > 0) this.policyQueue.addAfter(key, delay);
     else this.policyQueue.add(key);
   }
 
   private enqueueSpokeConfig(): void {
     if (this.o.spokeConfig) this.spokeConfigQueue.add(SPOKE_CONFIG_KEY);
-  }
-
-  /** Runs `fn` for the old and new object of a change (a label or reference may have moved). */
-  private forChange(change: StoreChange<KubeObject>, fn: (o: KubeObject) => void): void {
-    if (change.old && change.old !== change.object) fn(change.old);
-    fn(change.object);
   }
 }

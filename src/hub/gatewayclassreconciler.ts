@@ -3,12 +3,12 @@
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
 import type { Logger } from 'pino';
-import { classConditions, readParamsRef, parseParamsObject, type KindCheck, type KindProblem } from '../core/classparams.ts';
+import { classConditions, kindProblemLine, readParamsRef, parseParamsObject, type KindCheck, type KindProblem } from '../core/classparams.ts';
 import { conditionsUpToDate, mergeConditions, readConditions } from '../core/conditions.ts';
-import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { groupResourceKey, gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import type { SyncParams } from '../core/params.ts';
-import { canI, crdSchema, findServedResource, schemaIsPolicy } from '../kube/discovery.ts';
+import { canI, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
@@ -17,8 +17,8 @@ import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs, KindInForce } from './classconfigs.ts';
 import type { ParamsRefs } from './paramsrefs.ts';
 
-/** Kinds that failed validation may appear later (a CRD installed, a ClusterRole granted): look again. */
-const RECHECK_INVALID_MS = 30_000;
+/** A class with a problem (params or a kind) is looked at again with backoff, up to every 30 s. */
+const RECHECK = { initialMs: 1_000, maxMs: 30_000 };
 const RECHECK_VALID_MS = 5 * 60_000;
 
 export interface GatewayClassReconcilerDeps {
@@ -39,36 +39,52 @@ export function ownsClass(gatewayClass: KubeObject | undefined, controllerName: 
 }
 
 export class GatewayClassReconciler {
+  /** Consecutive passes with a problem, per class: the re-check backoff. */
+  private readonly failures = new Map<string, number>();
+
   constructor(private readonly d: GatewayClassReconcilerDeps) {}
 
   async reconcile(name: string): Promise<ReconcileResult> {
     const gatewayClass = this.d.classes.store.get(name);
     if (!gatewayClass || !ownsClass(gatewayClass, this.d.controllerName)) {
+      this.failures.delete(name);
       await this.d.paramsRefs.use(name, undefined);
       if (this.d.configs.remove(name)) this.d.onConfigChanged(name);
       return;
     }
     const log = this.d.logger.child({ gatewayClass: name });
     const read = await this.readParams(name, gatewayClass);
-    if (read === 'pending') return { requeueAfterMs: 200 };
+    if (read === 'pending') return { requeueAfterMs: this.recheckDelay(name, true) };
 
     let kinds: KindCheck[] = [];
     let keepingLastGood = false;
     let changed: boolean;
     if ('params' in read) {
+      const previous = this.d.configs.get(name);
       const checks = await Promise.all(read.params.policiesToSync.map((k) => this.checkKind(k)));
-      kinds = checks.map((c) => ({ gvr: c.gvr, problem: c.problem }));
       const inForce = new Map<string, KindInForce>();
-      read.params.policiesToSync.forEach((config, i) => {
+      kinds = read.params.policiesToSync.map((config, i) => {
         const check = checks[i]!;
-        if (!check.problem) inForce.set(gvrKey(config), { gvr: check.gvr, namespaced: check.namespaced, config });
+        const key = groupResourceKey(config);
+        if (!check.problem) {
+          inForce.set(key, { gvr: check.gvr, namespaced: check.namespaced, config, ...(check.crdUid === undefined ? {} : { crdUid: check.crdUid }) });
+          return { gvr: check.gvr };
+        }
+        // A kind that validated before and fails now (RBAC gap, CRD re-installed, discovery error) keeps
+        // its last good entry: only an edit of valid params removes a kind (DESIGN §7).
+        const lastGood = previous?.kinds.get(key);
+        if (lastGood) inForce.set(key, lastGood);
+        return { gvr: check.gvr, problem: check.problem, ...(lastGood ? { keptVersion: lastGood.gvr.version } : {}) };
       });
       changed = this.d.configs.setValid(name, { params: read.params, kinds: inForce });
-      for (const k of kinds.filter((x) => x.problem)) log.warn({ kind: gvrKey(k.gvr), problem: k.problem }, 'policy kind in params is not synced');
+      for (const k of kinds.filter((x) => x.problem)) {
+        const detail = checks.find((c) => c.gvr === k.gvr)?.detail;
+        log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail }, 'policy kind in params is not validated');
+      }
     } else {
       ({ keepingLastGood } = this.d.configs.setInvalid(name));
       changed = false;
-      log.warn({ errors: read.errors, keepingLastGood }, 'GatewayClass params are invalid');
+      log.warn({ errors: read.errors, keepingLastGood }, keepingLastGood ? 'GatewayClass params are invalid; the last valid configuration stays in force' : 'GatewayClass params are invalid and none was valid since start-up; its ManifestWorks are kept');
     }
     if (changed) this.d.onConfigChanged(name);
 
@@ -83,30 +99,51 @@ export class GatewayClassReconciler {
       await mergePatch(this.d.http, RESOURCES.gatewayClasses, undefined, name, {
         status: { conditions: mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
       }, { subresource: 'status' });
-      log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`) }, 'GatewayClass status written');
+      log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), kinds: kinds.filter((k) => k.problem).map(kindProblemLine) }, 'GatewayClass status written');
     }
-    const anyInvalid = 'errors' in read || kinds.some((k) => k.problem);
-    return { requeueAfterMs: anyInvalid ? RECHECK_INVALID_MS : RECHECK_VALID_MS };
+    const anyProblem = 'errors' in read || kinds.some((k) => k.problem);
+    return { requeueAfterMs: this.recheckDelay(name, anyProblem) };
+  }
+
+  /** Backoff while the class has a problem (1 s doubling to 30 s); a long period once all is well. */
+  private recheckDelay(className: string, problem: boolean): number {
+    if (!problem) {
+      this.failures.delete(className);
+      return RECHECK_VALID_MS;
+    }
+    const n = this.failures.get(className) ?? 0;
+    this.failures.set(className, n + 1);
+    return Math.min(RECHECK.maxMs, RECHECK.initialMs * 2 ** n);
   }
 
   private async readParams(className: string, gatewayClass: KubeObject): Promise<'pending' | { params: SyncParams } | { errors: string[] }> {
     const ref = readParamsRef(gatewayClass);
     await this.d.paramsRefs.use(className, ref.ok ? ref.ref : undefined);
     if (!ref.ok) return { errors: [ref.error] };
-    const { synced, object } = this.d.paramsRefs.read(ref.ref);
-    if (!synced) return 'pending';
+    const { synced, object, error } = this.d.paramsRefs.read(ref.ref);
+    if (!synced) {
+      // The params object's watch has not listed yet: say why when the list fails (the PolicySyncParams
+      // CRD not installed, no RBAC) rather than waiting in silence.
+      if (error) return { errors: [`${ref.ref.kind} ${ref.ref.namespace}/${ref.ref.name} (spec.parametersRef) cannot be read: ${error}`] };
+      return 'pending';
+    }
     if (!object) return { errors: [`${ref.ref.kind} ${ref.ref.namespace}/${ref.ref.name} (spec.parametersRef) not found`] };
     const parsed = parseParamsObject(ref.ref.kind, object);
     return parsed.ok ? { params: parsed.params } : { errors: parsed.errors };
   }
 
   /** DESIGN §2.2: served by discovery, a policy by its CRD schema, and list/watch allowed. */
-  private async checkKind(gvr: GroupVersionResource): Promise<{ gvr: GroupVersionResource; problem?: KindProblem; namespaced: boolean }> {
+  private async checkKind(gvr: GroupVersionResource): Promise<{ gvr: GroupVersionResource; problem?: KindProblem; detail?: string; namespaced: boolean; crdUid?: string }> {
     const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
-    const served = await findServedResource(this.d.http, plain);
-    if (!served) return { gvr: plain, problem: 'NotFound', namespaced: true };
-    if (!schemaIsPolicy(await crdSchema(this.d.http, plain))) return { gvr: plain, problem: 'NotAPolicy', namespaced: served.namespaced };
-    if (!(await canI(this.d.http, plain, ['list', 'watch']))) return { gvr: plain, problem: 'Forbidden', namespaced: served.namespaced };
-    return { gvr: plain, namespaced: served.namespaced };
+    try {
+      const served = await findServedResource(this.d.http, plain);
+      if (!served) return { gvr: plain, problem: 'NotFound', namespaced: true };
+      const crd = await readCrd(this.d.http, plain);
+      if (!schemaIsPolicy(crdVersionSchema(crd, plain.version))) return { gvr: plain, problem: 'NotAPolicy', namespaced: served.namespaced };
+      if (!(await canI(this.d.http, plain, ['list', 'watch']))) return { gvr: plain, problem: 'Forbidden', namespaced: served.namespaced };
+      return { gvr: plain, namespaced: served.namespaced, ...(crd ? { crdUid: crd.uid } : {}) };
+    } catch (err) {
+      return { gvr: plain, problem: 'CheckFailed', detail: String(err), namespaced: true };
+    }
   }
 }

@@ -1,5 +1,5 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
-import { gvrKey, parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../core/placement.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -34,16 +34,16 @@ export function placementOfDecision(decision: KubeObject): string[] {
   return p ? [`${decision.metadata.namespace}/${p}`] : [];
 }
 
-/** Work-queue key of a hub policy: `<resource>.<version>.<group>|<namespace>/<name>`. */
-export function policyKey(gvr: GroupVersionResource, namespace: string, name: string): string {
-  return `${gvrKey(gvr)}|${namespace}/${name}`;
+/** Work-queue key of a hub policy: `<resource>.<group>|<namespace>/<name>` — no version (DESIGN §7). */
+export function policyKey(gr: GroupResource, namespace: string, name: string): string {
+  return `${groupResourceKey(gr)}|${namespace}/${name}`;
 }
 
-export function parsePolicyKey(key: string): { gvr: GroupVersionResource; namespace: string; name: string } {
+export function parsePolicyKey(key: string): { gr: GroupResource; namespace: string; name: string } {
   const [kind, ref] = key.split('|');
   const [namespace, name] = (ref ?? '').split('/');
   if (!kind || !namespace || !name) throw new Error(`malformed policy key ${key}`);
-  return { gvr: parseGvrKey(kind), namespace, name };
+  return { gr: parseGroupResourceKey(kind), namespace, name };
 }
 
 /** The clusters a Gateway is placed on: the decisions of the Placement its label names. */

@@ -58,10 +58,16 @@ export class ParamsRefs {
     watch.users.add(className);
   }
 
-  /** `synced: false` while the first list is outstanding: the object's absence is not yet known. */
-  read(ref: ParamsRef): { synced: boolean; object?: KubeObject } {
+  /**
+   * `synced: false` while the first list is outstanding: the object's absence is not yet known; `error`
+   * then says why the list fails (e.g. the PolicySyncParams CRD is not installed).
+   */
+  read(ref: ParamsRef): { synced: boolean; object?: KubeObject; error?: string } {
     const w = this.watches.get(paramsRefKey(ref));
-    if (!w?.informer.synced) return { synced: false };
+    if (!w?.informer.synced) {
+      const error = w?.informer.lastError;
+      return error ? { synced: false, error: error.message } : { synced: false };
+    }
     return { synced: true, object: w.informer.store.get(`${ref.namespace}/${ref.name}`) };
   }
 

@@ -2,23 +2,19 @@
 // Gateway is placed, through one ManifestWork per cluster (DESIGN §6). Works of clusters that left are
 // deleted — only while every owned GatewayClass has a configuration in force.
 import type { Logger } from 'pino';
-import { diffWorks, workKeyOf } from '../core/desiredworks.ts';
-import { controllerLabelValue, readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { SPOKE_CONFIG_LABEL, buildSpokeConfigWork } from '../core/spokeconfig.ts';
-import type { KubeHttp } from '../kube/http.ts';
+import { controllerLabelValue, type ManifestWork } from '../core/manifestwork.ts';
+import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spokeconfig.ts';
 import type { Informer } from '../kube/informer.ts';
-import { RESOURCES } from '../kube/resource.ts';
-import { deleteObject, serverSideApply } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
 import { gatewayClassOf, gatewayClusters } from './indexes.ts';
+import type { WorkApplier } from './workapplier.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
 
 export interface SpokeConfigSyncerDeps {
-  http: KubeHttp;
+  applier: WorkApplier;
   classes: Informer;
   gateways: Informer;
   decisions: Informer;
@@ -29,36 +25,20 @@ export interface SpokeConfigSyncerDeps {
   logger: Logger;
 }
 
-export function isSpokeConfigWork(work: KubeObject): boolean {
-  return work.metadata.labels?.[SPOKE_CONFIG_LABEL] === 'true';
-}
-
 export class SpokeConfigSyncer {
   constructor(private readonly d: SpokeConfigSyncerDeps) {}
 
   async reconcile(): Promise<ReconcileResult> {
     const kinds = this.d.configs.wantedKinds().map((k) => k.gvr);
     const controller = controllerLabelValue(this.d.controllerName);
-    const desired = new Map<string, ManifestWork>();
-    for (const cluster of this.clusters()) {
-      const work = buildSpokeConfigWork({ cluster, kinds, configMap: this.d.configMap, controller });
-      desired.set(workKeyOf(work), work);
-    }
-    const observed = new Map(
-      this.d.works.store.list().filter(isSpokeConfigWork).map((w) => [workKeyOf(w), { specHash: readSpecHash(w) }]),
-    );
+    const desired: ManifestWork[] = this.clusters().map((cluster) => buildSpokeConfigWork({ cluster, kinds, configMap: this.d.configMap, controller }));
+    const observed = this.d.works.store.list().filter(isSpokeConfigWork);
     const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.d.controllerName)).map((c) => c.metadata.name);
+    const plan = this.d.applier.plan(desired, observed);
     // Without a configuration for every owned class the set of clusters is not known: delete nothing.
-    const plan = diffWorks(desired, observed, this.d.configs.completeFor(owned) ? new Set() : new Set(observed.keys()));
-    for (const work of plan.apply) {
-      await serverSideApply(this.d.http, RESOURCES.manifestWorks, work);
-      this.d.logger.info({ cluster: work.metadata.namespace, kinds: kinds.length }, 'spoke configuration applied');
-    }
-    for (const key of plan.delete) {
-      const cluster = key.slice(0, key.indexOf('/'));
-      await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, key.slice(key.indexOf('/') + 1));
-      this.d.logger.info({ cluster }, 'spoke configuration removed');
-    }
+    // (The spoke configuration only tells the agent what to watch; it never carries enforcement.)
+    const known = this.d.works.synced && this.d.configs.completeFor(owned);
+    await this.d.applier.execute(SPOKE_CONFIG_KEY, { apply: plan.apply, delete: known ? plan.delete : [] }, this.d.logger.child({ kinds: kinds.length }));
   }
 
   /** Clusters where some Gateway of an owned class with a configuration in force is placed. */

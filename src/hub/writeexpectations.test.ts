@@ -28,3 +28,20 @@ test('an expectation the cache never confirms expires', () => {
   now = 31_000;
   assert.deepEqual(e.observe('c1/w', 'other'), { present: true, specHash: 'other' });
 });
+
+test('an expectation the cache never confirms hands its owner back once, on expiry', () => {
+  let now = 0;
+  const e = new WriteExpectations(() => now);
+  e.applied('c1/w1', 'h', 'policy-a');
+  e.deleted('c1/w2', 'policy-a');
+  e.applied('c2/w3', 'h', 'policy-b');
+  now = 10_000;
+  e.applied('c3/w4', 'h', 'policy-c');
+  assert.deepEqual(e.expired(), [], 'nothing is old enough yet');
+  now = 30_001;
+  assert.deepEqual(e.expired().sort(), ['policy-a', 'policy-b']);
+  assert.deepEqual(e.expired(), [], 'each expectation is handed back once');
+  assert.equal(e.size, 1);
+  now = 40_001;
+  assert.deepEqual(e.expired(), ['policy-c']);
+});

@@ -37,19 +37,40 @@ export interface JsonSchema {
   'x-kubernetes-list-map-keys'?: string[];
 }
 
+/** What the controller reads of a CustomResourceDefinition. */
+export interface CrdInfo {
+  uid: string;
+  terminating: boolean;
+  versions: CrdVersion[];
+}
+
 /**
- * The openAPIV3Schema of the CRD `<resource>.<group>` at `version` (read raw: client-node's typed model
- * renames `x-kubernetes-*` keys); undefined when there is no such CRD (e.g. a built-in resource).
+ * The CRD `<resource>.<group>` (read raw: client-node's typed model renames `x-kubernetes-*` keys);
+ * undefined when there is no such CRD (e.g. a built-in resource).
  */
-export async function crdSchema(http: KubeHttp, gvr: GroupVersionResource): Promise<JsonSchema | undefined> {
-  if (gvr.group === '') return undefined;
+export async function readCrd(http: KubeHttp, gr: { group: string; resource: string }, signal?: AbortSignal): Promise<CrdInfo | undefined> {
+  if (gr.group === '') return undefined;
   try {
-    const crd = await http.request<{ spec: { versions: CrdVersion[] } }>('GET', objectPath(RESOURCES.crds, undefined, `${gvr.resource}.${gvr.group}`));
-    return crd.spec.versions.find((v) => v.name === gvr.version)?.schema?.openAPIV3Schema;
+    const crd = await http.request<{ metadata: { uid: string; deletionTimestamp?: string }; spec: { versions: CrdVersion[] } }>(
+      'GET',
+      objectPath(RESOURCES.crds, undefined, `${gr.resource}.${gr.group}`),
+      { signal },
+    );
+    return { uid: crd.metadata.uid, terminating: crd.metadata.deletionTimestamp !== undefined, versions: crd.spec.versions };
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/** The openAPIV3Schema of `version` in a CRD. */
+export function crdVersionSchema(crd: CrdInfo | undefined, version: string): JsonSchema | undefined {
+  return crd?.versions.find((v) => v.name === version)?.schema?.openAPIV3Schema;
+}
+
+/** The openAPIV3Schema of the CRD `<resource>.<group>` at `version`; undefined without such a CRD. */
+export async function crdSchema(http: KubeHttp, gvr: GroupVersionResource): Promise<JsonSchema | undefined> {
+  return crdVersionSchema(await readCrd(http, gvr), gvr.version);
 }
 
 /** A GEP-713 policy: `spec.targetRef` (object) or `spec.targetRefs` (array) in its schema. */

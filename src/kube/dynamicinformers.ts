@@ -1,7 +1,8 @@
-// A set of informers keyed by GroupVersionResource that starts and stops at runtime: the hub's policy
-// watches (the union of valid `policiesToSync`) and the spoke agent's configured kinds.
+// A set of informers that starts and stops at runtime: the hub's policy watches (the union of the kinds
+// in force) and the spoke agent's configured kinds. Keyed by group+resource: a version switch replaces
+// the informer of that resource (the objects are the same ones, served at another version).
 import type { Logger } from 'pino';
-import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { groupResourceKey, gvrKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import type { KubeHttp } from './http.ts';
 import { Informer } from './informer.ts';
@@ -14,6 +15,8 @@ export interface WatchedKind {
 
 export interface DynamicInformersOptions {
   onChange: (gvr: GroupVersionResource, change: StoreChange<KubeObject>) => void;
+  /** A newly started informer delivered its first list. */
+  onSynced?: (gvr: GroupVersionResource) => void;
   /** Adds indexes to a new informer's store before it starts. */
   configure?: (informer: Informer) => void;
   logger?: Logger;
@@ -29,14 +32,15 @@ export class DynamicInformers {
 
   /** Makes the set of running informers equal `wanted`; returns the kinds started and stopped. */
   async reconcile(wanted: WatchedKind[]): Promise<{ started: string[]; stopped: string[] }> {
-    const want = new Map(wanted.map((k) => [gvrKey(k.gvr), k]));
+    const want = new Map(wanted.map((k) => [groupResourceKey(k.gvr), k]));
     const started: string[] = [];
     const stopped: string[] = [];
-    for (const [key, { informer }] of [...this.informers]) {
-      if (want.has(key)) continue;
+    for (const [key, { kind, informer }] of [...this.informers]) {
+      const wantedKind = want.get(key);
+      if (wantedKind && wantedKind.gvr.version === kind.gvr.version && wantedKind.namespaced === kind.namespaced) continue;
       this.informers.delete(key);
       await informer.stop();
-      stopped.push(key);
+      stopped.push(gvrKey(kind.gvr));
     }
     for (const [key, kind] of want) {
       if (this.informers.has(key)) continue;
@@ -45,14 +49,22 @@ export class DynamicInformers {
       informer.onChange((change) => this.options.onChange(kind.gvr, change));
       this.informers.set(key, { kind, informer });
       informer.start();
-      started.push(key);
+      const onSynced = this.options.onSynced;
+      if (onSynced) void informer.waitForSync().then(() => this.informers.get(key)?.informer === informer && onSynced(kind.gvr));
+      started.push(gvrKey(kind.gvr));
     }
     if (started.length + stopped.length > 0) this.options.logger?.info({ started, stopped }, 'watched kinds changed');
     return { started, stopped };
   }
 
-  informer(gvr: GroupVersionResource): Informer | undefined {
-    return this.informers.get(gvrKey(gvr))?.informer;
+  /** The informer of the resource, whatever version it watches. */
+  informer(gr: GroupResource): Informer | undefined {
+    return this.informers.get(groupResourceKey(gr))?.informer;
+  }
+
+  /** The kind watched for the resource (its version included). */
+  kind(gr: GroupResource): WatchedKind | undefined {
+    return this.informers.get(groupResourceKey(gr))?.kind;
   }
 
   kinds(): WatchedKind[] {

@@ -78,6 +78,11 @@ export class WorkQueue {
     this.#push(key);
   }
 
+  /** Adds each key (see add). */
+  addAll(keys: Iterable<string>): void {
+    for (const key of keys) this.add(key);
+  }
+
   /**
    * Adds `key` after `delayMs`. If the key is already scheduled, the earlier
    * time wins. A delay <= 0 adds it now.

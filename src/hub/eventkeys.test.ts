@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KubeObject } from '../core/objects.ts';
+import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, type KindedPolicy } from './eventkeys.ts';
+
+const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };
+const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
+const obj = (namespace: string, name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { namespace, name, ...extra } });
+
+test('a policy change maps to itself and its same-named rivals of the kind, without version', () => {
+  const rivals = [obj('a', 'p'), obj('b', 'p')];
+  assert.deepEqual(keysForPolicyChange(AUTH, { object: obj('a', 'p') }, (name) => (name === 'p' ? rivals : [])), [
+    'authpolicies.kuadrant.io|a/p',
+    'authpolicies.kuadrant.io|b/p',
+  ]);
+});
+
+test('a Gateway change maps to the policies targeting it before and after (a rename of the Gateway key included)', () => {
+  const targeting: Record<string, KindedPolicy[]> = {
+    'ns/gw': [{ gr: AUTH, policy: obj('ns', 'auth') }],
+    'ns/gw2': [{ gr: RLP, policy: obj('ns', 'rlp') }, { gr: AUTH, policy: obj('ns', 'auth') }],
+  };
+  const lookup = (key: string): KindedPolicy[] => targeting[key] ?? [];
+  assert.deepEqual(keysForGatewayChange({ old: obj('ns', 'gw'), object: obj('ns', 'gw2') }, lookup), [
+    'authpolicies.kuadrant.io|ns/auth',
+    'ratelimitpolicies.kuadrant.io|ns/rlp',
+  ]);
+  assert.deepEqual(keysForGatewayChange({ object: obj('ns', 'other') }, lookup), []);
+});
+
+test('a PlacementDecision change maps to the policies on the Gateways of its Placement, old label included', () => {
+  const label = (p: string): Partial<KubeObject['metadata']> => ({ labels: { 'cluster.open-cluster-management.io/placement': p } });
+  const gateways: Record<string, KubeObject[]> = { 'ns/east': [obj('ns', 'gw-e')], 'ns/west': [obj('ns', 'gw-w')] };
+  const policies: Record<string, KindedPolicy[]> = { 'ns/gw-e': [{ gr: AUTH, policy: obj('ns', 'e') }], 'ns/gw-w': [{ gr: AUTH, policy: obj('ns', 'w') }] };
+  const keys = keysForDecisionChange(
+    { old: obj('ns', 'd', label('east')), object: obj('ns', 'd', label('west')) },
+    (p) => gateways[p] ?? [],
+    (g) => policies[g] ?? [],
+  );
+  assert.deepEqual(keys, ['authpolicies.kuadrant.io|ns/e', 'authpolicies.kuadrant.io|ns/w']);
+  assert.deepEqual(keysForDecisionChange({ object: obj('ns', 'd') }, () => [obj('ns', 'gw-e')], () => []), [], 'no placement label: nothing');
+});
+
+test('a work change maps to its source policy by group+resource, or to the spoke configuration', () => {
+  const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
+  const work = obj('c1', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } });
+  assert.deepEqual(keysForWorkChange({ object: work }), { spokeConfig: false, policies: ['authpolicies.kuadrant.io|ns/p'] });
+  assert.deepEqual(keysForWorkChange({ object: obj('c1', 'w') }), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
+  assert.deepEqual(keysForWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }), { spokeConfig: true, policies: [] });
+});

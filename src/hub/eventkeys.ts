@@ -1,0 +1,72 @@
+// Which work-queue keys a cache change maps to (level-triggered: a change only names what to look at
+// again; the reconcilers read everything else from the caches). Pure: the lookups are passed in.
+import type { GroupResource } from '../core/gvr.ts';
+import { readSourceRef } from '../core/manifestwork.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { isSpokeConfigWork } from '../core/spokeconfig.ts';
+import { placementOfDecision, policyKey } from './indexes.ts';
+
+/** A change as the store reports it: the new object and, for updates and deletes, the old one. */
+export interface Change {
+  old?: KubeObject;
+  object: KubeObject;
+}
+
+/** A watched policy with its kind. */
+export interface KindedPolicy {
+  gr: GroupResource;
+  policy: KubeObject;
+}
+
+/** The old and new object of a change: a label or reference may have moved. */
+function sides(change: Change): KubeObject[] {
+  return change.old && change.old !== change.object ? [change.old, change.object] : [change.object];
+}
+
+function keyOf({ gr, policy }: KindedPolicy): string {
+  return policyKey(gr, policy.metadata.namespace ?? '', policy.metadata.name);
+}
+
+function unique(keys: string[]): string[] {
+  return [...new Set(keys)];
+}
+
+/**
+ * A policy changed: itself, and the same-named policies of its kind, whose copies may collide with its
+ * own on a spoke (the outcome for them may have changed).
+ */
+export function keysForPolicyChange(gr: GroupResource, change: Change, sameName: (name: string) => readonly KubeObject[]): string[] {
+  const p = change.object;
+  return unique([keyOf({ gr, policy: p }), ...sameName(p.metadata.name).map((rival) => keyOf({ gr, policy: rival }))]);
+}
+
+/** A Gateway changed (class, placement label, deletion): the policies targeting it, before and after. */
+export function keysForGatewayChange(change: Change, policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[]): string[] {
+  return unique(sides(change).flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
+}
+
+/** A PlacementDecision changed: the policies targeting the Gateways of its Placement, before and after. */
+export function keysForDecisionChange(
+  change: Change,
+  gatewaysOfPlacement: (placementKey: string) => readonly KubeObject[],
+  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
+): string[] {
+  return unique(
+    sides(change)
+      .flatMap(placementOfDecision)
+      .flatMap((placement) => gatewaysOfPlacement(placement))
+      .flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)),
+  );
+}
+
+/** A ManifestWork changed: the spoke configuration, or the policy it was written for. */
+export function keysForWorkChange(change: Change): { spokeConfig: boolean; policies: string[] } {
+  if (isSpokeConfigWork(change.object)) return { spokeConfig: true, policies: [] };
+  return { spokeConfig: false, policies: unique(sides(change).flatMap(sourceKeyOfWork)) };
+}
+
+/** The policy key a work was written for (from its source-ref), if it names one. */
+export function sourceKeyOfWork(work: KubeObject): string[] {
+  const ref = readSourceRef(work);
+  return ref ? [policyKey(ref, ref.namespace, ref.name)] : [];
+}

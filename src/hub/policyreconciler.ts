@@ -1,0 +1,241 @@
+// The policy reconciler (DESIGN §2.3–§5, §7): converges the ManifestWorks of one hub policy. Reads the
+// caches, asks the core for the desired works and — for every observed work that is not desired — the
+// deletion rule (core/removal.ts) whether it may go; hands the writes to the WorkApplier and the outcome
+// to the StatusReporter. It decides nothing else on its own.
+import type { Logger } from 'pino';
+import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/desiredworks.ts';
+import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
+import { controllerLabelValue, readSourceRef, sourceHash, type ManifestWork } from '../core/manifestwork.ts';
+import { objectKey, type KubeObject } from '../core/objects.ts';
+import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
+import { readCrd } from '../kube/discovery.ts';
+import type { DynamicInformers } from '../kube/dynamicinformers.ts';
+import { isNotFound, type KubeHttp } from '../kube/http.ts';
+import type { Informer } from '../kube/informer.ts';
+import { objectPath } from '../kube/resource.ts';
+import type { ReconcileResult } from '../runtime/runner.ts';
+import type { ClassConfigs } from './classconfigs.ts';
+import { ownsClass } from './gatewayclassreconciler.ts';
+import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayClusters, parsePolicyKey, targetedGateways } from './indexes.ts';
+import type { StatusReporter } from './statusreporter.ts';
+import type { WorkApplier } from './workapplier.ts';
+
+export interface PolicyReconcilerOptions {
+  controllerName: string;
+  /** Adds the raw `conditions` feedback rule (needs the agent's RawFeedbackJsonString gate). */
+  rawFeedback: boolean;
+  maxWorkBytes: number;
+}
+
+export interface PolicyReconcilerDeps {
+  http: KubeHttp;
+  watches: DynamicInformers;
+  classes: Informer;
+  gateways: Informer;
+  decisions: Informer;
+  works: Informer;
+  configs: ClassConfigs;
+  applier: WorkApplier;
+  reporter: StatusReporter;
+  logger: Logger;
+}
+
+/** A policy the cache shows present on the apiserver: the watch will bring it; look again meanwhile. */
+const CACHE_LAG_RETRY_MS = 5_000;
+
+export class PolicyReconciler {
+  constructor(
+    private readonly d: PolicyReconcilerDeps,
+    private readonly o: PolicyReconcilerOptions,
+  ) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { gr, namespace, name } = parsePolicyKey(key);
+    const log = this.d.logger.child({ policy: `${namespace}/${name}`, kind: groupResourceKey(gr) });
+    const observed = this.d.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name));
+    const kind = this.d.watches.kind(gr);
+    const informer = this.d.watches.informer(gr);
+
+    if (!kind || !informer) {
+      // Not a watched kind (any more): its works go only once that is certain.
+      this.d.reporter.forget(key);
+      if (observed.length > 0) await this.removeUnwanted(log, key, observed, this.removalInput(gr));
+      return;
+    }
+    // An unsynced watch (first list outstanding or failing) decides nothing: the key comes back when it syncs.
+    if (!informer.synced) return;
+
+    const policy = informer.store.get(objectKey({ metadata: { namespace, name } }));
+    if (!policy || policy.metadata.deletionTimestamp) {
+      this.d.reporter.forget(key);
+      if (observed.length === 0) return;
+      const input = this.removalInput(gr, { deleting: true, targetClasses: [] });
+      const decision = decideRemoval(input);
+      const confirmed = decision.action === 'confirm' ? decideRemoval({ ...input, confirmation: await this.confirmGone(kind.gvr, namespace, name, observed) }) : decision;
+      await this.removeUnwanted(log, key, observed, input, confirmed);
+      return confirmed.action === 'keep' && confirmed.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
+    }
+
+    const desired = this.desired(kind.gvr, policy);
+    const losses = this.collisionLosses(kind.gvr, policy, desired);
+    for (const loss of losses) desired.works.delete(loss.cluster);
+    // A work grown too large is not written; the last good one on that cluster stays in place.
+    const tooLarge = new Set(desired.tooLarge);
+    const retain = new Set(observed.filter((w) => tooLarge.has(w.metadata.namespace ?? '')).map(workKeyOf));
+    const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
+    const targetClasses = this.targetClasses(policy);
+    const decision = plan.delete.length === 0 ? undefined : decideRemoval(this.removalInput(gr, { deleting: false, targetClasses }));
+    if (decision && decision.action !== 'delete') this.logKept(log, plan.delete, decision);
+    await this.d.applier.execute(key, { apply: plan.apply, delete: decision?.action === 'delete' ? plan.delete : [] }, log);
+
+    // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
+    const unknown = this.unknownClasses(targetClasses);
+    if (unknown.length > 0) {
+      log.debug({ gatewayClasses: unknown }, 'params of a targeted GatewayClass unknown; status not reported');
+      return;
+    }
+    // A policy none of whose targets is a Gateway of ours is another controller's business (several may
+    // share a hub): its annotations are left alone — except right after it stopped being ours, while our
+    // works for it still existed, when ours are cleared.
+    const written = [...desired.works.values()];
+    if (ours(desired)) await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written });
+    else if (observed.length > 0 && decision?.action === 'delete') await this.d.reporter.clear(key, kind.gvr, policy);
+  }
+
+  /** The owned classes (from the class cache) and what is known of their configurations. */
+  private removalInput(gr: GroupResource, policy?: RemovalInput['policy']): RemovalInput {
+    const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.o.controllerName)).map((c) => c.metadata.name);
+    const informer = this.d.watches.informer(gr);
+    return {
+      groupResource: groupResourceKey(gr),
+      caches: { works: this.d.works.synced, classes: this.d.classes.synced, gateways: this.d.gateways.synced, decisions: this.d.decisions.synced },
+      classes: this.d.configs.knowledge(owned),
+      ...(informer ? { watch: { synced: informer.synced } } : {}),
+      ...(policy ? { policy } : {}),
+    };
+  }
+
+  /** Deletes the observed works not desired, if the deletion rule allows it (all of them are unwanted here). */
+  private async removeUnwanted(log: Logger, key: string, observed: readonly KubeObject[], input: RemovalInput, decided?: RemovalDecision): Promise<void> {
+    const plan = this.d.applier.plan([], observed);
+    if (plan.delete.length === 0) return;
+    const decision = decided ?? decideRemoval(input);
+    if (decision.action !== 'delete') {
+      this.logKept(log, plan.delete, decision);
+      return;
+    }
+    log.info({ reason: decision.reason, works: plan.delete.length }, 'deleting unwanted ManifestWorks');
+    await this.d.applier.execute(key, { apply: [], delete: plan.delete }, log);
+  }
+
+  private logKept(log: Logger, keys: readonly string[], decision: RemovalDecision): void {
+    if (decision.action === 'keep') log.warn({ works: keys, reason: decision.reason, why: decision.message }, 'ManifestWorks no longer desired are kept: not known to be unwanted');
+  }
+
+  /** Live reads behind a deletion: is the policy really gone, and is its CRD the one its works were written under? */
+  private async confirmGone(gvr: GroupVersionResource, namespace: string, name: string, observed: readonly KubeObject[]): Promise<{ policyExists: boolean; crd: CrdState }> {
+    let policyExists = true;
+    try {
+      await this.d.http.request('GET', objectPath({ ...gvr, namespaced: true }, namespace, name));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      policyExists = false;
+    }
+    return { policyExists, crd: await this.crdState(gvr, observed) };
+  }
+
+  private async crdState(gr: GroupResource, observed: readonly KubeObject[]): Promise<CrdState> {
+    if (gr.group === '') return 'builtin';
+    try {
+      const crd = await readCrd(this.d.http, gr);
+      if (!crd) return 'absent';
+      if (crd.terminating) return 'terminating';
+      const recorded = new Set(observed.map((w) => readSourceRef(w)?.crdUid).filter((u): u is string => u !== undefined));
+      return recorded.size > 0 && !recorded.has(crd.uid) ? 'replaced' : 'live';
+    } catch {
+      return 'unreadable';
+    }
+  }
+
+  /** The GatewayClass of every Gateway the policy targets that the Gateway cache holds. */
+  private targetClasses(policy: KubeObject): string[] {
+    return targetedGateways(policy).flatMap((gw) => {
+      const gateway = this.d.gateways.store.get(gw);
+      return gateway ? gatewayClassOf(gateway) : [];
+    });
+  }
+
+  private unknownClasses(classNames: readonly string[]): string[] {
+    const owned = classNames.filter((c) => ownsClass(this.d.classes.store.get(c), this.o.controllerName));
+    return [...this.d.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
+  }
+
+  private desired(gvr: GroupVersionResource, policy: KubeObject): DesiredWorks {
+    const classes = new Set<string>();
+    const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
+      const gateway = this.d.gateways.store.get(`${namespace}/${name}`);
+      if (!gateway) return undefined;
+      const [className = ''] = gatewayClassOf(gateway);
+      const config = this.d.configs.get(className);
+      if (!config) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
+      classes.add(className);
+      return {
+        managed: true,
+        downstreamNamespaceTemplate: config.params.downstreamNamespace,
+        clusters: gatewayClusters(gateway, this.d.decisions),
+        kindAllowed: this.d.configs.kind(className, gvr) !== undefined,
+      };
+    };
+    const crdUid = this.d.configs.crdUid(gvr);
+    const input = {
+      gvr,
+      policy,
+      gateways: lookup,
+      rawFeedback: this.o.rawFeedback,
+      maxWorkBytes: this.o.maxWorkBytes,
+      controller: controllerLabelValue(this.o.controllerName),
+      ...(crdUid === undefined ? {} : { crdUid }),
+    };
+    const first = desiredWorksForPolicy({ ...input, statusFeedback: [] });
+    // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a
+    // first pass over the targets.
+    const statusFeedback = [...classes]
+      .flatMap((c) => this.d.configs.kind(c, gvr)?.config.statusFeedback ?? [])
+      .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
+    return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...input, statusFeedback });
+  }
+
+  /**
+   * Where this policy's copy would be the same spoke object as another hub policy's (a
+   * downstreamNamespace without `{namespace}`), the older policy keeps it (DESIGN §3).
+   */
+  private collisionLosses(gvr: GroupVersionResource, policy: KubeObject, desired: DesiredWorks): ReturnType<typeof resolveCollisions> {
+    const informer = this.d.watches.informer(gvr)!;
+    const rivals = informer.store.byIndex(BY_NAME, policy.metadata.name).filter((p) => p !== policy && !p.metadata.deletionTimestamp);
+    if (rivals.length === 0) return [];
+    const candidates: PlacementCandidate[] = [];
+    const add = (p: KubeObject, works: Map<string, ManifestWork>): void => {
+      for (const [cluster, work] of works) {
+        const copy = work.spec.workload.manifests[0]!;
+        candidates.push({
+          cluster,
+          copyNamespace: copy.metadata.namespace ?? '',
+          copyName: copy.metadata.name,
+          policyKey: objectKey(p),
+          creationTimestamp: p.metadata.creationTimestamp,
+          group: gvr.group,
+          resource: gvr.resource,
+        });
+      }
+    };
+    add(policy, desired.works);
+    for (const rival of rivals) add(rival, this.desired(gvr, rival).works);
+    const mine = objectKey(policy);
+    return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
+  }
+}
+
+/** The policy targets at least one Gateway of a class we own: its annotations are ours to write. */
+function ours(desired: DesiredWorks): boolean {
+  return desired.targets.some((t) => t.state === 'syncable' || (t.reason !== 'GatewayNotManaged' && t.reason !== 'NotAGateway'));
+}

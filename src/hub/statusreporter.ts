@@ -1,0 +1,175 @@
+// Reports a hub policy's sync state on the policy itself (DESIGN §5): the RFC annotation
+// `kuadrant.io/policies-synced` and the aggregated `policysync.kuadrant.io/status`, in one merge patch
+// written only when a value changed, coalesced per policy (leading edge, then batched), with Events for
+// transitions; and the per-policy cluster counts behind the policysync_clusters gauge.
+import type { Logger } from 'pino';
+import { canonicalJson } from '../core/canonical.ts';
+import type { CollisionLoss, DesiredWorks } from '../core/desiredworks.ts';
+import { readClusterFeedback } from '../core/feedback.ts';
+import type { GroupVersionResource } from '../core/gvr.ts';
+import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
+import {
+  aggregatePolicyStatus,
+  newProblems,
+  policyStatusAnnotation,
+  readPolicyStatus,
+  statusTransitions,
+  type ClusterInput,
+  type PolicyProblem,
+  type PolicyStatus,
+  type StatusSummary,
+} from '../core/policystatus.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { mergePatch } from '../kube/writes.ts';
+import { WriteExpectations } from './writeexpectations.ts';
+
+/** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
+export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'>;
+
+export interface StatusReporterDeps {
+  http: KubeHttp;
+  events: EventRecorder;
+  logger: Logger;
+  /** Least time between two annotation writes of one policy. */
+  coalesceMs: number;
+  maxWorkBytes: number;
+}
+
+export class StatusReporter {
+  /** The annotations last written per policy, for the same cache-lag reason as the works. */
+  private readonly expectations = new WriteExpectations();
+  private readonly lastWrite = new Map<string, number>();
+  private readonly lastStatus = new Map<string, string>();
+  private readonly counts = new Map<string, ClusterStateCounts>();
+
+  constructor(private readonly d: StatusReporterDeps) {}
+
+  /**
+   * How long a status-driven reconcile of `key` should wait: none after a quiet spell (a single change
+   * is reported at once), the rest of the coalescing window right after a write (a burst is batched).
+   */
+  delay(key: string, now = Date.now()): number {
+    const last = this.lastWrite.get(key);
+    return last === undefined ? 0 : Math.max(0, last + this.d.coalesceMs - now);
+  }
+
+  /** Clusters by state summed over every policy of a watched kind (by groupResourceKey). */
+  clusterStates(watched: ReadonlySet<string>): ClusterStateCounts {
+    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0 };
+    for (const [key, c] of this.counts) {
+      if (!watched.has(key.slice(0, key.indexOf('|')))) {
+        this.counts.delete(key);
+        continue;
+      }
+      total.enforced += c.enforced;
+      total.overridden += c.overridden;
+      total.pending += c.pending;
+      total.failed += c.failed;
+    }
+    return total;
+  }
+
+  forget(key: string): void {
+    this.lastWrite.delete(key);
+    this.lastStatus.delete(key);
+    this.counts.delete(key);
+  }
+
+  /** Where the policy is synced and how each cluster stands: the annotations, written when changed. */
+  async report(key: string, gvr: GroupVersionResource, policy: KubeObject, input: StatusInput): Promise<void> {
+    const status = policyStatus(input, this.d.maxWorkBytes);
+    const { enforced, overridden, pending, failed } = status.summary;
+    this.counts.set(key, { enforced, overridden, pending, failed });
+    await this.write(key, gvr, policy, input.written, status);
+  }
+
+  /** The policy stopped being ours while works of ours existed: clear our annotations. */
+  async clear(key: string, gvr: GroupVersionResource, policy: KubeObject): Promise<void> {
+    this.counts.delete(key);
+    await this.write(key, gvr, policy, [], undefined);
+  }
+
+  private async write(key: string, gvr: GroupVersionResource, policy: KubeObject, works: readonly ManifestWork[], status: PolicyStatus | undefined): Promise<void> {
+    const desired = {
+      [POLICIES_SYNCED_ANNOTATION]: policiesSyncedAnnotation(
+        works.map((w) => {
+          const copy = w.spec.workload.manifests[0]!;
+          return { cluster: w.metadata.namespace, name: copy.metadata.name, namespace: copy.metadata.namespace ?? '' };
+        }),
+      ),
+      [STATUS_ANNOTATION]: status ? policyStatusAnnotation(status) : undefined,
+    };
+    const current = policy.metadata.annotations ?? {};
+    const cached = canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
+    const wanted = canonicalJson(desired);
+    if (this.expectations.observe(key, cached).specHash === wanted) return;
+
+    const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
+    await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } });
+    this.expectations.applied(key, wanted);
+    this.lastWrite.set(key, Date.now());
+    const previousStatus = this.lastStatus.get(key);
+    if (desired[STATUS_ANNOTATION] === undefined) this.lastStatus.delete(key);
+    else this.lastStatus.set(key, desired[STATUS_ANNOTATION]);
+    if (!status) return;
+    // Against the status last written (the cache may lag), else the annotation as it was: a restart
+    // raises no Event for what was already reported.
+    const before = readPolicyStatus(previousStatus ?? current[STATUS_ANNOTATION]);
+    for (const t of statusTransitions(before, status)) {
+      const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
+      await this.d.events.record(policy, type, t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);
+    }
+    for (const p of newProblems(before, status)) await this.d.events.record(policy, 'Warning', p.reason, p.message);
+  }
+}
+
+/** What the reconciler decided for one policy, from which its status is aggregated. */
+export interface StatusInput {
+  desired: DesiredWorks;
+  losses: readonly Pick<CollisionLoss, 'cluster' | 'message'>[];
+  /** The policy's works as cached. */
+  observed: readonly KubeObject[];
+  /** The works now in place (written or already equal). */
+  written: readonly ManifestWork[];
+}
+
+/** DESIGN §5: the aggregated status from the works' feedback and what the hub itself decided. */
+export function policyStatus(input: StatusInput, maxWorkBytes: number): PolicyStatus {
+  const { desired, losses, observed, written } = input;
+  const observedByCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
+  const clusters: Record<string, ClusterInput> = {};
+  for (const work of written) {
+    const cluster = work.metadata.namespace;
+    const live = observedByCluster.get(cluster);
+    // Feedback counts only once it describes the work as written now (same spec-hash).
+    const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
+    clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live) } : { state: 'pending' };
+  }
+  for (const cluster of desired.tooLarge) {
+    const live = observedByCluster.get(cluster);
+    clusters[cluster] = {
+      state: 'tooLarge',
+      message: `the ManifestWork exceeds ${maxWorkBytes} bytes; the last good copy stays in place`,
+      ...(live ? { feedback: readClusterFeedback(live) } : {}),
+    };
+  }
+  for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
+  return aggregatePolicyStatus({ clusters, problems: policyProblems(desired) });
+}
+
+/** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */
+export function policyProblems(desired: DesiredWorks): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  for (const t of desired.targets) {
+    // A target at another controller's Gateway is not a problem of ours.
+    if (t.state === 'rejected' && t.reason !== 'GatewayNotManaged') problems.push({ reason: 'TargetNotSynced', message: `${t.path}: ${t.reason}: ${t.message}` });
+  }
+  for (const m of desired.mismatches) problems.push({ reason: 'NamespaceMismatch', message: m.message });
+  if (desired.noClusters) problems.push({ reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' });
+  if (!desired.targets.some((t) => t.state === 'syncable')) problems.push({ reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' });
+  return problems;
+}

@@ -1,0 +1,99 @@
+// Writes ManifestWorks: the plan that turns what the cache shows (seen through our own write expectations,
+// since the cache lags our writes) into what is desired, and its execution — server-side apply for works
+// that are missing or changed, delete for the keys a caller has decided may go (core/removal.ts decides;
+// this file never does). Used by the policy reconciler and the spoke-configuration syncer.
+import type { Logger } from 'pino';
+import { diffWorks, workKeyOf, type WorkPlan } from '../core/desiredworks.ts';
+import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
+import type { KubeObject } from '../core/objects.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { RESOURCES } from '../kube/resource.ts';
+import { deleteObject, serverSideApply } from '../kube/writes.ts';
+import { WriteExpectations } from './writeexpectations.ts';
+
+const SWEEP_MS = 5_000;
+
+export interface WorkApplierDeps {
+  http: KubeHttp;
+  logger: Logger;
+  /** A write of `owner`'s that the cache never confirmed expired: reconcile the owner again. */
+  onExpired?: (owner: string) => void;
+  expectations?: WriteExpectations;
+}
+
+export class WorkApplier {
+  private readonly expectations: WriteExpectations;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly d: WorkApplierDeps) {
+    this.expectations = d.expectations ?? new WriteExpectations();
+  }
+
+  /** Starts handing back owners of expired expectations (see WriteExpectations.expired). */
+  start(): void {
+    if (this.sweeper || !this.d.onExpired) return;
+    const onExpired = this.d.onExpired;
+    this.sweeper = setInterval(() => this.expectations.expired().forEach(onExpired), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /**
+   * The writes that make the observed works the desired ones. `delete` lists every observed work that is
+   * not desired (and not retained): candidates only — the caller decides which of them really go.
+   */
+  plan(desired: readonly ManifestWork[], observed: readonly KubeObject[], retain: ReadonlySet<string> = new Set()): WorkPlan {
+    const desiredByKey = new Map(desired.map((w) => [workKeyOf(w), w]));
+    const seen = new Map<string, { specHash?: string }>();
+    for (const work of observed) {
+      const key = workKeyOf(work);
+      const view = this.expectations.observe(key, readSpecHash(work) ?? '');
+      if (view.present) seen.set(key, { specHash: view.specHash });
+    }
+    // Works we wrote that the cache does not show yet count as present.
+    for (const key of desiredByKey.keys()) {
+      if (seen.has(key)) continue;
+      const view = this.expectations.observe(key, null);
+      if (view.present) seen.set(key, { specHash: view.specHash });
+    }
+    return diffWorks(desiredByKey, seen, retain);
+  }
+
+  /** Applies and deletes (all attempted; the first failure is thrown after). */
+  async execute(owner: string, plan: WorkPlan, log: Logger = this.d.logger): Promise<void> {
+    const failures: unknown[] = [];
+    await Promise.all([
+      ...plan.apply.map(async (work) => {
+        try {
+          await serverSideApply(this.d.http, RESOURCES.manifestWorks, work);
+          this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
+          log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, 'ManifestWork applied');
+        } catch (err) {
+          failures.push(err);
+          log.error({ cluster: work.metadata.namespace, work: work.metadata.name, err: String(err) }, 'ManifestWork apply failed');
+        }
+      }),
+      ...plan.delete.map(async (key) => {
+        const [cluster, name] = splitWorkKey(key);
+        try {
+          await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, name);
+          this.expectations.deleted(key, owner);
+          log.info({ cluster, work: name }, 'ManifestWork deleted');
+        } catch (err) {
+          failures.push(err);
+          log.error({ cluster, work: name, err: String(err) }, 'ManifestWork delete failed');
+        }
+      }),
+    ]);
+    if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
+  }
+}
+
+export function splitWorkKey(key: string): [string, string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
