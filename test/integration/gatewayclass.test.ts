@@ -105,7 +105,7 @@ test('a missing params object, then created: the params object is watched and th
   created.push(cls);
   await apply(http, cls);
   const [accepted] = await conditionsOf(name);
-  assert.equal(accepted?.message, `ConfigMap ${ns}/${name} (spec.parametersRef) not found; nothing is synced until the params are valid`);
+  assert.equal(accepted?.message, `ConfigMap ${ns}/${name} (spec.parametersRef) not found; nothing is synced until the params are valid, and existing ManifestWorks are kept`);
   const cm = paramsConfigMap(ns, name, { policiesToSync: [AUTH] });
   created.push(cm);
   await apply(http, cm);

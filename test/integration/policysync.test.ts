@@ -1,4 +1,4 @@
-// PolicySyncer against the real hub apiserver (no spokes needed: works are checked on the hub): the exact
+// The policy reconciler against the real hub apiserver (no spokes needed: works are checked on the hub): the exact
 // works for a placed policy, updates, cluster and kind removal, safety on corrupt params, deletion, and
 // clean-up of a policy deleted while the controller was down.
 import assert from 'node:assert/strict';
@@ -92,13 +92,14 @@ test('a policy targeting a Gateway placed on 2 clusters gets exactly 2 works wit
   await apply(http, { ...authPolicy(ns, 'auth-a', 'gw'), metadata: { name: 'auth-a', namespace: ns, labels: { team: 'a' }, annotations: { note: 'kept' } } });
   const works = await worksOn('authpolicies', 'auth-a', [c1, c2]);
   const hubPolicy = (await get(http, AUTH_POLICIES, ns, 'auth-a'))!;
+  const crd = (await get(http, RESOURCES.crds, undefined, 'authpolicies.kuadrant.io'))!;
   for (const cluster of [c1, c2]) {
     const work = works.get(cluster)!;
     assert.match(work.metadata.name, /^authpolicies-[a-z0-9-]+-auth-a-[0-9a-f]{6}$/);
     assert.equal(work.metadata.labels?.['app.kubernetes.io/managed-by'], 'policy-sync');
     assert.match(work.metadata.labels?.['policysync.kuadrant.io/source'] ?? '', /^[0-9a-f]{16}$/);
     assert.deepEqual(JSON.parse(work.metadata.annotations?.['policysync.kuadrant.io/source-ref'] ?? ''), {
-      group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: ns, name: 'auth-a', uid: hubPolicy.metadata.uid,
+      group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: ns, name: 'auth-a', uid: hubPolicy.metadata.uid, crdUid: crd.metadata.uid,
     });
     assert.match(work.metadata.annotations?.['policysync.kuadrant.io/spec-hash'] ?? '', /^[0-9a-f]{64}$/);
     const spec = work.spec as Record<string, unknown>;

@@ -23,6 +23,7 @@ import {
   createNamespace,
   gateway,
   gatewayClass,
+  get,
   list,
   namespace,
   paramsConfigMap,
@@ -86,6 +87,7 @@ before(async () => {
   expectedWorks = new Map();
   expectedSynced = new Map();
   for (const kind of KINDS) {
+    const crdUid = (await get(http, RESOURCES.crds, undefined, `${kind.resource}.${kind.group}`))?.metadata.uid;
     for (const policy of await list(http, kind, ns)) {
       const desired = desiredWorksForPolicy({
         gvr: kind,
@@ -96,6 +98,7 @@ before(async () => {
         statusFeedback: [],
         maxWorkBytes: 500 * 1024,
         controller: controllerLabelValue(controllerName),
+        crdUid,
       });
       for (const w of desired.works.values()) expectedWorks.set(`${w.metadata.namespace}/${w.metadata.name}`, readSpecHash(w) ?? '');
       const synced = policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: policy.metadata.name, namespace: ns })));
