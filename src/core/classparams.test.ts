@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classConditions, parseParamsObject, readParamsRef } from './classparams.ts';
+import { classConditions, kindProblemLine, kindsInForce, parseParamsObject, readParamsRef } from './classparams.ts';
 import type { KubeObject } from './objects.ts';
 
 const gatewayClass = (parametersRef: unknown): KubeObject => ({
@@ -67,4 +67,27 @@ test('classConditions: invalid params say so on both conditions and whether the 
   assert.equal(synced?.reason, 'InvalidParameters');
   const all = classConditions({ generation: 1, paramsErrors: [], keepingLastGood: false, kinds: [{ gvr: { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' } }] });
   assert.deepEqual(all[1], { type: 'PoliciesSynced', status: 'True', reason: 'AllKindsValid', message: '1 policy kinds synced', observedGeneration: 1 });
+});
+
+test('kindsInForce: a valid entry is in force; a failing one keeps its last good entry (any version), else is out', () => {
+  const good = (version: string) => ({ gvr: { group: 'kuadrant.io', version, resource: 'authpolicies' }, tag: version });
+  const rlp = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };
+  const previous = new Map([['authpolicies.kuadrant.io', good('v1')]]);
+
+  // Validated: the new entry replaces the old one (a version switch in place).
+  let r = kindsInForce(previous, [{ gvr: good('v2').gvr, good: good('v2') }]);
+  assert.deepEqual([...r.inForce], [['authpolicies.kuadrant.io', good('v2')]]);
+  assert.deepEqual(r.checks, [{ gvr: good('v2').gvr }]);
+
+  // Failing for any reason: the last good entry stays in force and the report says so.
+  for (const problem of ['NotFound', 'NotAPolicy', 'Forbidden', 'CheckFailed'] as const) {
+    r = kindsInForce(previous, [{ gvr: good('v2').gvr, problem }, { gvr: rlp, problem }]);
+    assert.deepEqual([...r.inForce], [['authpolicies.kuadrant.io', good('v1')]], problem);
+    assert.deepEqual(r.checks, [{ gvr: good('v2').gvr, problem, keptVersion: 'v1' }, { gvr: rlp, problem }]);
+    assert.equal(kindProblemLine(r.checks[0]!), `authpolicies.v2.kuadrant.io: ${problem} (the last good configuration, version v1, stays in force)`);
+  }
+  // Only an edit of valid params removes a kind: an entry that is not listed any more is not in force.
+  assert.equal(kindsInForce(previous, [{ gvr: rlp, good: { gvr: rlp, tag: 'rlp' } }]).inForce.has('authpolicies.kuadrant.io'), false);
+  // With no previous configuration (start-up), a failing kind is simply not in force.
+  assert.equal(kindsInForce(undefined, [{ gvr: good('v1').gvr, problem: 'Forbidden' }]).inForce.size, 0);
 });

@@ -1,7 +1,7 @@
 // A GatewayClass's params (DESIGN §2.1–2.2): which object its parametersRef names, the params document
 // that object holds, and the conditions reporting both and the validation of each policy kind.
 import type { Condition } from './conditions.ts';
-import { gvrKey, type GroupVersionResource } from './gvr.ts';
+import { groupResourceKey, gvrKey, type GroupVersionResource } from './gvr.ts';
 import type { KubeObject } from './objects.ts';
 import { parseParams, parseParamsJson, type ParamsResult } from './params.ts';
 
@@ -49,6 +49,38 @@ export interface KindCheck {
   problem?: KindProblem;
   /** The version whose earlier, good validation stays in force despite the problem (DESIGN §7). */
   keptVersion?: string;
+}
+
+/** The result of validating one `policiesToSync` entry against the apiserver. */
+export interface KindValidation<Good> {
+  gvr: GroupVersionResource;
+  problem?: KindProblem;
+  /** What a valid kind puts in force (absent when there is a problem). */
+  good?: Good;
+}
+
+/**
+ * The kinds in force for a class after validating its (valid) params, by `resource.group`: each entry that
+ * validated; and each that failed but was in force before (same group+resource, any version) keeps its
+ * last good entry — a transient failure (RBAC gap, CRD re-installed, discovery error) must not remove a
+ * kind; only an edit of valid params does (DESIGN §7). Also the per-entry report for the class status.
+ */
+export function kindsInForce<Good extends { gvr: GroupVersionResource }>(
+  previous: ReadonlyMap<string, Good> | undefined,
+  validations: readonly KindValidation<Good>[],
+): { inForce: Map<string, Good>; checks: KindCheck[] } {
+  const inForce = new Map<string, Good>();
+  const checks = validations.map((v): KindCheck => {
+    const key = groupResourceKey(v.gvr);
+    if (!v.problem && v.good) {
+      inForce.set(key, v.good);
+      return { gvr: v.gvr };
+    }
+    const lastGood = previous?.get(key);
+    if (lastGood) inForce.set(key, lastGood);
+    return { gvr: v.gvr, problem: v.problem ?? 'CheckFailed', ...(lastGood ? { keptVersion: lastGood.gvr.version } : {}) };
+  });
+  return { inForce, checks };
 }
 
 /** One line of the PoliciesSynced message for a kind with a problem. */

@@ -3,11 +3,11 @@
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
 import type { Logger } from 'pino';
-import { classConditions, kindProblemLine, readParamsRef, parseParamsObject, type KindCheck, type KindProblem } from '../core/classparams.ts';
+import { classConditions, kindProblemLine, kindsInForce, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/classparams.ts';
 import { conditionsUpToDate, mergeConditions, readConditions } from '../core/conditions.ts';
-import { groupResourceKey, gvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { gvrKey } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
-import type { SyncParams } from '../core/params.ts';
+import type { PolicyKindConfig, SyncParams } from '../core/params.ts';
 import { canI, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -60,27 +60,13 @@ export class GatewayClassReconciler {
     let keepingLastGood = false;
     let changed: boolean;
     if ('params' in read) {
-      const previous = this.d.configs.get(name);
-      const checks = await Promise.all(read.params.policiesToSync.map((k) => this.checkKind(k)));
-      const inForce = new Map<string, KindInForce>();
-      kinds = read.params.policiesToSync.map((config, i) => {
-        const check = checks[i]!;
-        const key = groupResourceKey(config);
-        if (!check.problem) {
-          inForce.set(key, { gvr: check.gvr, namespaced: check.namespaced, config, ...(check.crdUid === undefined ? {} : { crdUid: check.crdUid }) });
-          return { gvr: check.gvr };
-        }
-        // A kind that validated before and fails now (RBAC gap, CRD re-installed, discovery error) keeps
-        // its last good entry: only an edit of valid params removes a kind (DESIGN §7).
-        const lastGood = previous?.kinds.get(key);
-        if (lastGood) inForce.set(key, lastGood);
-        return { gvr: check.gvr, problem: check.problem, ...(lastGood ? { keptVersion: lastGood.gvr.version } : {}) };
-      });
+      const validations = await Promise.all(read.params.policiesToSync.map((k) => this.checkKind(k)));
+      const { inForce, checks } = kindsInForce(this.d.configs.get(name)?.kinds, validations);
+      kinds = checks;
       changed = this.d.configs.setValid(name, { params: read.params, kinds: inForce });
-      for (const k of kinds.filter((x) => x.problem)) {
-        const detail = checks.find((c) => c.gvr === k.gvr)?.detail;
-        log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail }, 'policy kind in params is not validated');
-      }
+      kinds.forEach((k, i) => {
+        if (k.problem) log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail: validations[i]?.detail }, 'policy kind in params is not validated');
+      });
     } else {
       ({ keepingLastGood } = this.d.configs.setInvalid(name));
       changed = false;
@@ -133,17 +119,17 @@ export class GatewayClassReconciler {
   }
 
   /** DESIGN §2.2: served by discovery, a policy by its CRD schema, and list/watch allowed. */
-  private async checkKind(gvr: GroupVersionResource): Promise<{ gvr: GroupVersionResource; problem?: KindProblem; detail?: string; namespaced: boolean; crdUid?: string }> {
-    const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
+  private async checkKind(config: PolicyKindConfig): Promise<KindValidation<KindInForce> & { detail?: string }> {
+    const gvr = { group: config.group, version: config.version, resource: config.resource };
     try {
-      const served = await findServedResource(this.d.http, plain);
-      if (!served) return { gvr: plain, problem: 'NotFound', namespaced: true };
-      const crd = await readCrd(this.d.http, plain);
-      if (!schemaIsPolicy(crdVersionSchema(crd, plain.version))) return { gvr: plain, problem: 'NotAPolicy', namespaced: served.namespaced };
-      if (!(await canI(this.d.http, plain, ['list', 'watch']))) return { gvr: plain, problem: 'Forbidden', namespaced: served.namespaced };
-      return { gvr: plain, namespaced: served.namespaced, ...(crd ? { crdUid: crd.uid } : {}) };
+      const served = await findServedResource(this.d.http, gvr);
+      if (!served) return { gvr, problem: 'NotFound' };
+      const crd = await readCrd(this.d.http, gvr);
+      if (!schemaIsPolicy(crdVersionSchema(crd, gvr.version))) return { gvr, problem: 'NotAPolicy' };
+      if (!(await canI(this.d.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
+      return { gvr, good: { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid } : {}) } };
     } catch (err) {
-      return { gvr: plain, problem: 'CheckFailed', detail: String(err), namespaced: true };
+      return { gvr, problem: 'CheckFailed', detail: String(err) };
     }
   }
 }
