@@ -2,9 +2,16 @@
 // KubeConfig. It works on paths and plain JSON rather than client-node's typed models because the
 // controller handles arbitrary GroupVersionResources, needs streaming watches it fully controls, and must
 // not have timestamps turned into Date objects (they would break hashing and diffing).
+//
+// Every connection is live or replaced (DESIGN §7): each request has a deadline, every socket has TCP
+// keepalive (a peer that vanished is noticed), and a watch that delivers nothing — not even the bookmark
+// the apiserver sends about every minute — within the idle timeout is torn down so the watcher restarts it.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { Socket } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
+import { SocksProxyAgent } from 'socks-proxy-agent';
 
 export interface Status {
   kind?: 'Status';
@@ -42,6 +49,14 @@ export function isForbidden(err: unknown): boolean {
   return err instanceof ApiError && err.status === 403;
 }
 
+/** A write refused on this side because this replica does not hold a valid leader lease. */
+export class NotLeaderError extends Error {
+  constructor(method: string, path: string) {
+    super(`${method} ${path}: not sent: this replica does not hold the leader lease`);
+    this.name = 'NotLeaderError';
+  }
+}
+
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptionsLite {
@@ -56,6 +71,23 @@ export type WriteGate = () => Promise<void>;
 
 const AUTH_REFRESH_MS = 60_000;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** client-go's default per-request timeout is none; 30 s bounds a request to a frozen apiserver. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** The apiserver sends a watch bookmark about every minute: three missed ones mean the watch is dead. */
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 180_000;
+const TCP_KEEPALIVE_MS = 15_000;
+
+export interface KubeHttpOptions {
+  maxSockets?: number;
+  writeGate?: WriteGate;
+  /** Called before each write, after the write gate; throwing (e.g. NotLeaderError) stops the write. */
+  writeGuard?: (method: string, path: string) => void;
+  onResponse?: ResponseObserver;
+  /** Deadline of every request but watches. */
+  requestTimeoutMs?: number;
+  /** A watch stream silent this long (no event, no bookmark) is torn down. */
+  watchIdleTimeoutMs?: number;
+}
 
 /** Sees every answered request (for client metrics). */
 export type ResponseObserver = (method: string, path: string, status: number) => void;
@@ -68,21 +100,31 @@ export class KubeHttp {
   private tls: RequestOptions = {};
   private headers: Record<string, string> = {};
   private authAt = -Infinity;
-  private writeGate: WriteGate | undefined;
+  private readonly writeGate: WriteGate | undefined;
+  private readonly writeGuard: KubeHttpOptions['writeGuard'];
   private readonly onResponse: ResponseObserver | undefined;
+  readonly requestTimeoutMs: number;
+  readonly watchIdleTimeoutMs: number;
+  /** kubeconfig `tls-server-name`: the name the server certificate is checked against. */
+  private readonly serverName: string | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
-    options: { maxSockets?: number; writeGate?: WriteGate; onResponse?: ResponseObserver } = {},
+    options: KubeHttpOptions = {},
   ) {
     this.onResponse = options.onResponse;
+    this.writeGate = options.writeGate;
+    this.writeGuard = options.writeGuard;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    const Agent = this.server.protocol === 'https:' ? HttpsAgent : HttpAgent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 64 });
-    this.watchAgent = new Agent({ keepAlive: false });
-    this.writeGate = options.writeGate;
+    this.serverName = cluster.tlsServerName || undefined;
+    const pooled = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: options.maxSockets ?? 64 };
+    this.agent = createAgent(this.server, cluster.proxyUrl, pooled);
+    // Watches hold their connection for minutes: they get their own unbounded pool.
+    this.watchAgent = createAgent(this.server, cluster.proxyUrl, { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS });
   }
 
   get serverUrl(): string {
@@ -109,7 +151,10 @@ export class KubeHttp {
 
   private async open(method: string, path: string, o: RequestOptionsLite, watch: boolean): Promise<IncomingMessage> {
     await this.auth();
-    if (this.writeGate && WRITE_METHODS.has(method)) await this.writeGate();
+    if (WRITE_METHODS.has(method)) {
+      if (this.writeGate) await this.writeGate();
+      this.writeGuard?.(method, path);
+    }
     const url = this.url(path, o.query);
     const payload = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     const headers: Record<string, string> = { Accept: 'application/json', ...this.headers };
@@ -119,54 +164,89 @@ export class KubeHttp {
     }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, { method, headers, agent: watch ? this.watchAgent : this.agent, signal: o.signal, ...this.tls }, resolve);
+      const tls = this.serverName ? { ...this.tls, servername: this.serverName } : this.tls;
+      const req = send(url, { method, headers, agent: watch ? this.watchAgent : this.agent, signal: o.signal, ...tls }, resolve);
+      req.on('socket', (socket: Socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, method, path)));
       req.end(payload);
     });
   }
 
-  /** One request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx status. */
+  /**
+   * One request; resolves with the parsed JSON body, rejects with ApiError on a non-2xx status, and with
+   * ApiError reason `Timeout` when no full answer came within the request timeout.
+   */
   async request<T = unknown>(method: string, path: string, o: RequestOptionsLite = {}): Promise<T> {
-    const res = await this.open(method, path, o, false);
-    const text = await readBody(res);
-    const status = res.statusCode ?? 0;
-    this.onResponse?.(method, path, status);
-    if (status < 200 || status > 299) throw toApiError(status, text, method, path);
-    return (text.length > 0 ? JSON.parse(text) : undefined) as T;
+    const deadline = AbortSignal.timeout(this.requestTimeoutMs);
+    const signal = o.signal ? AbortSignal.any([o.signal, deadline]) : deadline;
+    try {
+      const res = await this.open(method, path, { ...o, signal }, false);
+      const text = await readBody(res);
+      const status = res.statusCode ?? 0;
+      this.onResponse?.(method, path, status);
+      if (status < 200 || status > 299) throw toApiError(status, text, method, path);
+      return (text.length > 0 ? JSON.parse(text) : undefined) as T;
+    } catch (err) {
+      // The caller's own abort stays an AbortError; our deadline becomes an ApiError it can retry.
+      if (deadline.aborted && !o.signal?.aborted) throw new ApiError(0, 'Timeout', `no answer within ${this.requestTimeoutMs} ms`, method, path);
+      throw err;
+    }
   }
 
   /**
    * A watch stream: `onLine` gets each JSON line (one watch event). Resolves when the server closes the
-   * stream; rejects with ApiError on a non-200 answer or a broken connection.
+   * stream; rejects with ApiError on a non-200 answer or a broken connection, and with ApiError reason
+   * `WatchIdle` when nothing at all arrived (answer, event or bookmark) within the watch idle timeout.
    */
   async stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
-    const res = await this.open('GET', path, { query, signal }, true);
-    const status = res.statusCode ?? 0;
-    if (status !== 200) throw toApiError(status, await readBody(res), 'WATCH', path);
-    res.setEncoding('utf8');
-    let buffered = '';
-    await new Promise<void>((resolve, reject) => {
-      res.on('data', (chunk: string) => {
-        buffered += chunk;
-        let nl = buffered.indexOf('\n');
-        while (nl >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
-          try {
-            if (line.trim().length > 0) onLine(line);
-          } catch (err) {
-            // A bad line or a failing handler ends this stream (the watcher restarts it), never the process.
-            res.destroy();
-            reject(err instanceof Error ? err : new Error(String(err)));
-            return;
+    const idle = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => idle.abort(), this.watchIdleTimeoutMs);
+    };
+    const idleError = (): ApiError => new ApiError(0, 'WatchIdle', `nothing received within ${this.watchIdleTimeoutMs} ms`, 'WATCH', path);
+    touch();
+    try {
+      const res = await this.open('GET', path, { query, signal: AbortSignal.any([signal, idle.signal]) }, true);
+      touch();
+      const status = res.statusCode ?? 0;
+      if (status !== 200) throw toApiError(status, await readBody(res), 'WATCH', path);
+      res.setEncoding('utf8');
+      let buffered = '';
+      await new Promise<void>((resolve, reject) => {
+        idle.signal.addEventListener('abort', () => {
+          res.destroy();
+          reject(idleError());
+        });
+        res.on('data', (chunk: string) => {
+          touch();
+          buffered += chunk;
+          let nl = buffered.indexOf('\n');
+          while (nl >= 0) {
+            const line = buffered.slice(0, nl);
+            buffered = buffered.slice(nl + 1);
+            try {
+              if (line.trim().length > 0) onLine(line);
+            } catch (err) {
+              // A bad line or a failing handler ends this stream (the watcher restarts it), never the process.
+              res.destroy();
+              reject(err instanceof Error ? err : new Error(String(err)));
+              return;
+            }
+            nl = buffered.indexOf('\n');
           }
-          nl = buffered.indexOf('\n');
-        }
+        });
+        res.on('end', resolve);
+        res.on('aborted', () => reject(new ApiError(0, 'TransportError', 'watch connection aborted', 'WATCH', path)));
+        res.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, 'WATCH', path)));
       });
-      res.on('end', resolve);
-      res.on('aborted', () => reject(new ApiError(0, 'TransportError', 'watch connection aborted', 'WATCH', path)));
-      res.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, 'WATCH', path)));
-    });
+    } catch (err) {
+      if (idle.signal.aborted && !signal.aborted) throw idleError();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Closes pooled connections (for tests and shutdown). */
@@ -174,6 +254,14 @@ export class KubeHttp {
     this.agent.destroy();
     this.watchAgent.destroy();
   }
+}
+
+/** The connection pool: direct, or through the kubeconfig's `proxy-url` (http(s) CONNECT or socks). */
+function createAgent(server: URL, proxyUrl: string | undefined, options: { keepAlive: boolean; keepAliveMsecs: number; maxSockets?: number }): HttpAgent {
+  const https = server.protocol === 'https:';
+  if (!proxyUrl) return https ? new HttpsAgent(options) : new HttpAgent(options);
+  if (proxyUrl.startsWith('socks')) return new SocksProxyAgent(proxyUrl, options);
+  return https ? new HttpsProxyAgent({ ...options, proxy: proxyUrl }) : new HttpProxyAgent({ ...options, proxy: proxyUrl });
 }
 
 function readBody(res: IncomingMessage): Promise<string> {

@@ -17,12 +17,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   constructor(http: KubeHttp, readonly resource: ResourceRef, options: WatcherOptions = {}) {
     this.watcher = new Watcher<T>(http, resource, {
       replace: (items) => {
-        for (const change of this.store.replace(items)) this.dispatch(change);
+        this.commit(this.store.replace(items));
         for (const resolve of this.syncWaiters.splice(0)) resolve();
       },
       event: (type, object) => {
         const change = this.store.apply(type, object);
-        if (change) this.dispatch(change);
+        if (change) this.commit([change]);
       },
     }, options);
   }
@@ -40,6 +40,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.watcher.lists;
   }
 
+  /** Why the last list or watch failed, until it works again (see Watcher.lastError). */
+  get lastError(): Error | undefined {
+    return this.watcher.lastError;
+  }
+
   start(): this {
     this.watcher.start();
     return this;
@@ -55,7 +60,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     return new Promise((resolve) => this.syncWaiters.push(resolve));
   }
 
-  private dispatch(change: StoreChange<T>): void {
-    for (const h of this.handlers) h(change);
+  /**
+   * Hands the changes to every handler. A change is kept in the cache only once every handler took it:
+   * on a throw the cache goes back to before the changes and the watcher delivers them again.
+   */
+  private commit(changes: StoreChange<T>[]): void {
+    try {
+      for (const change of changes) for (const h of this.handlers) h(change);
+    } catch (err) {
+      this.store.revert(changes);
+      throw err;
+    }
   }
 }

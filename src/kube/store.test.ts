@@ -269,3 +269,20 @@ describe('Store.replace', () => {
     assert.deepEqual(s.replace([cm('a', '1'), cm('b', '2')]), []);
   });
 });
+
+describe('Store.revert', () => {
+  it('puts the store and its indexes back to before the changes (add, modify, delete, relist)', () => {
+    const store = new Store().addIndex('team', byTeam);
+    store.replace([cm('a', '1', {}, { team: 'x' }), cm('b', '1', {}, { team: 'y' })]);
+    const snapshot = (): string => JSON.stringify([store.list().map((o) => [o.metadata.name, o.metadata.resourceVersion]).sort(), names(store.byIndex('team', 'x')), names(store.byIndex('team', 'z'))]);
+    const before = snapshot();
+    const added = store.apply('ADDED', cm('c', '2', {}, { team: 'x' }))!;
+    const modified = store.apply('MODIFIED', cm('a', '3', {}, { team: 'z' }))!;
+    const deleted = store.apply('DELETED', cm('b', '4'))!;
+    store.revert([added, modified, deleted]);
+    assert.equal(snapshot(), before);
+    const relisted = store.replace([cm('a', '5', {}, { team: 'z' })]);
+    store.revert(relisted);
+    assert.equal(snapshot(), before);
+  });
+});

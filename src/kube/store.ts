@@ -79,6 +79,21 @@ export class Store<T extends KubeObject = KubeObject> {
     return changes;
   }
 
+  /** Undoes changes this store returned (newest first), e.g. when a handler could not take them. */
+  revert(changes: readonly StoreChange<T>[]): void {
+    for (const change of [...changes].reverse()) {
+      const key = objectKey(change.object);
+      const current = this.objects.get(key);
+      if (current) this.unindex(key, current);
+      this.objects.delete(key);
+      const before = change.type === 'ADDED' ? undefined : change.old;
+      if (before) {
+        this.objects.set(key, before);
+        this.index(key, before);
+      }
+    }
+  }
+
   private index(key: string, object: T): void {
     for (const [name, fn] of this.indexers) {
       const idx = this.indexes.get(name)!;

@@ -1,8 +1,10 @@
 // List-then-watch of one resource, the way client-go's reflector does it: a paged list, then a watch from
 // the list's resourceVersion with bookmarks and a random 5–10 min server timeout; a relist on 410 Gone
 // (compaction or "too old resource version"); any other failure restarts the cycle after a jittered
-// backoff (800 ms → 30 s, reset after 2 min healthy). `stop()` aborts the open request and no further
-// request is made after it resolves.
+// backoff (800 ms → 30 s, reset after 2 min healthy). A watch silent past the client's idle timeout is
+// torn down by KubeHttp and restarted here. The resourceVersion moves past an event only once the sink
+// has taken it, so an event a sink throws on is delivered again. `stop()` aborts the open request and no
+// further request is made after it resolves.
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/objects.ts';
 import { Backoff } from '../runtime/backoff.ts';
@@ -48,8 +50,11 @@ export class Watcher<T extends KubeObject = KubeObject> {
   private readonly backoff: Backoff;
   private readonly clock: Clock;
   private listedOnce = false;
+  private failure: Error | undefined;
   /** Counts (re)lists, for tests and metrics. */
   lists = 0;
+  /** Counts watch streams opened (restarts included), for tests and metrics. */
+  watches = 0;
 
   constructor(
     private readonly http: KubeHttp,
@@ -64,6 +69,14 @@ export class Watcher<T extends KubeObject = KubeObject> {
   /** True once the first list has been delivered. */
   get synced(): boolean {
     return this.listedOnce;
+  }
+
+  /**
+   * Why the last list or watch failed (a 403, a 404 for a kind not served, a timeout), until a list
+   * succeeds or the watch delivers again: what callers report instead of waiting in silence.
+   */
+  get lastError(): Error | undefined {
+    return this.failure;
   }
 
   start(): this {
@@ -94,6 +107,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         this.backoff.markHealthy();
       } catch (err) {
         if (this.stopped) break;
+        this.failure = err instanceof Error ? err : new Error(String(err));
         if (isGone(err)) {
           log?.info({ resource: this.path }, 'watch resourceVersion expired; relisting');
           this.resourceVersion = undefined;
@@ -133,9 +147,11 @@ export class Watcher<T extends KubeObject = KubeObject> {
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken);
     if (this.stopped) return;
+    // The sink first: if it throws, no resourceVersion is kept and the next round lists again.
+    this.sink.replace(items);
     this.resourceVersion = resourceVersion;
     this.lists++;
-    this.sink.replace(items);
+    this.failure = undefined;
     this.listedOnce = true;
   }
 
@@ -154,11 +170,15 @@ export class Watcher<T extends KubeObject = KubeObject> {
         stream.abort();
         return;
       }
+      this.failure = undefined;
+      if (ev.type !== 'BOOKMARK') {
+        this.backoff.markHealthy();
+        this.sink.event(ev.type, ev.object as T);
+      }
+      // Only past an event the sink took: a throw above restarts the watch from before it.
       this.resourceVersion = ev.object.metadata.resourceVersion;
-      if (ev.type === 'BOOKMARK') return;
-      this.backoff.markHealthy();
-      this.sink.event(ev.type, ev.object as T);
     };
+    this.watches++;
     try {
       await this.http.stream(
         this.path,

@@ -1,0 +1,95 @@
+// KubeHttp's liveness guarantees against local sockets that misbehave on purpose (a server that never
+// answers, a watch that goes silent): the transport itself, not the Kubernetes API.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, KubeHttp, NotLeaderError } from './http.ts';
+
+const servers: Server[] = [];
+after(() => servers.forEach((s) => s.closeAllConnections() || s.close()));
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ kc: KubeConfig; requests: string[] }> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    handler(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return { kc, requests };
+}
+
+test('a request the server never answers fails with a Timeout ApiError at the deadline', async () => {
+  const { kc } = await serve(() => undefined);
+  const http = new KubeHttp(kc, { requestTimeoutMs: 300 });
+  const started = Date.now();
+  await assert.rejects(http.request('GET', '/api/v1/namespaces'), (err: unknown) => err instanceof ApiError && err.reason === 'Timeout' && err.status === 0);
+  const took = Date.now() - started;
+  assert.ok(took >= 290 && took < 3_000, `failed after ${took} ms`);
+  http.destroy();
+});
+
+test("the caller's own abort stays an AbortError, not a Timeout", async () => {
+  const { kc } = await serve(() => undefined);
+  const http = new KubeHttp(kc, { requestTimeoutMs: 10_000 });
+  const abort = new AbortController();
+  setTimeout(() => abort.abort(), 100);
+  await assert.rejects(http.request('GET', '/api/v1/namespaces', { signal: abort.signal }), (err: unknown) => (err as Error).name === 'AbortError');
+  http.destroy();
+});
+
+test('a watch that goes silent (no event, no bookmark) is torn down after the idle timeout; a talking one is not', async () => {
+  const { kc } = await serve((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    if (req.url?.includes('chatty')) {
+      const tick = setInterval(() => res.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"1"}}}\n'), 50);
+      setTimeout(() => (clearInterval(tick), res.end()), 900);
+    }
+    // otherwise: headers, then nothing, forever
+  });
+  const http = new KubeHttp(kc, { watchIdleTimeoutMs: 300 });
+  const lines: string[] = [];
+  const started = Date.now();
+  await assert.rejects(http.stream('/api/v1/silent', {}, (l) => lines.push(l), new AbortController().signal), (err: unknown) => err instanceof ApiError && err.reason === 'WatchIdle');
+  const took = Date.now() - started;
+  assert.ok(took >= 290 && took < 3_000, `torn down after ${took} ms`);
+  // Lines keep it alive well past the idle timeout; it ends when the server ends it.
+  await http.stream('/api/v1/chatty', {}, (l) => lines.push(l), new AbortController().signal);
+  assert.ok(lines.length >= 10, `${lines.length} bookmarks received`);
+  http.destroy();
+});
+
+test('a watch whose answer never comes (a frozen apiserver) is torn down after the idle timeout', async () => {
+  const { kc } = await serve(() => undefined);
+  const http = new KubeHttp(kc, { watchIdleTimeoutMs: 300 });
+  await assert.rejects(http.stream('/api/v1/frozen', {}, () => undefined, new AbortController().signal), (err: unknown) => err instanceof ApiError && err.reason === 'WatchIdle');
+  http.destroy();
+});
+
+test('the write guard stops a write before it is sent; reads pass', async () => {
+  const { kc, requests } = await serve((_req, res) => res.end('{}'));
+  let leading = false;
+  const http = new KubeHttp(kc, {
+    writeGuard: (method, path) => {
+      if (!leading) throw new NotLeaderError(method, path);
+    },
+  });
+  await assert.rejects(http.request('PATCH', '/apis/x/v1/things/a', { body: {} }), NotLeaderError);
+  await assert.rejects(http.request('DELETE', '/apis/x/v1/things/a'), NotLeaderError);
+  await http.request('GET', '/apis/x/v1/things/a');
+  assert.deepEqual(requests, ['GET /apis/x/v1/things/a'], 'no write reached the server');
+  leading = true;
+  await http.request('PATCH', '/apis/x/v1/things/a', { body: {} });
+  assert.equal(requests.length, 2);
+  http.destroy();
+});
