@@ -47,3 +47,13 @@ test('observe keeps the first time a record was seen; release empties the holder
 test('microTime has six fractional digits', () => {
   assert.equal(microTime(Date.UTC(2026, 10, 21, 11, 30, 0, 123)), '2026-11-21T11:30:00.123000Z');
 });
+
+test("expiry follows the record's own leaseDurationSeconds, not the local setting", () => {
+  const theirs: LeaseRecord = { holderIdentity: 'other', leaseDurationSeconds: 60, leaseTransitions: 0 };
+  const seen = observe(undefined, theirs, 0);
+  assert.deepEqual(decide({ ...base, current: theirs, observation: seen, now: 30_000 }), { action: 'wait', holder: 'other' }, 'past our 15 s but within its 60 s');
+  assert.equal(decide({ ...base, current: theirs, observation: seen, now: 60_001 }).action, 'write');
+  // A released lease (1 s) is taken a second after it was seen.
+  const released1s: LeaseRecord = { holderIdentity: 'other', leaseDurationSeconds: 1 };
+  assert.equal(decide({ ...base, current: released1s, observation: observe(undefined, released1s, 0), now: 1_001 }).action, 'write');
+});

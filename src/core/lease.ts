@@ -1,7 +1,8 @@
 // Leader election over a coordination.k8s.io Lease, the client-go way, as pure decisions: whether the
 // current record lets us take or keep the lease, and the record to write. Expiry is judged on the local
 // clock from when this process last saw the record change — never on the other holder's timestamps —
-// so clock skew between replicas cannot hand the lease to two of them.
+// so clock skew between replicas cannot hand the lease to two of them; and for the duration the record
+// itself states (client-go does the same), so a holder configured with a longer lease keeps it.
 
 export interface LeaseRecord {
   holderIdentity?: string;
@@ -46,7 +47,8 @@ export function decide(input: {
   const durationSeconds = Math.ceil(input.leaseDurationMs / 1000);
   const holder = current?.holderIdentity ?? '';
   const ours = holder === identity;
-  if (!ours && holder !== '' && input.observation && input.observation.at + input.leaseDurationMs > input.now) {
+  const recordedMs = current?.leaseDurationSeconds !== undefined && current.leaseDurationSeconds > 0 ? current.leaseDurationSeconds * 1000 : input.leaseDurationMs;
+  if (!ours && holder !== '' && input.observation && input.observation.at + recordedMs > input.now) {
     return { action: 'wait', holder };
   }
   return {

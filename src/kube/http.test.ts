@@ -8,7 +8,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeHttp, NotLeaderError } from './http.ts';
 
 const servers: Server[] = [];
-after(() => servers.forEach((s) => s.closeAllConnections() || s.close()));
+after(() => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    s.close();
+  }
+});
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ kc: KubeConfig; requests: string[] }> {
   const requests: string[] = [];

@@ -2,6 +2,11 @@
 // retry period (jittered); once leading, renew every retry period and give up leadership when no
 // renewal succeeded within the renew deadline; on graceful shutdown release the lease so a standby
 // takes over at once instead of waiting out the lease duration.
+//
+// A leader that cannot renew must stop writing before any standby can acquire (lease duration > renew
+// deadline): every renew round is aborted at the renew deadline (a hung request cannot hold it past
+// it), `isLeader` turns false the moment the deadline passes — write paths check it — and
+// onStoppedLeading fires then, from a timer, not when a hung request finally returns.
 import type { Logger } from 'pino';
 import { decide, microTime, observe, released, type LeaseRecord, type Observation } from '../core/lease.ts';
 import type { KubeObject } from '../core/objects.ts';
@@ -41,6 +46,9 @@ export class LeaderElector {
   private readonly clock: Clock;
   private observation: Observation | undefined;
   private leading = false;
+  /** Local monotonic time of the last successful acquire or renew. */
+  private lastRenew = 0;
+  private cancelDeadline: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
   constructor(private readonly o: LeaderElectorOptions) {
@@ -48,8 +56,9 @@ export class LeaderElector {
     this.clock = o.clock ?? systemClock;
   }
 
+  /** Leading, with a renewal within the renew deadline: writes are safe. */
   get isLeader(): boolean {
-    return this.leading;
+    return this.leading && this.clock.now() - this.lastRenew < this.o.renewDeadlineMs;
   }
 
   /** Starts campaigning in the background. */
@@ -62,6 +71,7 @@ export class LeaderElector {
   /** Stops campaigning; if leading, releases the lease. Call after the reconcilers have stopped. */
   async release(): Promise<void> {
     this.abort.abort();
+    this.cancelDeadline?.();
     await this.loop;
     if (!this.leading) return;
     this.leading = false;
@@ -83,21 +93,34 @@ export class LeaderElector {
     }
     if (signal.aborted) return;
     this.leading = true;
+    this.renewed();
     this.o.logger?.info({ lease: this.o.lease.name, identity: this.o.identity }, 'became leader');
     this.o.onStartedLeading();
-    let lastRenew = this.clock.now();
-    while (!signal.aborted) {
+    while (!signal.aborted && this.leading) {
       await this.pause(this.o.retryPeriodMs);
-      if (signal.aborted) return;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = this.clock.now();
-      } else if (this.clock.now() - lastRenew > this.o.renewDeadlineMs) {
-        this.leading = false;
-        this.o.logger?.error({ lease: this.o.lease.name }, 'leadership lost: no renewal within the renew deadline');
-        this.o.onStoppedLeading();
-        return;
-      }
+      if (signal.aborted || !this.leading) return;
+      // The round may take only what is left of the renew deadline.
+      const left = this.o.renewDeadlineMs - (this.clock.now() - this.lastRenew);
+      const round = new AbortController();
+      const cancel = this.clock.setTimer(() => round.abort(), Math.max(0, left));
+      const ok = await this.tryAcquireOrRenew(AbortSignal.any([signal, round.signal]));
+      cancel();
+      if (ok && this.leading) this.renewed();
     }
+  }
+
+  /** A successful renewal: the renew deadline starts again, and its timer with it. */
+  private renewed(): void {
+    this.lastRenew = this.clock.now();
+    this.cancelDeadline?.();
+    this.cancelDeadline = this.clock.setTimer(() => this.lose(), this.o.renewDeadlineMs);
+  }
+
+  private lose(): void {
+    if (!this.leading || this.abort.signal.aborted) return;
+    this.leading = false;
+    this.o.logger?.error({ lease: this.o.lease.name }, 'leadership lost: no renewal within the renew deadline');
+    this.o.onStoppedLeading();
   }
 
   private async pause(ms: number): Promise<void> {
@@ -112,9 +135,9 @@ export class LeaderElector {
     return objectPath(RESOURCES.leases, this.o.lease.namespace, this.o.lease.name);
   }
 
-  private async read(): Promise<Lease | undefined> {
+  private async read(signal?: AbortSignal): Promise<Lease | undefined> {
     try {
-      return await this.o.http.request<Lease>('GET', this.path());
+      return await this.o.http.request<Lease>('GET', this.path(), { signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -122,9 +145,9 @@ export class LeaderElector {
   }
 
   /** One round: true when we hold the lease afterwards. */
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  private async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     try {
-      const lease = await this.read();
+      const lease = await this.read(signal);
       const now = this.clock.now();
       if (lease?.spec) this.observation = observe(this.observation, lease.spec, now);
       const decision = decide({
@@ -138,8 +161,8 @@ export class LeaderElector {
       if (decision.action === 'wait') return false;
       const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...(lease?.metadata ?? {}), name: this.o.lease.name, namespace: this.o.lease.namespace }, spec: decision.record };
       const written = lease
-        ? await this.o.http.request<Lease>('PUT', this.path(), { body })
-        : await this.o.http.request<Lease>('POST', collectionPath(RESOURCES.leases, this.o.lease.namespace), { body });
+        ? await this.o.http.request<Lease>('PUT', this.path(), { body, signal })
+        : await this.o.http.request<Lease>('POST', collectionPath(RESOURCES.leases, this.o.lease.namespace), { body, signal });
       this.observation = observe(this.observation, written.spec ?? decision.record, this.clock.now());
       return true;
     } catch (err) {

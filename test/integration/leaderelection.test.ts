@@ -1,8 +1,13 @@
 // Leader election against the real hub apiserver: one leader at a time, a graceful release hands over
-// at once, a crashed holder's lease is taken only after it has gone unrenewed for a lease duration.
+// at once, a crashed holder's lease is taken only after it has gone unrenewed for a lease duration, and a
+// leader cut off from the apiserver (its requests hang) stops leading at its renew deadline — before a
+// standby can take the lease.
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { KubeHttp } from '../../src/kube/http.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
 import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
 import { microTime } from '../../src/core/lease.ts';
@@ -13,24 +18,28 @@ import { testSandbox } from '../support/sandbox.ts';
 
 const ns = uniqueName('lease');
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+let sandbox: Sandbox;
 let http: KubeHttp;
 const electors: LeaderElector[] = [];
+const closers: (() => void)[] = [];
 
 before(async () => {
-  http = hubHttp(await testSandbox());
+  sandbox = await testSandbox();
+  http = hubHttp(sandbox);
   await createNamespace(http, ns);
 });
 
 after(async () => {
+  for (const close of closers) close();
   await Promise.all(electors.map((e) => e.release()));
   await removeNamespace(http, ns);
   http.destroy();
 });
 
-function elector(lease: string, identity: string, events: string[]): LeaderElector {
+function elector(lease: string, identity: string, events: string[], client: KubeHttp = http): LeaderElector {
   const e = new LeaderElector({
     ...timing,
-    http,
+    http: client,
     lease: { namespace: ns, name: lease },
     identity,
     onStartedLeading: () => events.push(`${identity} leads`),
@@ -47,7 +56,8 @@ test('one leader at a time; a graceful release hands the lease over within a ret
   await eventually(() => Promise.resolve(a.isLeader), { what: 'a to lead' });
   const b = elector('handover', 'b', events);
   b.start();
-  await new Promise((r) => setTimeout(r, 2 * timing.retryPeriodMs + 200));
+  // a renews every retry period, and b tries as often: two renewals by a gave b two tries.
+  await renewals('handover', 2);
   assert.equal(b.isLeader, false, 'b stays a standby while a renews');
   const released = performance.now();
   await a.release();
@@ -78,4 +88,74 @@ test("a crashed holder's lease is taken once it went unrenewed for a lease durat
   const lease = await http.request<{ spec: { holderIdentity: string; leaseTransitions: number } }>('GET', `${collectionPath(RESOURCES.leases, ns)}/crash`);
   assert.equal(lease.spec.holderIdentity, 'b');
   assert.equal(lease.spec.leaseTransitions, 1);
+});
+
+/** Resolves once the lease's renewTime has changed `count` times from now. */
+async function renewals(lease: string, count: number): Promise<void> {
+  const read = async (): Promise<string> => (await http.request<{ spec: { renewTime?: string } }>('GET', `${collectionPath(RESOURCES.leases, ns)}/${lease}`)).spec.renewTime ?? '';
+  let last = await read();
+  let seen = 0;
+  await eventually(
+    async () => {
+      const now = await read();
+      if (now !== last) seen++;
+      last = now;
+      return seen >= count || undefined;
+    },
+    { what: `${count} renewals of lease ${lease}`, intervalMs: 50 },
+  );
+}
+
+/**
+ * A TCP relay to the hub apiserver that can be frozen: while frozen it forwards nothing either way and
+ * the connections stay open — a frozen apiserver or a half-open network, for this client only.
+ */
+async function freezableRelay(): Promise<{ kubeConfig: KubeConfig; freeze: () => void }> {
+  const target = new URL(sandbox.hub.server);
+  const sockets: Socket[] = [];
+  let frozen = false;
+  const relay: Server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.push(client, upstream);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      from.on('data', (chunk: Buffer) => {
+        if (!frozen) to.write(chunk);
+      });
+      from.on('error', () => to.destroy());
+      from.on('close', () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  closers.push(() => {
+    sockets.forEach((s) => s.destroy());
+    relay.close();
+  });
+  const exported = JSON.parse(sandbox.kubeConfig('hub').exportConfig()) as { clusters: { cluster: { server: string } }[] };
+  exported.clusters[0]!.cluster.server = `https://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(JSON.stringify(exported));
+  return { kubeConfig, freeze: () => (frozen = true) };
+}
+
+test('a leader whose requests hang stops leading at its renew deadline, before a standby can acquire', async () => {
+  const events: string[] = [];
+  const relay = await freezableRelay();
+  const cutOff = new KubeHttp(relay.kubeConfig);
+  closers.push(() => cutOff.destroy());
+  const a = elector('frozen', 'a', events, cutOff);
+  a.start();
+  await eventually(() => Promise.resolve(a.isLeader), { what: 'a to lead' });
+  const b = elector('frozen', 'b', events);
+  b.start();
+  await renewals('frozen', 1);
+  relay.freeze();
+  const frozenAt = performance.now();
+  await eventually(() => Promise.resolve(!a.isLeader || undefined), { what: 'a to stop leading', intervalMs: 10, timeoutMs: 10_000 });
+  const stoppedAfter = performance.now() - frozenAt;
+  assert.ok(events.includes('a lost'), 'onStoppedLeading fired although the renew request never returned');
+  assert.ok(stoppedAfter <= timing.renewDeadlineMs + 100, `a stopped leading ${stoppedAfter.toFixed(0)} ms after the freeze`);
+  await eventually(() => Promise.resolve(b.isLeader), { what: 'b to take over', intervalMs: 20, timeoutMs: 15_000 });
+  const takenAfter = performance.now() - frozenAt;
+  assert.ok(takenAfter > stoppedAfter, 'b acquired only after a had stopped leading');
+  assert.deepEqual(events, ['a leads', 'a lost', 'b leads']);
 });
