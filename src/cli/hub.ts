@@ -2,14 +2,16 @@
 import { Command, Option } from 'commander';
 import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
+import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { addConnectionOptions, connectionFrom, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 
-interface HubFlags extends ElectionFlags {
+interface HubFlags extends ElectionFlags, ConnectionFlags {
   kubeconfig?: string;
   controllerName: string;
   concurrency: number;
@@ -50,10 +52,11 @@ export function hubCommand(): Command {
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'));
-  return addElectionOptions(command, 'policy-sync-hub').action(async (flags: HubFlags) => {
+  return addElectionOptions(addConnectionOptions(command), 'policy-sync-hub').action(async (flags: HubFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
     const metrics = new Metrics();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const leadership = new Leadership(flags.leaderElect);
     const controller = new HubController({
       kubeConfig,
       logger,
@@ -66,9 +69,12 @@ export function hubCommand(): Command {
       statusCoalesceMs: flags.statusCoalesce,
       spokeConfig: flags.spokeConfig,
       metrics,
+      leadership,
+      connection: connectionFrom(flags),
     });
     await runUntilSignalled(controller, logger, {
       election: electionFrom(flags, kubeConfig),
+      leadership,
       probeAddress: flags.healthProbeBindAddress,
       metrics: { address: flags.metricsBindAddress, metrics },
     });

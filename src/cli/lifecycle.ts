@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeHttp } from '../kube/http.ts';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leaderelection.ts';
+import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { ProbeServer } from '../runtime/probeserver.ts';
 
@@ -31,6 +32,8 @@ export interface RunOptions {
   metrics?: { address: string; metrics: Metrics };
   /** Leader election; undefined: this process leads at once. */
   election?: ElectionOptions;
+  /** Follows the elector, so that every write path of the controller checks leadership. */
+  leadership?: Leadership;
 }
 
 export async function runUntilSignalled(controller: Runnable, logger: Logger, options: RunOptions): Promise<void> {
@@ -63,6 +66,7 @@ export async function runUntilSignalled(controller: Runnable, logger: Logger, op
         process.exit(1);
       },
     });
+  if (elector) options.leadership?.follow(elector);
   if (election) metrics?.setLeader(election.name, false);
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');

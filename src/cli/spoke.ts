@@ -3,15 +3,17 @@ import { Command, Option } from 'commander';
 import { parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import { SpokeController } from '../spoke/controller.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
+import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { addConnectionOptions, connectionFrom, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
 
 export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';
 
-interface SpokeFlags extends ElectionFlags {
+interface SpokeFlags extends ElectionFlags, ConnectionFlags {
   kubeconfig?: string;
   policies?: GroupVersionResource[];
   configMap: NamespacedName;
@@ -41,10 +43,11 @@ export function spokeCommand(): Command {
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'));
-  return addElectionOptions(command, 'policy-sync-spoke').action(async (flags: SpokeFlags) => {
+  return addElectionOptions(addConnectionOptions(command), 'policy-sync-spoke').action(async (flags: SpokeFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
     const metrics = new Metrics();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const leadership = new Leadership(flags.leaderElect);
     const controller = new SpokeController({
       kubeConfig,
       logger,
@@ -52,9 +55,12 @@ export function spokeCommand(): Command {
       configMap: flags.configMap,
       concurrency: flags.concurrency,
       metrics,
+      leadership,
+      connection: connectionFrom(flags),
     });
     await runUntilSignalled(controller, logger, {
       election: electionFrom(flags, kubeConfig),
+      leadership,
       probeAddress: flags.healthProbeBindAddress,
       metrics: { address: flags.metricsBindAddress, metrics },
     });

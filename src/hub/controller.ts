@@ -8,9 +8,10 @@ import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } fr
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
-import { KubeHttp } from '../kube/http.ts';
+import { KubeHttp, type KubeHttpOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
+import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { TokenBucket } from '../runtime/ratelimiter.ts';
 import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
@@ -42,6 +43,10 @@ export interface HubOptions {
   spokeConfig?: { namespace: string; name: string };
   /** Where the work queues and reconcilers report, and the policysync_* gauges are read from. */
   metrics?: Metrics;
+  /** Whether writes are allowed now (leader election); default: always. */
+  leadership?: Leadership;
+  /** Request deadline and watch idle timeout. */
+  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs'>;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
@@ -75,7 +80,9 @@ export class HubController {
     const observer = (name: string): ControllerObserver | undefined => o.metrics?.controllerObserver(name);
     const writes = new TokenBucket({ qps: o.qps, burst: o.burst });
     this.http = new KubeHttp(o.kubeConfig, {
+      ...o.connection,
       writeGate: () => writes.take(),
+      writeGuard: o.leadership?.guard,
       maxSockets: Math.max(16, o.concurrency * 4),
       onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
     });

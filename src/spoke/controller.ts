@@ -8,9 +8,10 @@ import type { KubeObject } from '../core/objects.ts';
 import { parseParamsJson } from '../core/params.ts';
 import { conditionsAreMapList, crdSchema, findServedResource } from '../kube/discovery.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
-import { KubeHttp } from '../kube/http.ts';
+import { KubeHttp, type KubeHttpOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
+import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { ControllerRunner, type ReconcileResult } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
@@ -27,6 +28,10 @@ export interface SpokeOptions {
   concurrency: number;
   /** Where the work queues and reconcilers report, and policysync_watched_kinds is read from. */
   metrics?: Metrics;
+  /** Whether writes are allowed now (leader election); default: always. */
+  leadership?: Leadership;
+  /** Request deadline and watch idle timeout. */
+  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs'>;
 }
 
 const KINDS_KEY = 'kinds';
@@ -50,7 +55,11 @@ export class SpokeController {
     this.log = o.logger;
     this.kindsQueue = new WorkQueue({ name: 'spoke-kinds', observer: o.metrics?.workQueueObserver('spoke-kinds') });
     this.queue = new WorkQueue({ name: 'spoke-conflicts', observer: o.metrics?.workQueueObserver('spoke-conflicts') });
-    this.http = new KubeHttp(o.kubeConfig, { onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)) });
+    this.http = new KubeHttp(o.kubeConfig, {
+      ...o.connection,
+      writeGuard: o.leadership?.guard,
+      onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+    });
     this.informers = new DynamicInformers(this.http, {
       onChange: (gvr, change) => this.queue.add(namespaceKey(gvrKey(gvr), change.object.metadata.namespace ?? '')),
       configure: (i) => i.store.addIndex(BY_NAMESPACE, (p) => [p.metadata.namespace ?? '']),

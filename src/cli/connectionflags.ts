@@ -1,0 +1,24 @@
+// The connection flags shared by `hub` and `spoke`: how long a request may take, and how long a watch may
+// stay silent before it is torn down and restarted (DESIGN §7: every connection is live or replaced).
+import { Option, type Command } from 'commander';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_IDLE_TIMEOUT_MS, type KubeHttpOptions } from '../kube/http.ts';
+import { duration } from './duration.ts';
+
+export interface ConnectionFlags {
+  requestTimeout: number;
+  watchIdleTimeout: number;
+}
+
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--request-timeout <duration>', 'deadline of every API request but watches').argParser(duration).default(DEFAULT_REQUEST_TIMEOUT_MS, '30s'))
+    .addOption(
+      new Option('--watch-idle-timeout <duration>', 'a watch that receives nothing (no event, no bookmark) this long is restarted')
+        .argParser(duration)
+        .default(DEFAULT_WATCH_IDLE_TIMEOUT_MS, '3m'),
+    );
+}
+
+export function connectionFrom(flags: ConnectionFlags): Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs'> {
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout };
+}
