@@ -4,7 +4,7 @@
 # changed), starts, and stops again whatever the outcome.
 #   hack/test.sh              all tiers (npm test)
 #   hack/test.sh unit         unit tests only: no sandbox, no type-check or lint
-#   hack/test.sh integration  (or e2e) that tier only, with the sandbox
+#   hack/test.sh integration  (or faults, or e2e) that tier only, with the sandbox
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,13 +13,15 @@ shopt -s globstar nullglob # node 20's test runner does not expand globs itself
 tier="${1:-all}"
 unit=(src/**/*.test.ts test/unit/**/*.test.ts)
 integration=(test/integration/**/*.test.ts)
+faults=(test/faults/**/*.test.ts)
 e2e=(test/e2e/**/*.test.ts)
 case "$tier" in
-  all) files=("${unit[@]}" "${integration[@]}" "${e2e[@]}") ;;
+  all) files=("${unit[@]}" "${integration[@]}" "${faults[@]}" "${e2e[@]}") ;;
   unit) files=("${unit[@]}") ;;
   integration) files=("${integration[@]}") ;;
+  faults) files=("${faults[@]}") ;;
   e2e) files=("${e2e[@]}") ;;
-  *) echo "usage: $0 [all|unit|integration|e2e]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|unit|integration|faults|e2e]" >&2; exit 2 ;;
 esac
 
 if [ "$tier" = all ]; then

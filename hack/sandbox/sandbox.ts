@@ -148,6 +148,27 @@ export class Sandbox {
     );
   }
 
+  /** Stops one component (for a fault-injection test); `start` brings it back. */
+  async stop(name: string): Promise<void> {
+    const c = this.component(name);
+    if (c.process) await stopProcess(c.process, 3_000);
+  }
+
+  /** Starts a component stopped by `stop` again with the same arguments, waiting for readiness. */
+  async start(name: string, timeoutMs = 90_000): Promise<void> {
+    const c = this.component(name);
+    if (c.process && isRunning(c.process)) return;
+    c.process = startProcess(c.spec);
+    this.save();
+    await waitReady(c.process, c.probe, this.pki, timeoutMs);
+  }
+
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) a component: its sockets stay open, nothing answers. */
+  freeze(name: string, frozen: boolean): void {
+    const c = this.component(name);
+    if (c.process) process.kill(c.process.pid, frozen ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   /** Stops one component and starts it again with the same arguments (ports, data), waiting for readiness. */
   async restart(name: string, timeoutMs = 90_000): Promise<void> {
     const c = this.component(name);

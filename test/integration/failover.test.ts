@@ -124,8 +124,17 @@ test('one replica leads and syncs; the standby keeps warm caches and writes noth
   standby = await startReplica('replica-b');
   await eventually(async () => (await fetch(`http://127.0.0.1:${standby.port}/readyz`)).ok, { what: 'replica-b caches synced', timeoutMs: 60_000, context: () => logOf(standby) });
   await eventually(async () => (await regos('p1')).length === 2, { what: 'the leader to place p1 on both clusters' });
-  // Give the standby time to act wrongly, if it would.
-  await new Promise((r) => setTimeout(r, 2 * TIMING.retryMs));
+  // The standby has seen what it would act on — its GatewayClass reconciler ran (read-only) and p1's key
+  // waits in its policy queue, which no worker drains on a standby — and has written nothing.
+  await eventually(
+    async () => {
+      const text = await metricsOf(standby);
+      const classReconciles = samples(text, 'controller_runtime_reconcile_total').filter((x) => x.labels.controller === 'gatewayclass').reduce((n, x) => n + x.value, 0);
+      const waiting = samples(text, 'workqueue_depth').find((x) => x.labels.name === 'policy')?.value ?? 0;
+      return classReconciles >= 1 && waiting >= 1;
+    },
+    { what: 'the standby to have the class reconciled and p1 queued', context: () => logOf(standby) },
+  );
   assert.equal(await isLeader(standby), false);
   assert.equal(await writesOf(standby), 0, 'the standby wrote nothing');
   assert.ok((await writesOf(leader)) >= 2, 'the leader wrote the works');

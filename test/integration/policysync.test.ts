@@ -25,7 +25,7 @@ import {
   remove,
   removeNamespace,
 } from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { testSandbox } from '../support/sandbox.ts';
 
 let sandbox: Sandbox;
@@ -166,13 +166,13 @@ test('corrupting the params deletes nothing; removing a kind from valid params d
     const cls = await get(http, RESOURCES.gatewayClasses, undefined, className);
     return (cls?.status as { conditions?: { type: string; reason: string }[] })?.conditions?.some((c) => c.type === 'Accepted' && c.reason === 'InvalidParameters');
   }, { what: 'the class to report InvalidParameters' });
-  await new Promise((r) => setTimeout(r, 1000));
+  await quiescent(hub!.controller, 'after the params turned corrupt');
   assert.equal((await worksOf('ratelimitpolicies', 'rlp')).size, 2, 'corrupt params delete nothing');
   // The harder case: a controller starting while the params are corrupt has no last good configuration
   // at all, sees every work of a kind it does not watch, and still must delete nothing.
   await hub!.stop();
   hub = await startHub(sandbox.kubeConfig('hub'), { controllerName });
-  await new Promise((r) => setTimeout(r, 2000));
+  await quiescent(hub.controller, 'after a start on corrupt params');
   assert.equal((await worksOf('ratelimitpolicies', 'rlp')).size, 2, 'a restart on corrupt params deletes nothing');
   assert.equal((await worksOf('authpolicies', 'auth-keep')).size, 2);
 

@@ -33,7 +33,8 @@ import {
   remove,
   removeNamespace,
 } from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { deletionWatch } from '../support/faults.ts';
+import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { find, kubectl, kustomize, toYaml } from '../support/kubectl.ts';
 import { metricsText, samples } from '../support/metrics.ts';
 import { testSandbox, testSandboxRoot } from '../support/sandbox.ts';
@@ -247,7 +248,7 @@ test('with deploy/hub\'s RBAC only, the policy kind is Forbidden on the GatewayC
     },
     { what: 'the spoke configuration works on both clusters', timeoutMs: 30_000 },
   );
-  await new Promise((r) => setTimeout(r, 1000));
+  await quiescent(hub!.controller, 'with authpolicies not granted');
   assert.deepEqual(await worksOfPolicy(), [], 'no ManifestWork for a policy of a kind the controller may not read');
   const policy = await get(admin, AUTH_POLICIES, ns, 'auth');
   assert.equal(policy?.metadata.annotations?.['kuadrant.io/policies-synced'], undefined);
@@ -302,7 +303,7 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
     { what: 'an Event on the policy whose Gateway is placed nowhere', context: () => recentLogs() },
   );
   assert.equal((event as { reason?: string }).reason, 'NoClusters');
-  await new Promise((r) => setTimeout(r, 1000));
+  await quiescent(hub!.controller, 'after the kind was granted');
   assert.equal((await worksOfPolicy()).length, 2, 'still exactly 2');
 });
 
@@ -341,4 +342,35 @@ test('the controller never met a 403: not on ManifestWork writes, not anywhere',
   assert.deepEqual(forbiddenLogLines(), []);
   assert.deepEqual(logs.filter((l) => /ManifestWork (apply|delete) failed|spoke configuration .*failed|could not record event/.test(l)), []);
   assert.equal(await forbiddenCount(), forbiddenBefore, 'the hub apiserver refused no request for lack of permission while the controller ran');
+});
+
+// Fault-injection scenario d (docs/reliability.md), here because it needs this file's ServiceAccount set-up;
+// after the 403 audit above, since a revoked grant may meet one.
+test('fault d: the kind\'s grant revoked then restored: no work deleted; the class reports Forbidden, keeping the last good entry', async () => {
+  const deletions = await deletionWatch(sandbox);
+  const touch = (): Promise<void> => patchData(admin, params, { metadata: { annotations: { 'test.policy-sync.io/touched': new Date().toISOString() } } });
+  const revoked = await kubectl(['delete', '-f', '-'], { kubeconfig: sandbox.hub.kubeconfig, input: grantYaml });
+  assert.equal(revoked.code, 0, revoked.stderr);
+  await eventually(async () => !(await mayI('list')) || undefined, { what: 'the ServiceAccount to lose list on authpolicies', timeoutMs: 30_000 });
+  await touch();
+  const kept = await eventually(
+    async () => {
+      const c = await classCondition('PoliciesSynced');
+      return c?.status === 'False' && /Forbidden/.test(c.message) ? c : undefined;
+    },
+    { what: 'PoliciesSynced=False naming Forbidden', timeoutMs: 30_000, context: () => recentLogs() },
+  );
+  assert.match(kept.message, /authpolicies\.v1\.kuadrant\.io: Forbidden \(the last good configuration, version v1, stays in force\)/);
+  await quiescent(hub!.controller, 'with the grant revoked');
+  assert.equal((await worksOfPolicy()).length, 2, 'the works stay while the grant is gone');
+  await deletions.assertNone('grant revoked');
+
+  const restored = await kubectl(['apply', '-f', '-'], { kubeconfig: sandbox.hub.kubeconfig, input: grantYaml });
+  assert.equal(restored.code, 0, restored.stderr);
+  await eventually(async () => (await mayI('list')) && (await mayI('watch')), { what: 'the grant back', timeoutMs: 30_000 });
+  await touch();
+  await eventually(async () => (await classCondition('PoliciesSynced'))?.status === 'True' || undefined, { what: 'PoliciesSynced=True again', timeoutMs: 30_000, context: () => recentLogs() });
+  await quiescent(hub!.controller, 'with the grant restored');
+  assert.equal((await worksOfPolicy()).length, 2);
+  await deletions.assertNone('grant restored');
 });

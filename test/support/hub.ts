@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { HubController, type HubOptions } from '../../src/hub/controller.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
+import { eventually } from './eventually.ts';
 import { removeNamespace } from './fixtures.ts';
 import { SpokeController } from '../../src/spoke/controller.ts';
 
@@ -74,4 +75,19 @@ export async function releaseSpokes(spokes: Map<string, KubeHttp>, namespace: st
     await removeNamespace(spoke, namespace);
     spoke.destroy();
   }
+}
+
+/**
+ * The in-process controller has nothing to do: caches synced, no key waiting or in progress, for several
+ * polls in a row (a pass after this proves the controller looked and decided, not that it was slow).
+ */
+export async function quiescent(controller: HubController, what: string): Promise<void> {
+  let calm = 0;
+  await eventually(
+    () => {
+      calm = controller.cachesSynced && controller.idle() ? calm + 1 : 0;
+      return Promise.resolve(calm >= 5 || undefined);
+    },
+    { what: `the controller to be idle: ${what}`, intervalMs: 100, timeoutMs: 60_000 },
+  );
 }
