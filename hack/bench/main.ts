@@ -39,6 +39,7 @@ import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, SOURCE_LABEL, STATUS_ANNO
 import type { KubeObject } from '../../src/core/objects.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/placement.ts';
 import { policiesSyncedAnnotation } from '../../src/core/policiessynced.ts';
+import { readCrd } from '../../src/kube/discovery.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
 import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
@@ -107,6 +108,8 @@ function count(name: string, value: string | undefined, fallback: number): numbe
 const P = count('policies', flags.policies, flags.quick ? 20 : 1000);
 const C = count('clusters', flags.clusters, flags.quick ? 3 : 10);
 const K = count('changes', flags.changes, flags.quick ? 3 : 100);
+/** How long a fan-out may take before the run fails: a quick run that stalls says so in minutes, not half an hour. */
+const FANOUT_TIMEOUT_MS = flags.quick ? 180_000 : 30 * 60_000;
 const CONCURRENCY = count('concurrency', flags.concurrency, 4);
 const root = resolve(flags.root ?? join(repoRoot, '.local', 'bench-sandbox'));
 const runId = `${new Date().toISOString().slice(11, 19).replace(/:/g, '')}${randomBytes(2).toString('hex')}`;
@@ -383,7 +386,7 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
         log(`bare client (${mode}): ${N} works, ${bareInFlight} in flight`);
         const cpu = new CpuWindow({ ...planePids(sandbox), harness: process.pid });
         const start = performance.now();
-        const seen = tracker.expect(hashes(works), `${N} bare works`, 30 * 60_000);
+        const seen = tracker.expect(hashes(works), `${N} bare works`, FANOUT_TIMEOUT_MS);
         await pool(works, bareInFlight, write);
         const requestsMs = performance.now() - start;
         const ms = (await seen) - start;
@@ -410,7 +413,8 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
   if (!flags['skip-baselines']) result.fanout.ocm = await ocmBaseline(sandbox, kubeConfig, http, policies, clusters);
 
   // ---- 1. policy-sync ----
-  const expected = hashes(worksFor(policies, ns, clusters, controllerName));
+  const crdUid = (await readCrd(http, AUTH_POLICIES))?.uid;
+  const expected = hashes(worksFor(policies, ns, clusters, controllerName, crdUid));
   const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}` }, readSpecHash).start();
   const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
   const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
@@ -431,8 +435,8 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
     log(`policy-sync: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
     const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
     const start = performance.now();
-    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, 30 * 60_000);
-    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, 30 * 60_000);
+    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
+    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);
     await apply(http, gateway(ns, 'gw', className, 'bench'));
     const ms = (await allWorks) - start;
     const annotatedMs = (await allAnnotated) - start;
@@ -454,7 +458,7 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
     await apply(http, changed);
     const stored = (await get(http, AUTH_POLICIES, ns, changed.metadata.name))!;
     const next = new Map(expected);
-    for (const [k, v] of hashes(worksFor([{ ...stored, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }], ns, clusters, controllerName))) next.set(k, v);
+    for (const [k, v] of hashes(worksFor([{ ...stored, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }], ns, clusters, controllerName, crdUid))) next.set(k, v);
     const changeMs = (await works.expect(next, `the ${C} works of the changed policy`, 120_000)) - changeStart;
     const afterChange = await waitQuiet(kubeConfig);
     result.writes.change = {
@@ -549,7 +553,7 @@ async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeH
     const cpu = new CpuWindow({ ...planePids(sandbox), 'work manager': manager.pid, harness: process.pid });
     const start = performance.now();
     const decided = decisions.until(() => [...decisions.seen.values()].reduce((n, v) => n + (v ? v.split(',').length : 0), 0) === C, `Placement bench-ocm to decide ${C} clusters`, 120_000);
-    const all = works.until(() => works.seen.size === N, `${N} works from the replica sets`, 30 * 60_000);
+    const all = works.until(() => works.seen.size === N, `${N} works from the replica sets`, FANOUT_TIMEOUT_MS);
     await applyObject(http, PLACEMENTS, {
       apiVersion: 'cluster.open-cluster-management.io/v1beta1',
       kind: 'Placement',

@@ -154,7 +154,8 @@ export async function waitForDecisions(http: KubeHttp, namespace: string, name: 
 }
 
 /** The works the core builds for each policy on the clusters, as policy-sync's controller `controllerName` would. */
-export function worksFor(policies: readonly KubeObject[], gatewayNamespace: string, clusters: readonly string[], controllerName: string): ManifestWork[] {
+/** The works the controller writes; `crdUid` is the AuthPolicy CRD's uid, which their source-ref records. */
+export function worksFor(policies: readonly KubeObject[], gatewayNamespace: string, clusters: readonly string[], controllerName: string, crdUid?: string): ManifestWork[] {
   return policies.flatMap((policy) => [
     ...desiredWorksForPolicy({
       gvr: AUTH_POLICIES,
@@ -164,6 +165,7 @@ export function worksFor(policies: readonly KubeObject[], gatewayNamespace: stri
       statusFeedback: [],
       maxWorkBytes: 500 * 1024,
       controller: controllerLabelValue(controllerName),
+      ...(crdUid === undefined ? {} : { crdUid }),
     }).works.values(),
   ]);
 }

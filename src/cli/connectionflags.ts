@@ -1,5 +1,6 @@
 // The connection flags shared by `hub` and `spoke`: how long a request may take, and how long a watch may
 // stay silent before it is torn down and restarted (DESIGN §7: every connection is live or replaced).
+import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_IDLE_TIMEOUT_MS, type KubeHttpOptions } from '../kube/http.ts';
 import { duration } from './duration.ts';
@@ -19,6 +20,15 @@ export function addConnectionOptions(command: Command): Command {
     );
 }
 
-export function connectionFrom(flags: ConnectionFlags): Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs'> {
-  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout };
+/**
+ * `identity` (the leader-election identity, or host and pid without election) goes into the User-Agent,
+ * so the apiserver's audit log tells replicas apart.
+ */
+export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent'> {
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})` };
+}
+
+/** The identity of a process that runs without leader election. */
+export function processIdentity(): string {
+  return `${hostname()}_${process.pid}`;
 }

@@ -5,7 +5,7 @@ import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
-import { addConnectionOptions, connectionFrom, type ConnectionFlags } from './connectionflags.ts';
+import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
@@ -57,6 +57,7 @@ export function hubCommand(): Command {
     const metrics = new Metrics();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
     const leadership = new Leadership(flags.leaderElect);
+    const election = electionFrom(flags, kubeConfig);
     const controller = new HubController({
       kubeConfig,
       logger,
@@ -70,10 +71,10 @@ export function hubCommand(): Command {
       spokeConfig: flags.spokeConfig,
       metrics,
       leadership,
-      connection: connectionFrom(flags),
+      connection: connectionFrom(flags, 'hub', election?.identity ?? processIdentity()),
     });
     await runUntilSignalled(controller, logger, {
-      election: electionFrom(flags, kubeConfig),
+      election,
       leadership,
       probeAddress: flags.healthProbeBindAddress,
       metrics: { address: flags.metricsBindAddress, metrics },

@@ -6,7 +6,7 @@ import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
-import { addConnectionOptions, connectionFrom, type ConnectionFlags } from './connectionflags.ts';
+import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from './lifecycle.ts';
 import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
@@ -48,6 +48,7 @@ export function spokeCommand(): Command {
     const metrics = new Metrics();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
     const leadership = new Leadership(flags.leaderElect);
+    const election = electionFrom(flags, kubeConfig);
     const controller = new SpokeController({
       kubeConfig,
       logger,
@@ -56,10 +57,10 @@ export function spokeCommand(): Command {
       concurrency: flags.concurrency,
       metrics,
       leadership,
-      connection: connectionFrom(flags),
+      connection: connectionFrom(flags, 'spoke', election?.identity ?? processIdentity()),
     });
     await runUntilSignalled(controller, logger, {
-      election: electionFrom(flags, kubeConfig),
+      election,
       leadership,
       probeAddress: flags.healthProbeBindAddress,
       metrics: { address: flags.metricsBindAddress, metrics },

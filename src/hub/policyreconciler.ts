@@ -96,10 +96,10 @@ export class PolicyReconciler {
     }
     // A policy none of whose targets is a Gateway of ours is another controller's business (several may
     // share a hub): its annotations are left alone — except right after it stopped being ours, while our
-    // works for it still existed, when ours are cleared.
+    // works for it still existed (and were not kept by the deletion rule), when ours are cleared.
     const written = [...desired.works.values()];
     if (ours(desired)) await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written });
-    else if (observed.length > 0 && decision?.action === 'delete') await this.d.reporter.clear(key, kind.gvr, policy);
+    else if (observed.length > 0 && decision?.action !== 'keep') await this.d.reporter.clear(key, kind.gvr, policy);
   }
 
   /** The owned classes (from the class cache) and what is known of their configurations. */

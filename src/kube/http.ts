@@ -76,6 +76,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The apiserver sends a watch bookmark about every minute: three missed ones mean the watch is dead. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 180_000;
 const TCP_KEEPALIVE_MS = 15_000;
+const DEFAULT_USER_AGENT = 'policy-sync';
 
 export interface KubeHttpOptions {
   maxSockets?: number;
@@ -87,6 +88,8 @@ export interface KubeHttpOptions {
   requestTimeoutMs?: number;
   /** A watch stream silent this long (no event, no bookmark) is torn down. */
   watchIdleTimeoutMs?: number;
+  /** Sent on every request: the apiserver's audit log and metrics name the client by it. */
+  userAgent?: string;
 }
 
 /** Sees every answered request (for client metrics). */
@@ -107,6 +110,7 @@ export class KubeHttp {
   readonly watchIdleTimeoutMs: number;
   /** kubeconfig `tls-server-name`: the name the server certificate is checked against. */
   private readonly serverName: string | undefined;
+  private readonly userAgent: string;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -117,6 +121,7 @@ export class KubeHttp {
     this.writeGuard = options.writeGuard;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
+    this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
@@ -157,7 +162,7 @@ export class KubeHttp {
     }
     const url = this.url(path, o.query);
     const payload = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-    const headers: Record<string, string> = { Accept: 'application/json', ...this.headers };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent, ...this.headers };
     if (payload !== undefined) {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(payload));

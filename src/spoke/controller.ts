@@ -31,7 +31,7 @@ export interface SpokeOptions {
   /** Whether writes are allowed now (leader election); default: always. */
   leadership?: Leadership;
   /** Request deadline and watch idle timeout. */
-  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs'>;
+  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent'>;
 }
 
 const KINDS_KEY = 'kinds';

@@ -167,7 +167,7 @@ test('a. a class whose params are missing, then invalid, at start-up keeps its w
   await running!.stop();
   running = undefined;
   await remove(hub, paramsB);
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
   await restartController();
   const missing = await eventually(async () => {
     const c = await classCondition(classB, 'Accepted');
@@ -217,7 +217,7 @@ test('b. switching a kind\'s version in params re-applies in place: no deletion,
   const uids = await copyUids(spokes, resource, ns, 'switched');
   assert.ok([...uids.values()].every(Boolean), 'the copy is on both spokes');
 
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
   const ms = await timed(async () => {
     await apply(hub, paramsConfigMap(ns, 'params-switch', { policiesToSync: [{ group: GROUP, version: 'v1beta1', resource: 'switchpolicies' }] }));
     await appliedEverywhere('switchpolicies', 'switched', (w) => copyApiVersion(w) === `${GROUP}/v1beta1`);
@@ -244,7 +244,7 @@ test('c. a CRD deleted and re-created on the hub, its policies re-applied: no de
   const uids = await copyUids(spokes, policy.resource, ns, 'restored');
   const before = (await get(hub, policy.resource, ns, 'restored'))!.metadata.uid;
 
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
   await hub.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
   await eventually(async () => (await get(hub, RESOURCES.crds, undefined, crd.metadata.name)) === undefined || undefined, { what: 'the CRD gone from the hub', timeoutMs: 60_000 });
   await quiescent(running!.controller, 'after the CRD and its policies went');

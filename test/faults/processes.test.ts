@@ -83,7 +83,7 @@ async function exactly(controllerName: string, expected: number): Promise<KubeOb
 test('f. the controller SIGKILLed in the middle of a fan-out, then restarted: exactly P×C works, none deleted', async () => {
   const { controllerName, gatewayName } = await world('sigkill', 'fake');
   await Promise.all(Array.from({ length: POLICIES }, (_, i) => apply(hub, authPolicy(ns, `kill-${i}`, gatewayName))));
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
   const start = (): ChildProcess => {
     // 20 writes/s: the fan-out of 80 works takes seconds, long enough to be cut in the middle.
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'policy-sync.js'), 'hub', `--kubeconfig=${sandbox.hub.kubeconfig}`, `--controller-name=${controllerName}`,
@@ -142,7 +142,7 @@ test('g2/g3. a spoke work agent stopped then started, and a spoke apiserver rest
   };
   await everywhere('allow = false');
   const uids = await copyUids(spokes, AUTH_POLICIES, ns, 'spoke-faults');
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
 
   await sandbox.stop('work-agent/spoke-1');
   await edit('allow = true');

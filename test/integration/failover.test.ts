@@ -3,11 +3,7 @@
 // and a change made in the gap converges; SIGTERM during a burst of reconciles exits cleanly within the
 // grace period and releases the lease.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { repoRoot } from '../../hack/sandbox/layout.ts';
-import { freePort } from '../../hack/sandbox/ports.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/manifestwork.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
@@ -17,6 +13,7 @@ import { eventually } from '../support/eventually.ts';
 import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
 import { samples } from '../support/metrics.ts';
+import { electionArgs, isLeader as replicaLeads, logOf, metricsOf, startReplica as startReplicaProcess, writesOf, type Replica } from '../support/replicas.ts';
 import { testSandbox } from '../support/sandbox.ts';
 
 const controllerName = testControllerName('failover');
@@ -31,54 +28,15 @@ let sandbox: Sandbox;
 let http: KubeHttp;
 const replicas: Replica[] = [];
 
-interface Replica {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  output: string[];
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+function startReplica(name: string): Promise<Replica> {
+  return startReplicaProcess(sandbox, name, controllerName, electionArgs({ namespace: ns, name: LEASE }, TIMING)).then((r) => {
+    replicas.push(r);
+    return r;
+  });
 }
 
-async function startReplica(name: string): Promise<Replica> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [
-    join(repoRoot, 'bin', 'policy-sync.js'), 'hub',
-    `--kubeconfig=${sandbox.hub.kubeconfig}`,
-    `--controller-name=${controllerName}`,
-    `--health-probe-bind-address=127.0.0.1:${port}`,
-    `--metrics-bind-address=127.0.0.1:${port}`,
-    '--spoke-config=none',
-    '--leader-elect',
-    `--leader-election-namespace=${ns}`,
-    `--leader-election-id=${LEASE}`,
-    `--leader-election-lease-duration=${TIMING.leaseMs}ms`,
-    `--leader-election-renew-deadline=${TIMING.renewMs}ms`,
-    `--leader-election-retry-period=${TIMING.retryMs}ms`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const replica = { name, child, port, output, exit };
-  replicas.push(replica);
-  return replica;
-}
-
-async function metricsOf(r: Replica): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${r.port}/metrics`);
-  return res.text();
-}
-
-async function isLeader(r: Replica): Promise<boolean> {
-  return samples(await metricsOf(r), 'leader_election_master_status').some((s) => s.labels.name === LEASE && s.value === 1);
-}
-
-async function writesOf(r: Replica): Promise<number> {
-  return samples(await metricsOf(r), 'policysync_client_writes_total').reduce((sum, s) => sum + s.value, 0);
-}
-
-function logOf(r: Replica): string {
-  return `${r.name} output:\n${r.output.join('').split('\n').slice(-15).join('\n')}`;
+function isLeader(r: Replica): Promise<boolean> {
+  return replicaLeads(r, LEASE);
 }
 
 async function lease(): Promise<{ holderIdentity?: string; leaseTransitions?: number } | undefined> {

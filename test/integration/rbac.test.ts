@@ -347,7 +347,7 @@ test('the controller never met a 403: not on ManifestWork writes, not anywhere',
 // Fault-injection scenario d (docs/reliability.md), here because it needs this file's ServiceAccount set-up;
 // after the 403 audit above, since a revoked grant may meet one.
 test('fault d: the kind\'s grant revoked then restored: no work deleted; the class reports Forbidden, keeping the last good entry', async () => {
-  const deletions = await deletionWatch(sandbox);
+  const deletions = deletionWatch(sandbox);
   const touch = (): Promise<void> => patchData(admin, params, { metadata: { annotations: { 'test.policy-sync.io/touched': new Date().toISOString() } } });
   const revoked = await kubectl(['delete', '-f', '-'], { kubeconfig: sandbox.hub.kubeconfig, input: grantYaml });
   assert.equal(revoked.code, 0, revoked.stderr);

@@ -1,29 +1,28 @@
-// What every fault-injection scenario measures: ManifestWork deletions on the hub apiserver (its own
-// request counter, so every client's deletes count), the uids of the spoke copies (a copy deleted and
+// What every fault-injection scenario measures: ManifestWork deletions on the hub apiserver (its audit
+// log, so every client's deletes count and are named), the uids of the spoke copies (a copy deleted and
 // re-created has a new one), and how long convergence took after the fault was lifted.
 import assert from 'node:assert/strict';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import type { ResourceRef } from '../../src/kube/resource.ts';
+import { AuditCursor, describeWrite } from './audit.ts';
 import { get } from './fixtures.ts';
-import { metricsText, samples } from './metrics.ts';
 
-/** DELETE requests on manifestworks the hub apiserver has answered so far (any client, any code). */
-export async function workDeletions(kubeConfig: KubeConfig): Promise<number> {
-  const text = await metricsText(kubeConfig);
-  return samples(text, 'apiserver_request_total')
-    .filter((s) => s.labels.verb === 'DELETE' && s.labels.resource === 'manifestworks')
-    .reduce((sum, s) => sum + s.value, 0);
-}
-
-/** Records the deletions counter now; `assertNone()` later fails if any ManifestWork was deleted since. */
-export async function deletionWatch(sandbox: Sandbox): Promise<{ assertNone(what: string): Promise<void> }> {
-  const kubeConfig = sandbox.kubeConfig('hub');
-  const start = await workDeletions(kubeConfig);
+/**
+ * Records the hub's ManifestWork deletions from now on; `assertNone()` later fails if any was deleted
+ * since (singly or by collection, by any client), naming each one and its client from the audit log.
+ * The namespace controller emptying a namespace that a user deleted (an earlier test's cleanup, finishing
+ * in the background) is that user's request, and is not counted.
+ */
+export function deletionWatch(sandbox: Sandbox): { assertNone(what: string): Promise<void> } {
+  const audit = AuditCursor.at(sandbox, 'hub');
   return {
-    async assertNone(what: string) {
-      assert.equal((await workDeletions(kubeConfig)) - start, 0, `no ManifestWork may be deleted: ${what}`);
+    assertNone(what: string) {
+      const deletes = audit
+        .since()
+        .filter((w) => w.resource === 'manifestworks' && (w.verb === 'delete' || w.verb === 'deletecollection') && !w.userAgent.includes('/namespace-controller'));
+      assert.equal(deletes.length, 0, `no ManifestWork may be deleted: ${what}; deleted:\n${deletes.map(describeWrite).join('\n')}`);
+      return Promise.resolve();
     },
   };
 }

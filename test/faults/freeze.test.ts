@@ -1,0 +1,142 @@
+// Fault e (docs/reliability.md): the hub kube-apiserver frozen (SIGSTOP: its sockets stay open, nothing
+// answers) past the lease duration, with two leader-elected replicas running as real processes. The leader
+// cannot renew within its renew deadline: it stops writing and exits before the standby could take the
+// lease; the standby's watches, silent, are torn down by the idle watchdog and restarted; after SIGCONT the
+// standby takes the lease and converges a change made after the thaw. From the apiserver's audit log (the
+// User-Agent names each replica's identity): no write by a replica that did not hold the lease, and no
+// ManifestWork deleted.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { controllerLabelValue } from '../../src/core/manifestwork.ts';
+import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
+import { AuditCursor, describeWrite } from '../support/audit.ts';
+import { eventually } from '../support/eventually.ts';
+import { deletionWatch, report, timed } from '../support/faults.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
+import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
+import { electionArgs, identityOf, logOf, logRecords, startReplica, type Replica } from '../support/replicas.ts';
+import { testSandbox } from '../support/sandbox.ts';
+
+const POLICIES = 10;
+const TIMING = { leaseMs: 4_000, renewMs: 3_000, retryMs: 500 };
+const REQUEST_TIMEOUT_MS = 2_000;
+const WATCH_IDLE_MS = 6_000;
+const controllerName = testControllerName('freeze');
+const ns = uniqueName('faults-freeze');
+const clusters = [`${ns}-c1`, `${ns}-c2`];
+const className = uniqueName('freeze');
+const LEASE = 'policy-sync-hub-freeze';
+
+let sandbox: Sandbox;
+let http: KubeHttp;
+const replicas: Replica[] = [];
+let frozen = false;
+
+before(async () => {
+  sandbox = await testSandbox();
+  http = hubHttp(sandbox);
+  for (const n of [ns, ...clusters]) await createNamespace(http, n);
+  await apply(http, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
+  await apply(http, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
+  await apply(http, gateway(ns, 'gw', className, 'fake'));
+  await apply(http, placementDecision(ns, 'fake', clusters));
+  for (let i = 0; i < POLICIES; i++) await apply(http, authPolicy(ns, `p${i}`, 'gw'));
+});
+
+after(async () => {
+  if (frozen) sandbox.freeze('kube-apiserver/hub', false);
+  for (const r of replicas) r.child.kill('SIGKILL');
+  for (const w of await works()) await remove(http, w);
+  await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
+  for (const n of [ns, ...clusters]) await removeNamespace(http, n);
+  http.destroy();
+});
+
+function works(): Promise<KubeObject[]> {
+  return list(http, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
+}
+
+async function leaseSpec(): Promise<{ holderIdentity?: string; acquireTime?: string } | undefined> {
+  const l = await http.request<KubeObject>('GET', objectPath(RESOURCES.leases, ns, LEASE)).catch(() => undefined);
+  return l?.spec;
+}
+
+/** The standby noticed a silent watch: its watchdog tore it down ("WatchIdle") and the watcher retried. */
+function sawIdleWatch(r: Replica): boolean {
+  return logRecords(r).some((l) => l.msg === 'list/watch failed; retrying' && String(l.err).includes('WatchIdle'));
+}
+
+test('e. the hub apiserver frozen past the lease duration with two replicas: the leader stops before the standby leads, watches are replaced, nothing is deleted, all converges', async () => {
+  const args = [...electionArgs({ namespace: ns, name: LEASE }, TIMING), `--request-timeout=${REQUEST_TIMEOUT_MS}ms`, `--watch-idle-timeout=${WATCH_IDLE_MS}ms`];
+  for (const name of ['replica-a', 'replica-b']) replicas.push(await startReplica(sandbox, name, controllerName, args));
+  const identities = await eventually(
+    () => {
+      const ids = replicas.map(identityOf);
+      return Promise.resolve(ids.every((id) => id !== undefined) ? (ids) : undefined);
+    },
+    { what: 'both replicas to campaign', timeoutMs: 60_000, context: () => replicas.map((r) => logOf(r)).join('\n') },
+  );
+  await eventually(async () => (await works()).length === POLICIES * clusters.length || undefined, { what: `${POLICIES * clusters.length} works`, timeoutMs: 60_000 });
+  const holder = (await leaseSpec())?.holderIdentity;
+  const leaderIndex = identities.indexOf(holder ?? '');
+  assert.ok(leaderIndex >= 0, `the lease is held by one of the replicas (${holder})`);
+  const [leader, standby] = [replicas[leaderIndex]!, replicas[1 - leaderIndex]!];
+  const [leaderId, standbyId] = [identities[leaderIndex]!, identities[1 - leaderIndex]!];
+  const before = new Map((await works()).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  const audit = AuditCursor.at(sandbox, 'hub');
+  const deletions = deletionWatch(sandbox);
+
+  // Frozen: nothing may be asked of the hub from here until the thaw.
+  sandbox.freeze('kube-apiserver/hub', true);
+  frozen = true;
+  const frozenAt = performance.now();
+  let leaderExit: { code: number | null; signal: NodeJS.Signals | null; afterMs: number } | undefined;
+  void leader.exit.then((e) => (leaderExit = { ...e, afterMs: performance.now() - frozenAt }));
+  try {
+    const pastLease = (): boolean => performance.now() - frozenAt > TIMING.leaseMs + TIMING.retryMs;
+    await eventually(() => Promise.resolve((leaderExit !== undefined && sawIdleWatch(standby) && pastLease()) || undefined), {
+      what: 'the leader to give up its lease and the standby to replace its silent watches, past the lease duration',
+      intervalMs: 100,
+      timeoutMs: 30_000,
+      context: () => `${logOf(leader)}\n${logOf(standby)}`,
+    });
+  } finally {
+    sandbox.freeze('kube-apiserver/hub', false);
+    frozen = false;
+  }
+  const frozenMs = Math.round(performance.now() - frozenAt);
+  assert.equal(leaderExit?.code, 1, `the leader exits when it cannot renew: ${logOf(leader)}`);
+  assert.ok(leaderExit.afterMs <= TIMING.leaseMs + 1_000, `the leader stopped ${Math.round(leaderExit.afterMs)} ms into the freeze, within the lease duration (${TIMING.leaseMs} ms)`);
+
+  const convergeMs = await timed(async () => {
+    await apply(http, authPolicy(ns, 'after-thaw', 'gw'));
+    await eventually(async () => (await leaseSpec())?.holderIdentity === standbyId || undefined, { what: 'the standby to take the lease', timeoutMs: 30_000, context: () => logOf(standby) });
+    await eventually(async () => (await works()).length === (POLICIES + 1) * clusters.length || undefined, {
+      what: `${(POLICIES + 1) * clusters.length} works`,
+      timeoutMs: 60_000,
+      context: () => logOf(standby),
+    });
+  });
+  const acquired = Date.parse((await leaseSpec())?.acquireTime ?? '');
+  assert.ok(Number.isFinite(acquired), 'the lease records when the standby acquired it');
+
+  const writes = audit.since();
+  const by = (id: string) => writes.filter((w) => w.userAgent.includes(id));
+  const lateByLeader = by(leaderId).filter((w) => Date.parse(w.at) >= acquired);
+  const earlyByStandby = by(standbyId).filter((w) => Date.parse(w.at) < acquired);
+  assert.deepEqual(lateByLeader.map(describeWrite), [], 'no write from the old leader once the standby held the lease');
+  assert.deepEqual(earlyByStandby.map(describeWrite), [], 'no write from the standby before it held the lease');
+  assert.ok(by(standbyId).length >= clusters.length, 'the new leader wrote the new policy\'s works');
+  await deletions.assertNone('hub apiserver frozen past the lease duration');
+  const afterWorks = new Map((await works()).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  for (const [key, uid] of before) assert.equal(afterWorks.get(key), uid, `work ${key} kept its uid`);
+  report('e (hub apiserver frozen past the lease, two replicas)', {
+    frozenMs,
+    leaderStoppedMs: Math.round(leaderExit.afterMs),
+    deletions: 0,
+    convergeMs,
+  });
+});

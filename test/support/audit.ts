@@ -1,0 +1,78 @@
+// Reads a sandbox apiserver's audit log (hack/sandbox: writes only, Metadata level): which client wrote
+// what, and how the apiserver answered. The fault tests use it to name the client behind a deletion
+// instead of only counting DELETEs.
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { auditLogPath, type Sandbox } from '../../hack/sandbox/sandbox.ts';
+
+export interface AuditedWrite {
+  verb: string;
+  user: string;
+  userAgent: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  code: number;
+  at: string;
+}
+
+interface AuditEvent {
+  stage?: string;
+  verb?: string;
+  user?: { username?: string };
+  userAgent?: string;
+  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
+  responseStatus?: { code?: number };
+  stageTimestamp?: string;
+}
+
+/** A position in one cluster's audit log; `since()` returns the writes logged after it. */
+export class AuditCursor {
+  private constructor(
+    private readonly path: string,
+    private readonly offset: number,
+  ) {}
+
+  static at(sandbox: Sandbox, cluster: string): AuditCursor {
+    const path = auditLogPath(sandbox.layout, cluster);
+    if (!existsSync(path)) throw new Error(`no audit log at ${path}: the sandbox was laid out before audit logging; recreate it (local-down --purge)`);
+    return new AuditCursor(path, statSync(path).size);
+  }
+
+  since(): AuditedWrite[] {
+    const size = statSync(this.path).size;
+    if (size <= this.offset) return [];
+    const buf = Buffer.alloc(size - this.offset);
+    const fd = openSync(this.path, 'r');
+    try {
+      readSync(fd, buf, 0, buf.length, this.offset);
+    } finally {
+      closeSync(fd);
+    }
+    const writes: AuditedWrite[] = [];
+    for (const line of buf.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      let e: AuditEvent;
+      try {
+        e = JSON.parse(line) as AuditEvent;
+      } catch {
+        continue; // a line being written as we read
+      }
+      if (e.stage !== 'ResponseComplete' || !e.verb || !e.objectRef?.resource) continue;
+      writes.push({
+        verb: e.verb,
+        user: e.user?.username ?? '',
+        userAgent: e.userAgent ?? '',
+        resource: e.objectRef.subresource ? `${e.objectRef.resource}/${e.objectRef.subresource}` : e.objectRef.resource,
+        ...(e.objectRef.namespace ? { namespace: e.objectRef.namespace } : {}),
+        ...(e.objectRef.name ? { name: e.objectRef.name } : {}),
+        code: e.responseStatus?.code ?? 0,
+        at: e.stageTimestamp ?? '',
+      });
+    }
+    return writes;
+  }
+}
+
+export function describeWrite(w: AuditedWrite): string {
+  return `${w.at} ${w.verb} ${w.resource} ${w.namespace ?? ''}/${w.name ?? ''} → ${w.code} by ${w.user} (${w.userAgent})`;
+}
