@@ -8,7 +8,7 @@ import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
-import { runUntilSignalled } from './lifecycle.ts';
+import { runUntilSignalled } from '../runtime/manager.ts';
 import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
 
 export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';

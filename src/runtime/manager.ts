@@ -1,14 +1,14 @@
-// Runs a controller with its health and readiness endpoints (and /metrics) until SIGTERM/SIGINT: caches
-// first, then — when it holds the leader lease, or at once without leader election — the reconcilers
-// that write. On a signal: stop taking work, drain in-flight reconciles, release the lease, exit. On a
+// The manager both binaries (`hub`, `spoke`) run their controller under: health and readiness endpoints
+// (and /metrics) until SIGTERM/SIGINT; caches first, then — when it holds the leader lease, or at once
+// without leader election — the reconcilers that write. On a signal: stop taking work, drain in-flight reconciles, release the lease, exit. On a
 // lost lease: exit at once (a restart rejoins as a standby).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeHttp } from '../kube/http.ts';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leaderelection.ts';
-import type { Leadership } from '../runtime/leadership.ts';
-import type { Metrics } from '../runtime/metrics.ts';
-import { ProbeServer } from '../runtime/probeserver.ts';
+import type { Leadership } from './leadership.ts';
+import type { Metrics } from './metrics.ts';
+import { ProbeServer } from './probeserver.ts';
 
 export interface Runnable {
   /** Watches and caches; writes nothing. */
