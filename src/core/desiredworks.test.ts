@@ -66,7 +66,7 @@ test('desiredWorksForPolicy makes one work per cluster of the targeted Gateway, 
   });
   assert.deepEqual(
     work?.spec.manifestConfigs[0]?.feedbackRules,
-    feedbackRulesFor({ rawFeedback: false, statusFeedback: [{ name: 'extra', path: '.status.extra' }] }),
+    feedbackRulesFor({ rawFeedback: false, statusFeedback: [{ name: 'extra', path: '.status.extra' }], ancestorGateways: ['gw'] }),
   );
   assert.equal(work?.spec.deleteOption.propagationPolicy, 'Foreground');
   assert.deepEqual(result.targets, [
@@ -225,7 +225,30 @@ test('desiredWorksForPolicy honours the Orphan delete option and raw feedback', 
   const p = policy({ targetRef: gatewayRef('gw') }, { 'policysync.kuadrant.io/delete-option': 'Orphan' });
   const work = desiredWorksForPolicy(input(p, { 'team-a/gw': placement(['c1']) }, { rawFeedback: true })).works.get('c1');
   assert.equal(work?.spec.deleteOption.propagationPolicy, 'Orphan');
-  assert.deepEqual(work?.spec.manifestConfigs[0]?.feedbackRules, feedbackRulesFor({ rawFeedback: true }));
+  assert.deepEqual(work?.spec.manifestConfigs[0]?.feedbackRules, feedbackRulesFor({ rawFeedback: true, ancestorGateways: ['gw'] }));
+});
+
+test('desiredWorksForPolicy gives each copy ancestor rules for its own Gateways, in name order', () => {
+  const p = policy({ targetRefs: [gatewayRef('b'), gatewayRef('a'), gatewayRef('b', { sectionName: 'https' })] });
+  const result = desiredWorksForPolicy(input(p, { 'team-a/a': placement(['c1', 'c3']), 'team-a/b': placement(['c2', 'c3']) }));
+  const ancestorNames = (cluster: string) =>
+    (result.works.get(cluster)?.spec.manifestConfigs[0]?.feedbackRules[0]?.jsonPaths ?? [])
+      .filter((rule) => rule.name.endsWith('Status') && rule.name.startsWith('ancestor'))
+      .map((rule) => rule.path);
+  const statusPath = (gateway: string) => `.status.ancestors[?(@.ancestorRef.name=="${gateway}")].conditions[?(@.type=="Accepted")].status`;
+  assert.deepEqual(ancestorNames('c1'), [statusPath('a')]);
+  assert.deepEqual(ancestorNames('c2'), [statusPath('b')]);
+  assert.deepEqual(ancestorNames('c3'), [statusPath('a'), statusPath('b')]);
+  assert.deepEqual(
+    result.works.get('c3')?.spec.manifestConfigs[0]?.feedbackRules,
+    feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['a', 'b'] }),
+  );
+});
+
+test('desiredWorksForPolicy: reordering the targets changes the copy but not the ancestor rules', () => {
+  const gateways = { 'team-a/a': placement(['c1']), 'team-a/b': placement(['c1']) };
+  const rulesOf = (targetRefs: unknown[]) => desiredWorksForPolicy(input(policy({ targetRefs }), gateways)).works.get('c1')?.spec.manifestConfigs[0]?.feedbackRules;
+  assert.deepEqual(rulesOf([gatewayRef('a'), gatewayRef('b')]), rulesOf([gatewayRef('b'), gatewayRef('a')]));
 });
 
 test('desiredWorksForPolicy is deterministic and does not modify the policy', () => {

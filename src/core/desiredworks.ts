@@ -1,7 +1,7 @@
 // The desired ManifestWorks of one hub policy, collisions between policies, and the write plan
 // against what is observed. Pure: the hub reconciler reads caches, calls these, writes the diff.
 import { isDns1123Label } from './dns.ts';
-import { feedbackRulesFor } from './feedbackrules.ts';
+import { ancestorFeedbackGateways, feedbackRulesFor } from './feedbackrules.ts';
 import type { FeedbackJsonPath } from './feedbackrules.ts';
 import { gvrKey } from './gvr.ts';
 import type { GroupVersionResource } from './gvr.ts';
@@ -122,7 +122,6 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
   const mismatches: NamespaceMismatch[] = [];
   const works = new Map<string, ManifestWork>();
   const tooLarge: string[] = [];
-  const feedbackRules = feedbackRulesFor({ rawFeedback: input.rawFeedback, statusFeedback: input.statusFeedback });
   const deleteOption = deleteOptionFor(policy);
   const shapes = new Map<string, { work: ManifestWork; bytesWithoutCluster: number }>();
 
@@ -143,6 +142,12 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
       const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
+      // The ancestor rules name the copy's own Gateways: the rules are per copy, like the copy itself.
+      const feedbackRules = feedbackRulesFor({
+        rawFeedback: input.rawFeedback,
+        statusFeedback: input.statusFeedback,
+        ancestorGateways: ancestorFeedbackGateways(copy),
+      });
       const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
       shapes.set(shape, built);

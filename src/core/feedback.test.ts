@@ -64,20 +64,24 @@ test('readClusterFeedback reads work conditions and every default feedback value
     enforcedGeneration: 2,
     accepted: { status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted' },
     enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/local-auth]' },
+    ancestors: [],
+    appliedAt: Date.parse('2026-01-01T00:00:00Z'),
     extra: {},
   });
 });
 
 test('readClusterFeedback: a work without status is neither applied nor available and has no feedback', () => {
-  assert.deepEqual(readClusterFeedback(work(undefined)), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
-  assert.deepEqual(readClusterFeedback(work({})), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
-  assert.deepEqual(readClusterFeedback(work('garbage')), { applied: false, available: false, appliedObservedCurrent: false, extra: {} });
+  const nothing = { applied: false, available: false, appliedObservedCurrent: false, ancestors: [], extra: {} };
+  assert.deepEqual(readClusterFeedback(work(undefined)), nothing);
+  assert.deepEqual(readClusterFeedback(work({})), nothing);
+  assert.deepEqual(readClusterFeedback(work('garbage')), nothing);
 });
 
 test('readClusterFeedback: applied work without resourceStatus or values yields the work conditions only', () => {
   const noResourceStatus = work({ conditions: [workCondition('Applied', 'True'), workCondition('Available', 'False')] });
-  assert.deepEqual(readClusterFeedback(noResourceStatus), { applied: true, available: false, appliedObservedCurrent: true, extra: {} });
-  assert.deepEqual(readClusterFeedback(appliedWork(undefined)), { applied: true, available: true, appliedObservedCurrent: true, extra: {} });
+  const appliedAt = Date.parse('2026-01-01T00:00:00Z');
+  assert.deepEqual(readClusterFeedback(noResourceStatus), { applied: true, available: false, appliedObservedCurrent: true, ancestors: [], appliedAt, extra: {} });
+  assert.deepEqual(readClusterFeedback(appliedWork(undefined)), { applied: true, available: true, appliedObservedCurrent: true, ancestors: [], appliedAt, extra: {} });
   const malformed = work({ conditions: [workCondition('Applied', 'True')], resourceStatus: { manifests: 'nope' } });
   assert.deepEqual(readClusterFeedback(malformed).extra, {});
 });
@@ -106,7 +110,7 @@ test('readClusterFeedback ignores values of the wrong type and records nothing f
       'not an object' as unknown as Value,
     ]),
   );
-  assert.deepEqual(feedback, { applied: true, available: true, appliedObservedCurrent: true, extra: {} });
+  assert.deepEqual(feedback, { applied: true, available: true, appliedObservedCurrent: true, ancestors: [], appliedAt: Date.parse('2026-01-01T00:00:00Z'), extra: {} });
 });
 
 test('readClusterFeedback ignores a status string that is not a condition status', () => {
@@ -214,4 +218,119 @@ test('readClusterFeedback does not modify the work', () => {
   const before = structuredClone(input);
   readClusterFeedback(input);
   assert.deepEqual(input, before);
+});
+
+/** An applied work whose copy targets the given Gateways (its ancestor rules follow them, see ancestorFeedbackGateways). */
+function workFor(gateways: string[], values: Value[], extra: { managedFields?: unknown[]; conditions?: unknown[] } = {}): KubeObject {
+  const copy = {
+    apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+    kind: 'BackendTrafficPolicy',
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: { targetRefs: gateways.map((name) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name })) },
+  };
+  return {
+    ...appliedWork(values),
+    metadata: { name: 'w', namespace: 'c1', generation: 3, ...(extra.managedFields ? { managedFields: extra.managedFields } : {}) },
+    spec: { workload: { manifests: [copy] } },
+    ...(extra.conditions ? { status: { conditions: extra.conditions, resourceStatus: { manifests: [manifestStatus(values)] } } } : {}),
+  };
+}
+
+const EG = 'gateway.envoyproxy.io/gatewayclass-controller';
+
+test('readClusterFeedback reads one ancestor entry per Gateway of the copy, in name order, from scalar values', () => {
+  const feedback = readClusterFeedback(
+    workFor(
+      ['shop', 'api'],
+      [
+        str('ancestor0Status', 'True'),
+        str('ancestor0Reason', 'Accepted'),
+        str('ancestor0Message', 'Policy has been accepted.'),
+        int('ancestor0Generation', 3),
+        str('ancestor0Controller', EG),
+        str('ancestor1Status', 'False'),
+        str('ancestor1Reason', 'Conflicted'),
+        str('ancestor1Message', 'Unable to target Gateway shop, another BackendTrafficPolicy has already attached to it'),
+        int('ancestor1Generation', 2),
+        str('ancestor1Controller', EG),
+      ],
+    ),
+  );
+  assert.deepEqual(feedback.ancestors, [
+    { gateway: 'api', entries: [{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.', observedGeneration: 3, controllerName: EG }] },
+    {
+      gateway: 'shop',
+      entries: [
+        {
+          status: 'False',
+          reason: 'Conflicted',
+          message: 'Unable to target Gateway shop, another BackendTrafficPolicy has already attached to it',
+          observedGeneration: 2,
+          controllerName: EG,
+        },
+      ],
+    },
+  ]);
+  assert.deepEqual(feedback.extra, {}, 'ancestor values are not the kind\'s own');
+});
+
+test('readClusterFeedback: a Gateway with no ancestor values has no entries; a work without a copy has no ancestors', () => {
+  assert.deepEqual(readClusterFeedback(workFor(['shop'], [])).ancestors, [{ gateway: 'shop', entries: [] }]);
+  assert.deepEqual(readClusterFeedback(workFor([], [str('ancestor0Status', 'True')])).ancestors, []);
+  assert.deepEqual(readClusterFeedback(appliedWork([str('ancestor0Status', 'True')])).ancestors, []);
+});
+
+test('readClusterFeedback: JsonRaw lists (several entries, with the RawFeedbackJsonString gate) give one entry each', () => {
+  const feedback = readClusterFeedback(
+    workFor(
+      ['shop'],
+      [
+        raw('ancestor0Status', ['True', 'False']),
+        raw('ancestor0Reason', ['Accepted', 'Invalid']),
+        raw('ancestor0Message', ['ok', 'bad section']),
+        raw('ancestor0Generation', [3, 3]),
+        raw('ancestor0Controller', [EG, 'example.com/other']),
+      ],
+    ),
+  );
+  assert.deepEqual(feedback.ancestors[0]?.entries, [
+    { status: 'True', reason: 'Accepted', message: 'ok', observedGeneration: 3, controllerName: EG },
+    { status: 'False', reason: 'Invalid', message: 'bad section', observedGeneration: 3, controllerName: 'example.com/other' },
+  ]);
+});
+
+test('readClusterFeedback: a field list that cannot be matched up with the statuses is left out; bad statuses are skipped', () => {
+  const feedback = readClusterFeedback(
+    workFor(['shop'], [raw('ancestor0Status', ['True', 'Maybe', 'False']), raw('ancestor0Reason', ['Accepted', 'Invalid']), raw('ancestor0Generation', [1, 'x', 2])]),
+  );
+  assert.deepEqual(feedback.ancestors[0]?.entries, [{ status: 'True', observedGeneration: 1 }, { status: 'False', observedGeneration: 2 }]);
+  for (const jsonRaw of ['not json', '{"a":1}']) {
+    const odd = readClusterFeedback(workFor(['shop'], [{ name: 'ancestor0Status', fieldValue: { type: 'JsonRaw', jsonRaw } }]));
+    assert.deepEqual(odd.ancestors[0]?.entries, [], jsonRaw);
+  }
+  assert.deepEqual(readClusterFeedback(workFor(['shop'], [int('ancestor0Status', 1)])).ancestors[0]?.entries, []);
+});
+
+test('readClusterFeedback reads the first condition type and ancestor name: evidence of a status of another shape', () => {
+  const feedback = readClusterFeedback(appliedWork([str('firstConditionType', 'Ready'), str('firstAncestorName', 'other')]));
+  assert.equal(feedback.firstConditionType, 'Ready');
+  assert.equal(feedback.firstAncestorName, 'other');
+  assert.deepEqual(feedback.extra, {});
+  const none = readClusterFeedback(appliedWork([]));
+  assert.equal('firstConditionType' in none || 'firstAncestorName' in none, false);
+});
+
+test('readClusterFeedback: appliedAt is the later of the Applied transition and the last spec or metadata write', () => {
+  const applied = { type: 'Applied', status: 'True', reason: 'r', message: 'm', observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const managedFields = [
+    { manager: 'policy-sync', operation: 'Apply', time: '2026-01-01T00:05:00Z' },
+    { manager: 'work-agent', operation: 'Update', subresource: 'status', time: '2026-01-01T00:09:00Z' },
+    { manager: 'odd', operation: 'Update', time: 'not a time' },
+  ];
+  const retargeted = readClusterFeedback(workFor(['shop'], [], { managedFields, conditions: [applied] }));
+  assert.equal(retargeted.appliedAt, Date.parse('2026-01-01T00:05:00Z'), 'status writes do not count');
+  const later = readClusterFeedback(workFor(['shop'], [], { managedFields: managedFields.slice(0, 1), conditions: [{ ...applied, lastTransitionTime: '2026-01-01T00:07:00Z' }] }));
+  assert.equal(later.appliedAt, Date.parse('2026-01-01T00:07:00Z'));
+  const unknown = readClusterFeedback(workFor(['shop'], [], { conditions: [{ ...applied, lastTransitionTime: undefined }] }));
+  assert.equal(unknown.appliedAt, undefined);
 });

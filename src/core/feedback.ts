@@ -2,7 +2,9 @@
 // Work status is written by the spoke agent: every field is checked, nothing is trusted to be there.
 import { readConditions } from './conditions.ts';
 import type { Condition } from './conditions.ts';
-import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES } from './feedbackrules.ts';
+import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackGateways, ancestorFeedbackName } from './feedbackrules.ts';
+import type { AncestorField } from './feedbackrules.ts';
+import { kubeTimeMillis } from './kubetime.ts';
 import type { KubeObject } from './objects.ts';
 
 export type ConditionStatus = Condition['status'];
@@ -15,6 +17,23 @@ export interface FeedbackCondition {
 }
 
 export type FeedbackScalar = string | number | boolean;
+
+/** The Accepted condition of one GEP-713 `status.ancestors[]` entry, with what else the entry says. */
+export interface AncestorCondition extends FeedbackCondition {
+  observedGeneration?: number;
+  controllerName?: string;
+}
+
+/** What the spoke copy's status says for one of its Gateways (DESIGN §6.1). */
+export interface AncestorFeedback {
+  /** The downstream Gateway's name. */
+  gateway: string;
+  /**
+   * One per ancestor entry naming the Gateway that has an Accepted condition: every such entry with the
+   * agent's RawFeedbackJsonString gate, the first without it. Empty: no entry for this Gateway.
+   */
+  entries: AncestorCondition[];
+}
 
 export interface ClusterFeedback {
   /** Work condition Applied=True. */
@@ -29,6 +48,19 @@ export interface ClusterFeedback {
   enforcedGeneration?: number;
   accepted?: FeedbackCondition;
   enforced?: FeedbackCondition;
+  /** Per Gateway of the copy that has ancestor rules (ancestorFeedbackGateways), in that order. */
+  ancestors: AncestorFeedback[];
+  /** Type of the copy's first `status.conditions` entry: a status exists, whatever its shape. */
+  firstConditionType?: string;
+  /** Gateway name of the copy's first `status.ancestors` entry: ancestors exist, maybe for other Gateways. */
+  firstAncestorName?: string;
+  /**
+   * When the current spec was applied (ms since the epoch): the later of the work's Applied
+   * lastTransitionTime and the last write of the work's spec or metadata (managedFields entries without
+   * a subresource: the hub's applies; Applied stays True across a spec change, so it alone would date
+   * a retargeted copy back to its first apply).
+   */
+  appliedAt?: number;
   /** The kind's own statusFeedback values (names outside the reserved ones); JsonRaw stays a string. */
   extra: Record<string, FeedbackScalar>;
   /** The manifest could not be applied on the spoke (e.g. its namespace is missing). */
@@ -51,8 +83,11 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
       appliedCondition !== undefined &&
       typeof generation === 'number' &&
       appliedCondition.observedGeneration === generation,
+    ancestors: [],
     extra: {},
   };
+  const appliedAt = appliedSince(work, appliedCondition);
+  if (appliedAt !== undefined) feedback.appliedAt = appliedAt;
 
   const manifest = ourManifest(work.status);
   const values = readValues(manifest?.statusFeedback);
@@ -66,6 +101,11 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   if (enforced !== undefined) feedback.enforced = enforced;
   const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced');
   if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
+  feedback.ancestors = copyGateways(work).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));
+  const firstConditionType = string(values.get('firstConditionType'));
+  if (firstConditionType !== undefined) feedback.firstConditionType = firstConditionType;
+  const firstAncestorName = string(values.get('firstAncestorName'));
+  if (firstAncestorName !== undefined) feedback.firstAncestorName = firstAncestorName;
 
   for (const [name, value] of values) {
     if (!RESERVED.has(name)) feedback.extra[name] = value.value;
@@ -83,6 +123,63 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   if (feedbackFailure?.status === 'False') feedback.feedbackError = describe(feedbackFailure, 'status feedback failed');
 
   return feedback;
+}
+
+/** The Gateways whose ancestor rules the work carries, from the copy it holds (as the rules were made). */
+function copyGateways(work: KubeObject): string[] {
+  const workload = isRecord(work.spec) && isRecord(work.spec.workload) ? work.spec.workload : undefined;
+  const manifests: unknown = workload?.manifests;
+  const copy: unknown = Array.isArray(manifests) ? manifests[0] : undefined;
+  if (!isRecord(copy) || !isRecord(copy.spec)) return [];
+  return ancestorFeedbackGateways({ apiVersion: '', kind: '', metadata: { name: '' }, spec: copy.spec });
+}
+
+/**
+ * The ancestor entries of the index-th Gateway. Each field comes as a list of its matches (one value
+ * without the gate). The i-th value of a list as long as the statuses belongs to the i-th entry; a
+ * shorter list (a field some entry lacks) cannot be matched up with the entries and is left out.
+ */
+function ancestorEntries(values: ReadonlyMap<string, TypedValue>, index: number): AncestorCondition[] {
+  const field = (name: AncestorField) => values.get(ancestorFeedbackName(index, name));
+  const statuses = valueList(field('Status'));
+  const aligned = <T>(list: T[]): (T | undefined)[] => statuses.map((_, i) => (list.length === statuses.length ? list[i] : undefined));
+  const reasons = aligned(valueList(field('Reason')).map(optionalString));
+  const messages = aligned(valueList(field('Message')).map(optionalString));
+  const generations = aligned(valueList(field('Generation')).map(optionalInteger));
+  const controllers = aligned(valueList(field('Controller')).map(optionalString));
+  const entries: AncestorCondition[] = [];
+  statuses.forEach((status, i) => {
+    if (typeof status !== 'string' || !isConditionStatus(status)) return;
+    const entry: AncestorCondition = withText(status, reasons[i], messages[i]);
+    const generation = generations[i];
+    if (generation !== undefined) entry.observedGeneration = generation;
+    const controllerName = controllers[i];
+    if (controllerName !== undefined) entry.controllerName = controllerName;
+    entries.push(entry);
+  });
+  return entries;
+}
+
+/** A scalar value as a one-item list, a JsonRaw list (several matches, with the gate) as its items. */
+function valueList(value: TypedValue | undefined): unknown[] {
+  if (value === undefined) return [];
+  if (value.type !== 'JsonRaw') return [value.value];
+  try {
+    const parsed: unknown = JSON.parse(value.value);
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
+
+/** See ClusterFeedback.appliedAt. */
+function appliedSince(work: KubeObject, applied: Condition | undefined): number | undefined {
+  const times = [kubeTimeMillis(applied?.lastTransitionTime)];
+  for (const entry of Array.isArray(work.metadata.managedFields) ? work.metadata.managedFields : []) {
+    if (isRecord(entry) && !entry.subresource) times.push(kubeTimeMillis(entry.time));
+  }
+  const known = times.filter((time): time is number => time !== undefined);
+  return known.length === 0 ? undefined : Math.max(...known);
 }
 
 type TypedValue =
@@ -204,6 +301,10 @@ function isConditionStatus(value: string): value is ConditionStatus {
 
 function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
+}
+
+function optionalInteger(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
