@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClusterFeedback } from './feedback.ts';
+import type { AncestorCondition, ClusterFeedback } from './feedback.ts';
 import {
   MAX_STATUS_ANNOTATION_BYTES,
+  STATUS_GRACE_MS,
+  statusRecheckDelay,
   aggregatePolicyStatus,
   cutMessage,
   newProblems,
@@ -11,6 +13,10 @@ import {
   statusTransitions,
 } from './policystatus.ts';
 import type { ClusterInput, ClusterStatus, PolicyStatus } from './policystatus.ts';
+
+/** The time statuses are judged at; works in these tests were applied just before, within the grace. */
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+const JUST_APPLIED = NOW - 5_000;
 
 function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
   return {
@@ -21,6 +27,8 @@ function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
     enforcedGeneration: 2,
     accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
     enforced: { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
+    ancestors: [],
+    appliedAt: JUST_APPLIED,
     extra: {},
     ...extra,
   };
@@ -29,7 +37,7 @@ function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
 const work = (extra: Partial<ClusterFeedback> = {}): ClusterInput => ({ state: 'work', feedback: feedback(extra) });
 
 function one(input: ClusterInput): ClusterStatus {
-  const status = aggregatePolicyStatus({ clusters: { c1: input } });
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
   const cluster = status.clusters?.c1;
   assert.ok(cluster);
   return cluster;
@@ -37,6 +45,7 @@ function one(input: ClusterInput): ClusterStatus {
 
 test('aggregatePolicyStatus: the DESIGN §5 example, one enforced and one overridden cluster', () => {
   const status = aggregatePolicyStatus({
+    now: NOW,
     clusters: {
       c2: work({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/local-auth]' } }),
       c1: work(),
@@ -68,7 +77,7 @@ test('aggregatePolicyStatus: the DESIGN §5 example, one enforced and one overri
 });
 
 test('aggregatePolicyStatus: no clusters gives a zero summary', () => {
-  assert.deepEqual(aggregatePolicyStatus({ clusters: {} }), {
+  assert.deepEqual(aggregatePolicyStatus({ now: NOW, clusters: {} }), {
     summary: { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 },
     clusters: {},
   });
@@ -117,7 +126,7 @@ const CASES: [string, ClusterInput, ClusterStatus['state'], string, ClusterStatu
 
 for (const [name, input, state, reason, enforced, message] of CASES) {
   test(`aggregatePolicyStatus: ${name} → ${state}/${reason}`, () => {
-    const status = aggregatePolicyStatus({ clusters: { c1: input } });
+    const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
     const cluster = status.clusters?.c1;
     assert.ok(cluster);
     assert.equal(cluster.state, state);
@@ -153,6 +162,7 @@ test('aggregatePolicyStatus: upToDate needs the current work applied and enforce
 
 test('aggregatePolicyStatus: summary.applied counts applied works across categories', () => {
   const status = aggregatePolicyStatus({
+    now: NOW,
     clusters: {
       a: work(),
       b: work({ enforced: { status: 'False', reason: 'Overridden' } }),
@@ -179,7 +189,7 @@ test('cutMessage cuts to 256 characters, marking the cut, without splitting surr
 });
 
 test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
-  const status = aggregatePolicyStatus({ clusters: { c2: { state: 'pending' }, c1: work() } });
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c2: { state: 'pending' }, c1: work() } });
   const text = policyStatusAnnotation(status);
   assert.equal(
     text,
@@ -189,7 +199,7 @@ test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
       '"summary":{"applied":1,"clusters":2,"enforced":1,"failed":0,"overridden":0,"pending":1}}',
   );
   // Input order does not matter.
-  assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ clusters: { c1: work(), c2: { state: 'pending' } } })), text);
+  assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'pending' } } })), text);
 });
 
 function manyClusters(count: number): Record<string, ClusterInput> {
@@ -203,7 +213,7 @@ function manyClusters(count: number): Record<string, ClusterInput> {
 }
 
 test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks the summary truncated', () => {
-  const status = aggregatePolicyStatus({ clusters: manyClusters(300) });
+  const status = aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) });
   const text = policyStatusAnnotation(status);
   assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
   assert.equal(text, '{"summary":{"applied":300,"clusters":300,"enforced":0,"failed":0,"overridden":300,"pending":0,"truncated":true}}');
@@ -213,19 +223,19 @@ test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks th
 
 test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
   // Each entry is a little under 400 bytes (messages cut to 256): 160 fit in 64 KiB, 170 do not.
-  const text = policyStatusAnnotation(aggregatePolicyStatus({ clusters: manyClusters(160) }));
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(160) }));
   assert.ok(Buffer.byteLength(text) > 60 * 1024 && Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
   assert.equal(readPolicyStatus(text)?.summary.truncated, undefined);
   assert.equal(Object.keys(readPolicyStatus(text)?.clusters ?? {}).length, 160);
-  const over = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ clusters: manyClusters(170) })));
+  const over = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(170) })));
   assert.equal(over?.summary.truncated, true);
   assert.equal(over?.clusters, undefined);
 });
 
 test('readPolicyStatus parses the annotation back, full or truncated', () => {
-  const status = aggregatePolicyStatus({ clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
   assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
-  const truncated = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ clusters: manyClusters(300) })));
+  const truncated = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) })));
   assert.deepEqual(truncated, {
     summary: { clusters: 300, applied: 300, enforced: 0, overridden: 300, pending: 0, failed: 0, truncated: true },
   });
@@ -251,7 +261,7 @@ test('readPolicyStatus is undefined for absent, non-JSON or misshapen values', (
 });
 
 function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {
-  return aggregatePolicyStatus({ clusters });
+  return aggregatePolicyStatus({ now: NOW, clusters });
 }
 
 test('statusTransitions reports clusters that became enforced, overridden or failed, sorted by cluster', () => {
@@ -308,10 +318,12 @@ test('statusTransitions: a cluster new since before counts; a truncated before g
 
 test('problems are kept sorted and deduplicated in the status, survive a round trip, and only new ones are reported', () => {
   const before = aggregatePolicyStatus({
+    now: NOW,
     clusters: {},
     problems: [{ reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' }],
   });
   const after = aggregatePolicyStatus({
+    now: NOW,
     clusters: {},
     problems: [
       { reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' },
@@ -326,5 +338,243 @@ test('problems are kept sorted and deduplicated in the status, survive a round t
   assert.deepEqual(readPolicyStatus(policyStatusAnnotation(after)), after);
   assert.deepEqual(newProblems(readPolicyStatus(policyStatusAnnotation(before)), after), [{ reason: 'NoClusters', message: 'placed on no cluster' }]);
   assert.deepEqual(newProblems(undefined, before), before.problems);
-  assert.equal(aggregatePolicyStatus({ clusters: {} }).problems, undefined, 'no problems, no key');
+  assert.equal(aggregatePolicyStatus({ now: NOW, clusters: {} }).problems, undefined, 'no problems, no key');
+});
+
+// GEP-713 ancestors, and statuses the hub cannot read (DESIGN §6.1).
+
+const EG = 'gateway.envoyproxy.io/gatewayclass-controller';
+const ACCEPTED: AncestorCondition = { status: 'True', reason: 'Accepted', message: 'Policy has been accepted.', observedGeneration: 2, controllerName: EG };
+const CONFLICTED: AncestorCondition = {
+  status: 'False',
+  reason: 'Conflicted',
+  message: 'Unable to target Gateway shop, another BackendTrafficPolicy has already attached to it',
+  observedGeneration: 2,
+  controllerName: EG,
+};
+/** A long-applied work (past the grace) whose copy reports ancestors only, by Gateway. */
+function ancestors(byGateway: Record<string, AncestorCondition[]>, extra: Partial<ClusterFeedback> = {}): ClusterInput {
+  return work({
+    accepted: undefined,
+    enforced: undefined,
+    enforcedGeneration: undefined,
+    appliedAt: NOW - STATUS_GRACE_MS - 1,
+    ancestors: Object.entries(byGateway).map(([gateway, entries]) => ({ gateway, entries })),
+    ...extra,
+  });
+}
+/** A work whose copy reports nothing the hub reads, applied `since` ms before NOW. */
+function silent(since: number, extra: Partial<ClusterFeedback> = {}): ClusterInput {
+  return work({ accepted: undefined, enforced: undefined, enforcedGeneration: undefined, appliedAt: NOW - since, ancestors: [{ gateway: 'shop', entries: [] }], ...extra });
+}
+
+// [name, input, state, reason, enforced, message?]
+const SHAPES: [string, ClusterInput, ClusterStatus['state'], string, ClusterStatus['enforced'], string?][] = [
+  ['every ancestor entry Accepted=True', ancestors({ shop: [ACCEPTED] }), 'Enforced', 'Accepted', 'True', 'Policy has been accepted.'],
+  ['an ancestor entry Accepted=False', ancestors({ shop: [CONFLICTED] }), 'Failed', 'Conflicted', 'False', CONFLICTED.message],
+  ['one of several entries for a Gateway is False', ancestors({ shop: [ACCEPTED, { ...CONFLICTED, reason: 'Invalid', message: 'bad' }] }), 'Failed', 'Invalid', 'False', 'bad'],
+  [
+    'False without reason or message',
+    ancestors({ shop: [{ status: 'False', controllerName: EG }] }),
+    'Failed',
+    'NotAccepted',
+    'False',
+    `the policy is not accepted by ${EG} for Gateway shop`,
+  ],
+  ['an ancestor entry Accepted=Unknown', ancestors({ shop: [{ status: 'Unknown', reason: 'Pending', message: 'resolving' }] }), 'Pending', 'Pending', 'Unknown', 'resolving'],
+  ['True without reason or message', ancestors({ shop: [{ status: 'True' }] }), 'Enforced', 'Accepted', 'True', 'the policy is accepted'],
+  ['True without a message, from a named controller', ancestors({ shop: [{ status: 'True', controllerName: EG }] }), 'Enforced', 'Accepted', 'True', `the policy is accepted by ${EG}`],
+  ['Unknown without reason or message', ancestors({ shop: [{ status: 'Unknown' }] }), 'Pending', 'Pending', 'Unknown', "the policy's acceptance for Gateway shop is not decided yet"],
+  [
+    'several Gateways, one rejected: the message names it',
+    ancestors({ api: [ACCEPTED], shop: [CONFLICTED] }),
+    'Failed',
+    'Conflicted',
+    'False',
+    `Gateway shop: ${CONFLICTED.message}`,
+  ],
+  ['several Gateways, all accepted', ancestors({ api: [ACCEPTED], shop: [ACCEPTED] }), 'Enforced', 'Accepted', 'True', 'Gateway api: Policy has been accepted.'],
+  [
+    'a Gateway without an entry, past the grace',
+    ancestors({ api: [ACCEPTED], shop: [] }),
+    'Enforced',
+    'PartiallyEnforced',
+    'True',
+    'accepted for Gateway api; no status.ancestors entry for Gateway shop 60s after the copy was applied (does the Gateway exist on the cluster?)',
+  ],
+  [
+    'a Gateway without an entry, within the grace',
+    ancestors({ api: [ACCEPTED], extra: [], shop: [] }, { appliedAt: JUST_APPLIED }),
+    'Pending',
+    'Pending',
+    'Unknown',
+    'waiting for the status.ancestors entry for Gateways extra, shop on the cluster',
+  ],
+  [
+    'an Enforced condition wins over ancestors (the spoke agent says Overridden)',
+    ancestors({ shop: [ACCEPTED] }, { enforced: { status: 'False', reason: 'Overridden', message: 'overridden by [ns/l]' } }),
+    'Overridden',
+    'Overridden',
+    'False',
+  ],
+  ['Accepted=False in conditions wins over ancestors', ancestors({ shop: [ACCEPTED] }, { accepted: { status: 'False', reason: 'Invalid', message: 'm' } }), 'Failed', 'Invalid', 'Unknown'],
+  [
+    'no status within the grace',
+    silent(STATUS_GRACE_MS - 1),
+    'Pending',
+    'Pending',
+    'Unknown',
+    "waiting for the policy's status on the cluster: an Enforced condition, or a status.ancestors entry for Gateway shop",
+  ],
+  ['no status within the grace, a copy without Gateways', silent(0, { ancestors: [] }), 'Pending', 'Pending', 'Unknown', "waiting for the policy's status on the cluster: an Enforced condition"],
+  [
+    'no status past the grace',
+    silent(STATUS_GRACE_MS),
+    'Failed',
+    'NoStatus',
+    'Unknown',
+    'no status 60s after the copy was applied: no Accepted or Enforced condition and no status.ancestors entry for Gateway shop ' +
+      "(is the kind's controller running on the cluster, and does the Gateway exist there?)",
+  ],
+  ['no status and no known apply time', silent(0, { appliedAt: undefined }), 'Failed', 'NoStatus', 'Unknown'],
+  [
+    'another status shape past the grace',
+    silent(STATUS_GRACE_MS, { firstConditionType: 'Ready', firstAncestorName: 'other' }),
+    'Failed',
+    'UnrecognisedStatus',
+    'Unknown',
+    "the policy's status on the cluster has no Accepted or Enforced condition and no status.ancestors entry for Gateway shop; " +
+      'it has condition "Ready" and an ancestor entry for Gateway "other"',
+  ],
+  ['ancestors of other Gateways only, within the grace', silent(10, { firstAncestorName: 'other' }), 'Pending', 'Pending', 'Unknown'],
+  ['Accepted=True without Enforced, within the grace', silent(10, { accepted: { status: 'True', reason: 'Accepted', message: 'ok' } }), 'Pending', 'Pending', 'Unknown', 'waiting for the Enforced condition of the policy on the cluster'],
+  ['Accepted=True without Enforced, past the grace', silent(STATUS_GRACE_MS, { accepted: { status: 'True', reason: 'Accepted', message: 'ok' } }), 'Enforced', 'Accepted', 'True', 'ok'],
+  ['Accepted=Unknown without Enforced', silent(0, { accepted: { status: 'Unknown', reason: 'Reconciling', message: 'r' } }), 'Pending', 'Reconciling', 'Unknown', 'r'],
+  ['an apply error before any status shape', silent(STATUS_GRACE_MS, { applyError: 'boom' }), 'Failed', 'ApplyFailed', 'Unknown', 'boom'],
+  ['not applied: no grace runs', silent(STATUS_GRACE_MS, { applied: false }), 'Pending', 'Pending', 'Unknown', 'waiting for the ManifestWork to be applied on the cluster'],
+];
+
+for (const [name, input, state, reason, enforced, message] of SHAPES) {
+  test(`aggregatePolicyStatus: ${name} → ${state}/${reason}`, () => {
+    const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
+    const cluster = status.clusters?.c1;
+    assert.ok(cluster);
+    assert.deepEqual([cluster.state, cluster.reason, cluster.enforced], [state, reason, enforced]);
+    if (message !== undefined) assert.equal(cluster.message, message);
+    const { enforced: e, overridden, pending, failed } = status.summary;
+    assert.equal(e + overridden + pending + failed, 1);
+  });
+}
+
+test('aggregatePolicyStatus: the grace ends exactly STATUS_GRACE_MS after the apply', () => {
+  assert.equal(one(silent(STATUS_GRACE_MS - 1)).state, 'Pending');
+  assert.equal(one(silent(STATUS_GRACE_MS)).reason, 'NoStatus');
+});
+
+test('aggregatePolicyStatus: upToDate for ancestors needs every entry to have observed the copy generation', () => {
+  assert.equal(one(ancestors({ shop: [ACCEPTED] })).upToDate, true);
+  assert.equal(one(ancestors({ api: [ACCEPTED], shop: [ACCEPTED, ACCEPTED] })).upToDate, true);
+  assert.equal(one(ancestors({ api: [ACCEPTED], shop: [{ ...ACCEPTED, observedGeneration: 1 }] })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [{ ...ACCEPTED, observedGeneration: undefined }] })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [ACCEPTED] }, { appliedObservedCurrent: false })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [ACCEPTED] }, { generation: undefined })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [CONFLICTED] })).upToDate, true, 'a rejection of the current generation is current too');
+  assert.equal(one(silent(STATUS_GRACE_MS)).upToDate, false);
+  assert.equal(one(silent(STATUS_GRACE_MS, { accepted: { status: 'True' } })).upToDate, false);
+});
+
+test('aggregatePolicyStatus: a message of the spoke controller is cut like the others', () => {
+  assert.equal(one(ancestors({ shop: [{ ...CONFLICTED, message: 'x'.repeat(1000) }] })).message.length, 256);
+});
+
+test('aggregatePolicyStatus: tooLarge reports enforced from the retained work, whatever its status shape', () => {
+  const retained = (input: ClusterInput) => (input.state === 'work' ? input.feedback : undefined);
+  assert.equal(one({ state: 'tooLarge', feedback: retained(ancestors({ shop: [ACCEPTED] })) }).enforced, 'True');
+  assert.equal(one({ state: 'tooLarge', feedback: retained(ancestors({ shop: [CONFLICTED] })) }).enforced, 'False');
+});
+
+test('statusRecheckDelay: the time left until the first cluster waiting for a status reaches the grace', () => {
+  const clusters = {
+    a: silent(10_000),
+    b: silent(40_000),
+    c: ancestors({ api: [ACCEPTED], shop: [] }, { appliedAt: NOW - 30_000 }),
+    d: work(),
+    e: silent(STATUS_GRACE_MS + 1),
+    f: { state: 'pending' } as const,
+    g: { state: 'conflicted', message: 'm' } as const,
+  };
+  assert.equal(statusRecheckDelay({ now: NOW, clusters }), STATUS_GRACE_MS - 40_000);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: { c: clusters.c } }), STATUS_GRACE_MS - 30_000);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: { d: clusters.d, e: clusters.e, f: clusters.f, g: clusters.g } }), undefined);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: {} }), undefined);
+});
+
+test('statusRecheckDelay: past the delay, the waiting cluster is judged and nothing waits any more', () => {
+  const clusters = { a: silent(10_000) };
+  const delay = statusRecheckDelay({ now: NOW, clusters });
+  assert.ok(delay !== undefined && delay > 0);
+  const later = NOW + delay;
+  const moved = { a: silent(10_000 + delay) };
+  assert.equal(aggregatePolicyStatus({ now: later, clusters: moved }).clusters?.a?.reason, 'NoStatus');
+  assert.equal(statusRecheckDelay({ now: later, clusters: moved }), undefined);
+});
+
+// The kind's own statusFeedback values.
+
+test('aggregatePolicyStatus: a cluster carries the kind\'s statusFeedback values, sorted by name, strings cut', () => {
+  const cluster = one(work({ extra: { phase: 'Ready', limitsTotal: 4, ready: false, long: 'l'.repeat(400) } }));
+  assert.deepEqual(Object.keys(cluster.statusFeedback ?? {}), ['limitsTotal', 'long', 'phase', 'ready']);
+  assert.deepEqual(cluster.statusFeedback, { limitsTotal: 4, long: `${'l'.repeat(255)}…`, phase: 'Ready', ready: false });
+  assert.equal('statusFeedback' in one(work()), false, 'no values, no key');
+  assert.deepEqual(one(silent(STATUS_GRACE_MS, { extra: { x: 1 } })).statusFeedback, { x: 1 }, 'on a failed cluster too');
+  const retained = work({ extra: { x: 2 } });
+  assert.deepEqual(one({ state: 'tooLarge', feedback: retained.state === 'work' ? retained.feedback : undefined }).statusFeedback, { x: 2 });
+});
+
+test('policyStatusAnnotation writes the values sorted, and readPolicyStatus reads them back', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work({ extra: { phase: 'Ready', limitsTotal: 4 } }) } });
+  const text = policyStatusAnnotation(status);
+  assert.match(text, /"statusFeedback":\{"limitsTotal":4,"phase":"Ready"\}/);
+  assert.deepEqual(readPolicyStatus(text), status);
+  const badValue = JSON.parse(text) as { clusters: { c1: { statusFeedback: unknown } } };
+  badValue.clusters.c1.statusFeedback = { x: { nested: true } };
+  assert.equal(readPolicyStatus(JSON.stringify(badValue)), undefined);
+});
+
+function clustersWithValues(count: number, valueBytes: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    const values = Object.fromEntries(Array.from({ length: 4 }, (_, j) => [`value${j}`, `${'v'.repeat(valueBytes)}${i}`]));
+    clusters[`valued-${String(i).padStart(4, '0')}`] = work({ extra: values });
+  }
+  return clusters;
+}
+
+test('policyStatusAnnotation past 64 KiB leaves out the statusFeedback values first, keeping the clusters', () => {
+  // ~250 bytes of state and ~1 KiB of values per cluster: 100 clusters fit without the values only.
+  const status = aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(100, 250) });
+  assert.ok(Buffer.byteLength(JSON.stringify(status)) > MAX_STATUS_ANNOTATION_BYTES);
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, true);
+  assert.equal(Object.keys(read?.clusters ?? {}).length, 100);
+  assert.ok(Object.values(read?.clusters ?? {}).every((c) => c.statusFeedback === undefined && c.state === 'Enforced'));
+  assert.deepEqual(statusTransitions(read, status), [], 'the per-cluster states are still known: no Event storm');
+  assert.ok(status.clusters?.['valued-0000']?.statusFeedback, 'the input is not modified');
+});
+
+test('policyStatusAnnotation keeps only the summary when the clusters do not fit even without values', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { ...clustersWithValues(300, 250), ...manyClusters(300) } }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.deepEqual(readPolicyStatus(text), {
+    summary: { clusters: 600, applied: 600, enforced: 300, overridden: 300, pending: 0, failed: 0, truncated: true },
+  });
+});
+
+test('policyStatusAnnotation: values within the budget are kept whole and nothing is truncated', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(20, 250) }));
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, undefined);
+  assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
 });

@@ -3,12 +3,18 @@
 import { z } from 'zod';
 import { canonicalJson } from './canonical.ts';
 import { parseJson } from './parsejson.ts';
-import type { ClusterFeedback } from './feedback.ts';
+import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from './feedback.ts';
 
-/** Longest per-cluster message, in characters (code points). */
+/** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
 export const MAX_STATUS_MESSAGE_LENGTH = 256;
-/** Past this many bytes the annotation keeps only the summary. */
+/** Past this many bytes the annotation leaves out the statusFeedback values, then the per-cluster part. */
 export const MAX_STATUS_ANNOTATION_BYTES = 64 * 1024;
+/**
+ * How long after a copy was applied the hub waits for a status it can read (an Enforced or Accepted
+ * condition, or ancestor entries for the copy's Gateways) before reporting that there is none: a spoke
+ * controller writes within seconds, and some (Envoy Gateway, for a missing Gateway) never do.
+ */
+export const STATUS_GRACE_MS = 60_000;
 
 /** Where a cluster stands; every cluster is in exactly one of these. */
 export type ClusterState = 'Enforced' | 'Overridden' | 'Pending' | 'Failed';
@@ -30,12 +36,20 @@ export interface ClusterStatus {
   applied: boolean;
   /** The work's Available condition is True. */
   available: boolean;
-  /** The spoke's Enforced condition status, as reported (Unknown when not reported). */
+  /**
+   * Whether the policy is enforced there, as the spoke reports it: its Enforced condition, or for
+   * GEP-713 ancestors True when accepted for its Gateways and False when not (Unknown when not reported).
+   */
   enforced: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
-  /** The current work is applied and the spoke's Enforced condition observed the copy's generation. */
+  /**
+   * The current work is applied and the spoke's status observed the copy's generation (the Enforced
+   * condition's observedGeneration, or every ancestor entry's).
+   */
   upToDate: boolean;
+  /** The kind's own statusFeedback values (params), by name, strings cut like messages; absent when none. */
+  statusFeedback?: Record<string, FeedbackScalar>;
 }
 
 export interface StatusSummary {
@@ -46,7 +60,10 @@ export interface StatusSummary {
   overridden: number;
   pending: number;
   failed: number;
-  /** Set when the per-cluster part did not fit the annotation and was dropped. */
+  /**
+   * Set when the annotation did not hold everything: the statusFeedback values were left out, and when
+   * that was not enough, the per-cluster part too. The works have the rest (the CLI reads them).
+   */
   truncated?: true;
 }
 
@@ -70,6 +87,13 @@ export interface StatusTransition {
   message: string;
 }
 
+export interface AggregateInput {
+  clusters: Readonly<Record<string, ClusterInput>>;
+  problems?: readonly PolicyProblem[];
+  /** The time to judge STATUS_GRACE_MS against (ms since the epoch). */
+  now: number;
+}
+
 /**
  * The status of a policy across its clusters. Each cluster's state is decided by the first rule
  * that matches, so it lands in exactly one count:
@@ -80,20 +104,32 @@ export interface StatusTransition {
  *  5. the feedback rules failed           → Failed, reason FeedbackFailed
  *  6. the work is not applied (yet)       → Pending
  *  7. the spoke says Accepted=False       → Failed, with the spoke's reason (e.g. TargetNotFound)
- *  8. no Enforced feedback yet            → Pending
- *  9. Enforced reason Overridden          → Overridden (whatever its status)
- * 10. Enforced=True (incl. PartiallyEnforced) → Enforced
- * 11. Enforced=Unknown                    → Pending, with the spoke's reason
- * 12. Enforced=False                      → Failed, with the spoke's reason
+ * Kuadrant style, an Enforced condition:
+ *  8. Enforced reason Overridden          → Overridden (whatever its status)
+ *  9. Enforced=True (incl. PartiallyEnforced) → Enforced
+ * 10. Enforced=Unknown                    → Pending, with the spoke's reason
+ * 11. Enforced=False                      → Failed, with the spoke's reason
+ * GEP-713 style, `status.ancestors` entries for the copy's Gateways (DESIGN §6.1):
+ * 12. an entry Accepted=False             → Failed, with the controller's reason (Conflicted, Invalid, …)
+ * 13. an entry Accepted=Unknown           → Pending, with the controller's reason
+ * 14. all True, for every Gateway         → Enforced, with the controller's reason (Accepted)
+ * 15. all True, some Gateway without any  → Pending for STATUS_GRACE_MS after the apply, then Enforced,
+ *                                           reason PartiallyEnforced
+ * Neither:
+ * 16. Accepted=Unknown                    → Pending, with the spoke's reason
+ * 17. within STATUS_GRACE_MS of the apply → Pending
+ * 18. Accepted=True, no Enforced          → Enforced, reason Accepted
+ * 19. a status of another shape           → Failed, reason UnrecognisedStatus
+ * 20. no status at all                    → Failed, reason NoStatus
  */
-export function aggregatePolicyStatus(input: { clusters: Readonly<Record<string, ClusterInput>>; problems?: readonly PolicyProblem[] }): PolicyStatus {
+export function aggregatePolicyStatus(input: AggregateInput): PolicyStatus {
   const problems = sortedProblems(input.problems ?? []);
   const summary: StatusSummary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
   const clusters: [string, ClusterStatus][] = [];
   for (const name of Object.keys(input.clusters).sort()) {
     const cluster = input.clusters[name];
     if (cluster === undefined) continue;
-    const status = clusterStatus(cluster);
+    const { status } = clusterVerdict(cluster, input.now);
     clusters.push([name, status]);
     summary.clusters += 1;
     if (status.applied) summary.applied += 1;
@@ -102,6 +138,18 @@ export function aggregatePolicyStatus(input: { clusters: Readonly<Record<string,
   const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
   if (problems.length > 0) status.problems = problems;
   return status;
+}
+
+/**
+ * Milliseconds until the first cluster that waits for the spoke's status reaches STATUS_GRACE_MS, when
+ * its state changes with no event to say so: reconcile the policy again then. Undefined when none waits.
+ */
+export function statusRecheckDelay(input: Omit<AggregateInput, 'problems'>): number | undefined {
+  const deadlines = Object.values(input.clusters).flatMap((cluster) => {
+    const { recheckAt } = clusterVerdict(cluster, input.now);
+    return recheckAt === undefined ? [] : [recheckAt];
+  });
+  return deadlines.length === 0 ? undefined : Math.max(0, Math.min(...deadlines) - input.now);
 }
 
 /** Deduplicated, sorted by reason then message, messages cut like the clusters'. */
@@ -125,54 +173,63 @@ export function newProblems(before: PolicyStatus | undefined, after: PolicyStatu
 
 const COUNTER = { Enforced: 'enforced', Overridden: 'overridden', Pending: 'pending', Failed: 'failed' } as const;
 
-function clusterStatus(input: ClusterInput): ClusterStatus {
+/** A cluster's status, and when it is Pending only until the grace ends, when that is. */
+interface Verdict {
+  status: ClusterStatus;
+  recheckAt?: number;
+}
+
+type Base = Pick<ClusterStatus, 'applied' | 'available' | 'enforced' | 'upToDate'>;
+
+function clusterVerdict(input: ClusterInput, now: number): Verdict {
   switch (input.state) {
     case 'conflicted':
       // Not placed there at all: definitely not enforced.
-      return entry('Failed', { applied: false, available: false, enforced: 'False', upToDate: false }, 'Conflicted', input.message);
+      return { status: entry('Failed', { applied: false, available: false, enforced: 'False', upToDate: false }, 'Conflicted', input.message) };
     case 'tooLarge': {
       const feedback = input.feedback;
       const base = {
         applied: feedback?.applied ?? false,
         available: feedback?.available ?? false,
-        enforced: feedback?.enforced?.status ?? 'Unknown',
+        enforced: feedback ? fromFeedback(feedback, now).status.enforced : 'Unknown',
         // The desired work is not written, so whatever runs there is not current.
         upToDate: false,
       };
       const message = input.message ?? 'the ManifestWork for this cluster exceeds the size limit and is not written';
-      return entry('Failed', base, 'TooLarge', message);
+      return { status: withValues(entry('Failed', base, 'TooLarge', message), feedback) };
     }
     case 'pending':
-      return entry(
-        'Pending',
-        { applied: false, available: false, enforced: 'Unknown', upToDate: false },
-        'Pending',
-        'waiting for the ManifestWork status from the cluster',
-      );
-    case 'work':
-      return fromFeedback(input.feedback);
+      return {
+        status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'Pending', 'waiting for the ManifestWork status from the cluster'),
+      };
+    case 'work': {
+      const verdict = fromFeedback(input.feedback, now);
+      return { ...verdict, status: withValues(verdict.status, input.feedback) };
+    }
   }
 }
 
-function fromFeedback(feedback: ClusterFeedback): ClusterStatus {
+function fromFeedback(feedback: ClusterFeedback, now: number): Verdict {
   const { enforced, accepted } = feedback;
-  const base = {
+  const base: Base = {
     applied: feedback.applied,
     available: feedback.available,
     enforced: enforced?.status ?? 'Unknown',
-    upToDate:
-      feedback.applied &&
-      feedback.appliedObservedCurrent &&
-      feedback.generation !== undefined &&
-      feedback.enforcedGeneration === feedback.generation,
+    upToDate: isUpToDate(feedback),
   };
-  if (feedback.applyError !== undefined) return entry('Failed', base, 'ApplyFailed', feedback.applyError);
-  if (feedback.feedbackError !== undefined) return entry('Failed', base, 'FeedbackFailed', feedback.feedbackError);
-  if (!feedback.applied) return entry('Pending', base, 'Pending', 'waiting for the ManifestWork to be applied on the cluster');
+  if (feedback.applyError !== undefined) return { status: entry('Failed', base, 'ApplyFailed', feedback.applyError) };
+  if (feedback.feedbackError !== undefined) return { status: entry('Failed', base, 'FeedbackFailed', feedback.feedbackError) };
+  if (!feedback.applied) return { status: entry('Pending', base, 'Pending', 'waiting for the ManifestWork to be applied on the cluster') };
   if (accepted?.status === 'False') {
-    return entry('Failed', base, accepted.reason || 'NotAccepted', accepted.message || 'the policy is not accepted on the cluster');
+    return { status: entry('Failed', base, accepted.reason || 'NotAccepted', accepted.message || 'the policy is not accepted on the cluster') };
   }
-  if (enforced === undefined) return entry('Pending', base, 'Pending', 'waiting for the Enforced condition of the policy on the cluster');
+  if (enforced !== undefined) return { status: fromEnforced(base, enforced) };
+  if (feedback.ancestors.some((a) => a.entries.length > 0)) return fromAncestors(feedback, base, now);
+  return withoutReadableStatus(feedback, base, now);
+}
+
+/** Kuadrant style: the Enforced condition says it all (rules 8–11). */
+function fromEnforced(base: Base, enforced: FeedbackCondition): ClusterStatus {
   const reason = enforced.reason ?? '';
   const message = enforced.message ?? '';
   if (reason === 'Overridden') return entry('Overridden', base, reason, message || 'the policy is overridden on the cluster');
@@ -186,13 +243,113 @@ function fromFeedback(feedback: ClusterFeedback): ClusterStatus {
   }
 }
 
-function entry(
-  state: ClusterState,
-  base: Pick<ClusterStatus, 'applied' | 'available' | 'enforced' | 'upToDate'>,
-  reason: string,
-  message: string,
-): ClusterStatus {
+/** GEP-713 style: enforced where every ancestor entry for the copy's Gateways is Accepted=True (rules 12–15). */
+function fromAncestors(feedback: ClusterFeedback, base: Base, now: number): Verdict {
+  const several = feedback.ancestors.length > 1;
+  const entries = feedback.ancestors.flatMap((a) => a.entries.map((condition) => ({ gateway: a.gateway, condition })));
+  // Which Gateway a message is about, when the copy has several: the controller's message may not say.
+  const about = (gateway: string, message: string): string => (several ? `Gateway ${gateway}: ${message}` : message);
+  const rejected = entries.find((e) => e.condition.status === 'False');
+  if (rejected) {
+    const { gateway, condition } = rejected;
+    const by = condition.controllerName ? ` by ${condition.controllerName}` : '';
+    const message = condition.message || `the policy is not accepted${by} for Gateway ${gateway}`;
+    return { status: entry('Failed', { ...base, enforced: 'False' }, condition.reason || 'NotAccepted', about(gateway, message)) };
+  }
+  const unknown = entries.find((e) => e.condition.status === 'Unknown');
+  if (unknown) {
+    const { gateway, condition } = unknown;
+    const message = condition.message || `the policy's acceptance for Gateway ${gateway} is not decided yet`;
+    return { status: entry('Pending', { ...base, enforced: 'Unknown' }, condition.reason || 'Pending', about(gateway, message)) };
+  }
+  const first = entries[0]!;
+  const missing = feedback.ancestors.filter((a) => a.entries.length === 0).map((a) => a.gateway);
+  if (missing.length === 0) {
+    const by = first.condition.controllerName ? ` by ${first.condition.controllerName}` : '';
+    const message = first.condition.message || `the policy is accepted${by}`;
+    return { status: entry('Enforced', { ...base, enforced: 'True' }, first.condition.reason || 'Accepted', about(first.gateway, message)) };
+  }
+  const deadline = graceDeadline(feedback);
+  if (now < deadline) {
+    return {
+      status: entry('Pending', { ...base, enforced: 'Unknown' }, 'Pending', `waiting for the status.ancestors entry for ${gatewayList(missing)} on the cluster`),
+      recheckAt: deadline,
+    };
+  }
+  const accepted = feedback.ancestors.filter((a) => a.entries.length > 0).map((a) => a.gateway);
+  const message =
+    `accepted for ${gatewayList(accepted)}; no status.ancestors entry for ${gatewayList(missing)} ` +
+    `${graceSeconds()} after the copy was applied (does the Gateway exist on the cluster?)`;
+  return { status: entry('Enforced', { ...base, enforced: 'True' }, 'PartiallyEnforced', message) };
+}
+
+/** Neither an Enforced condition nor ancestor entries for the copy's Gateways (rules 16–20). */
+function withoutReadableStatus(feedback: ClusterFeedback, base: Base, now: number): Verdict {
+  const { accepted } = feedback;
+  if (accepted?.status === 'Unknown') return { status: entry('Pending', base, accepted.reason || 'Pending', accepted.message ?? '') };
+  const deadline = graceDeadline(feedback);
+  if (now < deadline) {
+    const message =
+      accepted === undefined
+        ? `waiting for the policy's status on the cluster: an Enforced condition${feedback.ancestors.length > 0 ? `, or a status.ancestors entry for ${gatewayList(feedback.ancestors.map((a) => a.gateway))}` : ''}`
+        : 'waiting for the Enforced condition of the policy on the cluster';
+    return { status: entry('Pending', base, 'Pending', message), recheckAt: deadline };
+  }
+  // A kind that reports Accepted only: accepted is the most it says, as for GEP-713 ancestors.
+  if (accepted !== undefined) return { status: entry('Enforced', { ...base, enforced: 'True' }, 'Accepted', accepted.message || 'the policy is accepted on the cluster') };
+  const lacking = `no Accepted or Enforced condition and no status.ancestors entry${
+    feedback.ancestors.length > 0 ? ` for ${gatewayList(feedback.ancestors.map((a) => a.gateway))}` : ''
+  }`;
+  const seen = [
+    ...(feedback.firstConditionType !== undefined ? [`condition ${JSON.stringify(feedback.firstConditionType)}`] : []),
+    ...(feedback.firstAncestorName !== undefined ? [`an ancestor entry for Gateway ${JSON.stringify(feedback.firstAncestorName)}`] : []),
+  ];
+  if (seen.length > 0) {
+    return { status: entry('Failed', base, 'UnrecognisedStatus', `the policy's status on the cluster has ${lacking}; it has ${seen.join(' and ')}`) };
+  }
+  const message = `no status ${graceSeconds()} after the copy was applied: ${lacking} (is the kind's controller running on the cluster, and does the Gateway exist there?)`;
+  return { status: entry('Failed', base, 'NoStatus', message) };
+}
+
+/**
+ * The spoke's status observed the copy's generation, for the current work: the Enforced condition's
+ * observedGeneration when reported (Kuadrant style), else every ancestor entry's.
+ */
+function isUpToDate(feedback: ClusterFeedback): boolean {
+  const { generation } = feedback;
+  if (!feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
+  if (feedback.enforced !== undefined || feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
+  const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
+  return observed.length > 0 && observed.every((g) => g === generation);
+}
+
+/** When the grace for a readable status ends; an unknown apply time has none. */
+function graceDeadline(feedback: ClusterFeedback): number {
+  return feedback.appliedAt === undefined ? Number.NEGATIVE_INFINITY : feedback.appliedAt + STATUS_GRACE_MS;
+}
+
+function graceSeconds(): string {
+  return `${STATUS_GRACE_MS / 1000}s`;
+}
+
+/** `Gateway a`, `Gateways a, b`. */
+function gatewayList(names: readonly string[]): string {
+  return `${names.length === 1 ? 'Gateway' : 'Gateways'} ${names.join(', ')}`;
+}
+
+function entry(state: ClusterState, base: Base, reason: string, message: string): ClusterStatus {
   return { state, ...base, reason, message: cutMessage(message) };
+}
+
+/** The status with the kind's own statusFeedback values of the cluster, sorted by name; unchanged when none. */
+function withValues(status: ClusterStatus, feedback: ClusterFeedback | undefined): ClusterStatus {
+  const names = Object.keys(feedback?.extra ?? {}).sort();
+  if (feedback === undefined || names.length === 0) return status;
+  const values = names.map((name): [string, FeedbackScalar] => {
+    const value = feedback.extra[name]!;
+    return [name, typeof value === 'string' ? cutMessage(value) : value];
+  });
+  return { ...status, statusFeedback: Object.fromEntries(values) };
 }
 
 /** At most MAX_STATUS_MESSAGE_LENGTH code points (never splitting a surrogate pair), `…` marking a cut. */
@@ -204,13 +361,32 @@ export function cutMessage(message: string): string {
 
 /**
  * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
- * MAX_STATUS_ANNOTATION_BYTES only the summary is kept, with `truncated: true`.
+ * MAX_STATUS_ANNOTATION_BYTES the statusFeedback values are left out, and if that is not enough, the
+ * per-cluster part too; either way with `summary.truncated: true`.
  */
 export function policyStatusAnnotation(status: PolicyStatus): string {
   const full = canonicalJson(status);
-  if (Buffer.byteLength(full, 'utf8') <= MAX_STATUS_ANNOTATION_BYTES) return full;
-  const { clusters: _dropped, ...rest } = status;
-  return canonicalJson({ ...rest, summary: { ...status.summary, truncated: true } });
+  if (fits(full)) return full;
+  const summary: StatusSummary = { ...status.summary, truncated: true };
+  const { clusters, ...rest } = status;
+  if (clusters !== undefined && Object.values(clusters).some((c) => c.statusFeedback !== undefined)) {
+    const withoutValues = canonicalJson({ ...rest, summary, clusters: withoutStatusFeedback(clusters) });
+    if (fits(withoutValues)) return withoutValues;
+  }
+  return canonicalJson({ ...rest, summary });
+}
+
+function fits(text: string): boolean {
+  return Buffer.byteLength(text, 'utf8') <= MAX_STATUS_ANNOTATION_BYTES;
+}
+
+function withoutStatusFeedback(clusters: Record<string, ClusterStatus>): Record<string, ClusterStatus> {
+  return Object.fromEntries(
+    Object.entries(clusters).map(([name, cluster]) => {
+      const { statusFeedback: _dropped, ...rest } = cluster;
+      return [name, rest];
+    }),
+  );
 }
 
 const count = z.number().int().nonnegative();
@@ -222,6 +398,7 @@ const clusterStatusSchema = z.object({
   reason: z.string(),
   message: z.string(),
   upToDate: z.boolean(),
+  statusFeedback: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 const policyStatusSchema = z.object({
   summary: z.object({

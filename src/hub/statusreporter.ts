@@ -16,7 +16,9 @@ import {
   newProblems,
   policyStatusAnnotation,
   readPolicyStatus,
+  statusRecheckDelay,
   statusTransitions,
+  type AggregateInput,
   type ClusterInput,
   type PolicyProblem,
   type PolicyStatus,
@@ -79,12 +81,19 @@ export class StatusReporter {
     this.counts.delete(key);
   }
 
-  /** Where the policy is synced and how each cluster stands: the annotations, written when changed. */
-  async report(key: string, gvr: GroupVersionResource, policy: KubeObject, input: StatusInput): Promise<void> {
-    const status = policyStatus(input, this.d.maxWorkBytes);
+  /**
+   * Where the policy is synced and how each cluster stands: the annotations, written when changed. Asks
+   * for the policy to be reconciled again when a cluster waits for the spoke's status and its grace ends
+   * (STATUS_GRACE_MS): no event marks that moment.
+   */
+  async report(key: string, gvr: GroupVersionResource, policy: KubeObject, input: StatusInput, now = Date.now()): Promise<{ requeueAfterMs: number } | undefined> {
+    const aggregate = statusAggregateInput(input, this.d.maxWorkBytes, now);
+    const status = aggregatePolicyStatus(aggregate);
     const { enforced, overridden, pending, failed } = status.summary;
     this.counts.set(key, { enforced, overridden, pending, failed });
     await this.write(key, gvr, policy, input.written, status);
+    const recheck = statusRecheckDelay(aggregate);
+    return recheck === undefined ? undefined : { requeueAfterMs: recheck };
   }
 
   /** The policy stopped being ours while works of ours existed: clear our annotations. */
@@ -137,8 +146,11 @@ export interface StatusInput {
   written: readonly ManifestWork[];
 }
 
-/** DESIGN §5: the aggregated status from the works' feedback and what the hub itself decided. */
-export function policyStatus(input: StatusInput, maxWorkBytes: number): PolicyStatus {
+/**
+ * DESIGN §5: what the aggregated status comes from — each cluster as its work's feedback shows it or
+ * as the hub itself decided (too large, conflicted), and the policy's problems.
+ */
+export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, now: number): AggregateInput {
   const { desired, losses, observed, written } = input;
   const observedByCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
   const clusters: Record<string, ClusterInput> = {};
@@ -158,7 +170,7 @@ export function policyStatus(input: StatusInput, maxWorkBytes: number): PolicySt
     };
   }
   for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
-  return aggregatePolicyStatus({ clusters, problems: policyProblems(desired) });
+  return { clusters, problems: policyProblems(desired), now };
 }
 
 /** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */

@@ -1,0 +1,82 @@
+// The pure part of the StatusReporter: what each cluster's status is aggregated from. The writes are
+// covered by test/integration against the sandbox.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { desiredWorksForPolicy } from '../core/desiredworks.ts';
+import type { ManifestWork } from '../core/manifestwork.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from '../core/policystatus.ts';
+import { statusAggregateInput } from './statusreporter.ts';
+
+const GW = 'gateway.networking.k8s.io';
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+
+function policy(): KubeObject {
+  return {
+    apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+    kind: 'BackendTrafficPolicy',
+    metadata: { name: 'p', namespace: 'shop', uid: 'u1', creationTimestamp: '2025-12-01T00:00:00Z' },
+    spec: { targetRefs: [{ group: GW, kind: 'Gateway', name: 'shop' }] },
+  };
+}
+
+function desired(clusters: string[], maxWorkBytes = 500 * 1024) {
+  return desiredWorksForPolicy({
+    gvr: { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' },
+    policy: policy(),
+    gateways: () => ({ managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true }),
+    rawFeedback: false,
+    statusFeedback: [],
+    maxWorkBytes,
+  });
+}
+
+/** The work as the agent reports it: applied at `appliedAt`, with these feedback values. */
+function live(work: ManifestWork, appliedAt: string, values: { name: string; fieldValue: Record<string, unknown> }[]): KubeObject {
+  const applied = { type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', message: '', observedGeneration: 1, lastTransitionTime: appliedAt };
+  return {
+    ...work,
+    metadata: { ...work.metadata, generation: 1 },
+    status: { conditions: [applied], resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0 }, statusFeedback: { values }, conditions: [] }] } },
+  };
+}
+
+const str = (name: string, value: string) => ({ name, fieldValue: { type: 'String', string: value } });
+
+test('statusAggregateInput: feedback of a work as written now; a stale or status-less work is pending', () => {
+  const d = desired(['c1', 'c2', 'c3']);
+  const written = [...d.works.values()];
+  const [w1, w2, w3] = written as [ManifestWork, ManifestWork, ManifestWork];
+  const stale = { ...live(w2, '2026-01-01T00:00:00Z', []), metadata: { ...w2.metadata, annotations: { ...w2.metadata.annotations, 'policysync.kuadrant.io/spec-hash': 'old' } } };
+  const observed = [live(w1, '2026-01-01T00:00:00Z', [str('ancestor0Status', 'True'), str('ancestor0Reason', 'Accepted')]), stale, w3];
+  const input = statusAggregateInput({ desired: d, losses: [], observed, written }, 1000, NOW);
+  assert.equal(input.now, NOW);
+  assert.deepEqual(Object.keys(input.clusters).sort(), ['c1', 'c2', 'c3']);
+  assert.equal(input.clusters.c1?.state, 'work');
+  assert.equal(input.clusters.c2?.state, 'pending');
+  assert.equal(input.clusters.c3?.state, 'pending');
+  const status = aggregatePolicyStatus(input);
+  assert.deepEqual([status.clusters?.c1?.state, status.clusters?.c1?.reason], ['Enforced', 'Accepted']);
+});
+
+test('statusAggregateInput: too large and conflicted clusters are the hub\'s own verdicts', () => {
+  const d = { ...desired(['c1']), tooLarge: ['c9'] };
+  const input = statusAggregateInput({ desired: d, losses: [{ cluster: 'c1', message: 'already synced from ns/older' }], observed: [], written: [] }, 1000, NOW);
+  assert.deepEqual(input.clusters, {
+    c9: { state: 'tooLarge', message: 'the ManifestWork exceeds 1000 bytes; the last good copy stays in place' },
+    c1: { state: 'conflicted', message: 'already synced from ns/older' },
+  });
+});
+
+test('statusAggregateInput with statusRecheckDelay: a copy with no status yet is looked at again when the grace ends', () => {
+  const d = desired(['c1']);
+  const written = [...d.works.values()];
+  const appliedAt = NOW - 20_000;
+  const observed = [live(written[0]!, new Date(appliedAt).toISOString(), [])];
+  const input = statusAggregateInput({ desired: d, losses: [], observed, written }, 500 * 1024, NOW);
+  assert.equal(aggregatePolicyStatus(input).clusters?.c1?.state, 'Pending');
+  assert.equal(statusRecheckDelay(input), STATUS_GRACE_MS - 20_000);
+  const later = statusAggregateInput({ desired: d, losses: [], observed, written }, 500 * 1024, appliedAt + STATUS_GRACE_MS);
+  assert.equal(aggregatePolicyStatus(later).clusters?.c1?.reason, 'NoStatus');
+  assert.equal(statusRecheckDelay(later), undefined);
+});
