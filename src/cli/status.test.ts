@@ -34,6 +34,7 @@ test('parsePolicyReference: exactly <resource>/<namespace>/<name>', () => {
   }
 });
 
+const NOW = Date.parse('2026-01-01T00:00:10Z');
 const value = (name: string, v: string | number) => ({ name, fieldValue: typeof v === 'number' ? { type: 'Integer', integer: v } : { type: 'String', string: v } });
 const condition = (type: string) => ({ type, status: 'True', reason: type, message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' });
 
@@ -75,7 +76,7 @@ test('statusFromWorks: per-cluster entries from the works; the summary (truncate
     reported('c2', ['False', 'Overridden', 'AuthPolicy is overridden by [payments/local]']),
     work('c3', undefined),
   ];
-  assert.deepEqual(statusFromWorks(annotation, works), {
+  assert.deepEqual(statusFromWorks(annotation, works, NOW), {
     summary: annotation.summary,
     problems: annotation.problems,
     clusters: {
@@ -84,5 +85,31 @@ test('statusFromWorks: per-cluster entries from the works; the summary (truncate
       c3: { state: 'Pending', applied: false, available: false, enforced: 'Unknown', reason: 'Pending', message: 'waiting for the ManifestWork status from the cluster', upToDate: false },
     },
   });
-  assert.deepEqual(statusFromWorks(annotation, []).clusters, {});
+  assert.deepEqual(statusFromWorks(annotation, [], NOW).clusters, {});
+});
+
+test('statusFromWorks: the annotation\'s own entries stay for clusters without a work; works bring the statusFeedback values', () => {
+  const conflicted = { state: 'Failed', applied: false, available: false, enforced: 'False', reason: 'Conflicted', message: 'already synced', upToDate: false } as const;
+  const stale = { state: 'Pending', applied: false, available: false, enforced: 'Unknown', reason: 'Pending', message: 'old', upToDate: false } as const;
+  // The hub left the values out (too large) but kept the clusters.
+  const annotation: PolicyStatus = {
+    summary: { clusters: 2, applied: 1, enforced: 1, overridden: 0, pending: 0, failed: 1, truncated: true },
+    clusters: { c2: stale, c0: conflicted },
+  };
+  const withValues = reported('c2', ['True', 'Enforced', 'ok']);
+  const values = (withValues.status as { resourceStatus: { manifests: { statusFeedback: { values: unknown[] } }[] } }).resourceStatus.manifests[0]!.statusFeedback.values;
+  values.push(value('limitsTotal', 4));
+  const rebuilt = statusFromWorks(annotation, [withValues], NOW);
+  assert.deepEqual(Object.keys(rebuilt.clusters ?? {}), ['c0', 'c2'], 'sorted by cluster');
+  assert.deepEqual(rebuilt.clusters?.c0, conflicted);
+  assert.equal(rebuilt.clusters?.c2?.state, 'Enforced');
+  assert.deepEqual(rebuilt.clusters?.c2?.statusFeedback, { limitsTotal: 4 });
+});
+
+test('statusFromWorks judges a copy without a readable status at `now`', () => {
+  const applied = { ...condition('Applied'), lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const silent = work('c1', { conditions: [applied, condition('Available')], resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0 }, statusFeedback: { values: [value('generation', 1)] }, conditions: [] }] } });
+  const annotation: PolicyStatus = { summary: { clusters: 1, applied: 1, enforced: 0, overridden: 0, pending: 1, failed: 0, truncated: true } };
+  assert.equal(statusFromWorks(annotation, [silent], Date.parse('2026-01-01T00:00:30Z')).clusters?.c1?.state, 'Pending');
+  assert.equal(statusFromWorks(annotation, [silent], Date.parse('2026-01-01T00:01:00Z')).clusters?.c1?.reason, 'NoStatus');
 });

@@ -153,7 +153,7 @@ export async function readPolicyRows(http: KubeHttp, controllerName: string, syn
 /** The row with its per-cluster part read from the works when the annotation holds the summary only. */
 async function withClusterDetail(http: KubeHttp, controllerName: string, row: PolicyRow): Promise<PolicyRow> {
   if (!row.status.summary.truncated && row.status.clusters !== undefined) return row;
-  return { ...row, status: statusFromWorks(row.status, await readPolicyWorks(http, controllerName, row)) };
+  return { ...row, status: statusFromWorks(row.status, await readPolicyWorks(http, controllerName, row), Date.now()) };
 }
 
 /** The works of one policy written by the controller `controllerName` (by the source and controller labels). */
@@ -175,17 +175,19 @@ export async function readPolicyWorks(http: KubeHttp, controllerName: string, ro
 
 /**
  * The annotation's status with its per-cluster part rebuilt from the policy's works, as the hub
- * does (readClusterFeedback + aggregatePolicyStatus); a work without status yet is Pending. The
- * summary (with `truncated: true`) and problems stay the hub's: they also count what works cannot
- * show (clusters lost to a conflict, works too large to write).
+ * does (readClusterFeedback + aggregatePolicyStatus, at `now`); a work without status yet is Pending.
+ * The summary (with `truncated: true`) and problems stay the hub's: they also count what works cannot
+ * show — and so do the annotation's own entries for clusters without a work (lost to a conflict), when
+ * only the statusFeedback values were left out of it.
  */
-export function statusFromWorks(status: PolicyStatus, works: readonly KubeObject[]): PolicyStatus {
+export function statusFromWorks(status: PolicyStatus, works: readonly KubeObject[], now: number): PolicyStatus {
   const clusters: Record<string, ClusterInput> = {};
   for (const work of works) {
     const cluster = work.metadata.namespace ?? '';
     clusters[cluster] = work.status === undefined ? { state: 'pending' } : { state: 'work', feedback: readClusterFeedback(work) };
   }
-  return { ...status, clusters: aggregatePolicyStatus({ clusters }).clusters ?? {} };
+  const merged = { ...status.clusters, ...aggregatePolicyStatus({ clusters, now }).clusters };
+  return { ...status, clusters: Object.fromEntries(Object.keys(merged).sort().map((name) => [name, merged[name]!])) };
 }
 
 /** `<resource>/<namespace>/<name>` as typed for `explain`. */

@@ -22,6 +22,7 @@ function work(enforced: FeedbackCondition | undefined, extra: Partial<ClusterFee
     generation: 1,
     enforcedGeneration: 1,
     accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
+    ancestors: [],
     extra: {},
     ...extra,
   };
@@ -29,7 +30,8 @@ function work(enforced: FeedbackCondition | undefined, extra: Partial<ClusterFee
   return { state: 'work', feedback };
 }
 
-const ENFORCED = work({ status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' });
+const ENFORCED_CONDITION: FeedbackCondition = { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' };
+const ENFORCED = work(ENFORCED_CONDITION);
 const overridden = (by: string): ClusterInput => work({ status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [${by}]` });
 const PARTIAL = work({
   status: 'True',
@@ -39,7 +41,7 @@ const PARTIAL = work({
 const FAILED = work(undefined, { accepted: { status: 'False', reason: 'TargetNotFound', message: 'gateway gw not found' } });
 
 function status(clusters: Record<string, ClusterInput>, problems: PolicyProblem[] = []): PolicyStatus {
-  return aggregatePolicyStatus({ clusters, problems });
+  return aggregatePolicyStatus({ clusters, problems, now: 0 });
 }
 
 function row(kind: string, namespace: string, name: string, s: PolicyStatus): PolicyRow {
@@ -236,10 +238,28 @@ test('explain: a truncated annotation says where the per-cluster part comes from
   const out = lines(formatExplain({ ...AUTH, status: s }));
   assert.deepEqual(out.slice(2, 6), [
     'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
-    'Note:       the status annotation holds the summary only (too large);',
-    '            per-cluster detail is read from the ManifestWorks',
+    'Note:       the status annotation was cut short (too large); per-cluster detail',
+    '            is read from the ManifestWorks',
     'Problems:   none',
   ]);
+});
+
+test('explain: the kind\'s statusFeedback values per cluster, one per line, sorted by name, long ones wrapped', () => {
+  const values = { phase: 'Ready', limitsTotal: 4, ready: true, limits: `{"limits":["${'x'.repeat(70)}"]}` };
+  const r = row('RateLimitPolicy', 'payments', 'payments-rl', status({ 'spoke-1': work(ENFORCED_CONDITION, { extra: values }), 'spoke-2': ENFORCED }));
+  const out = lines(formatExplain(r));
+  const spoke1 = out.slice(out.indexOf('  spoke-1:'), out.indexOf('  spoke-2:'));
+  assert.deepEqual(spoke1.slice(-7), [
+    '    available:      true',
+    '    statusFeedback: limits:',
+    `                      {"limits":["${'x'.repeat(46)}`,
+    `                      ${'x'.repeat(24)}"]}`,
+    '                    limitsTotal: 4',
+    '                    phase: Ready',
+    '                    ready: true',
+  ]);
+  assert.equal(out.at(-1), '    available:      true', 'a cluster without values shows no statusFeedback line');
+  for (const l of out) assert.ok(Array.from(l).length <= 80, l);
 });
 
 test('parseOverriders: the full and the partial message forms', () => {
@@ -274,4 +294,12 @@ test('json: the rows with sorted keys at every level, the same text for the same
   assert.equal(formatRowsJson([reordered]), text);
   assert.equal(formatExplainJson(AUTH), `${JSON.stringify(parsed[0], null, 2)}\n`);
   assert.equal(formatRowsJson([]), '[]\n');
+});
+
+test('json: a cluster carries its statusFeedback values, keys sorted', () => {
+  const r = row('RateLimitPolicy', 'payments', 'payments-rl', status({ 'spoke-1': work(ENFORCED_CONDITION, { extra: { phase: 'Ready', limitsTotal: 4 } }) }));
+  const parsed = JSON.parse(formatRowsJson([r])) as { status: PolicyStatus }[];
+  assert.deepEqual(parsed[0]!.status.clusters?.['spoke-1']?.statusFeedback, { limitsTotal: 4, phase: 'Ready' });
+  const text = formatExplainJson(r);
+  assert.ok(text.indexOf('"limitsTotal": 4') < text.indexOf('"phase": "Ready"'));
 });

@@ -283,7 +283,7 @@ function field(label: string, value: string, indent: string, labelWidth: number)
 /**
  * `policy-sync explain`: the policy, its summary, its problems, and per cluster its state, reason,
  * message, the overriding local policies (parsed from an Overridden / PartiallyEnforced message),
- * upToDate, applied and available.
+ * upToDate, applied, available, and the kind's own statusFeedback values.
  */
 export function formatExplain(row: PolicyRow): string {
   const { status } = row;
@@ -300,7 +300,7 @@ export function formatExplain(row: PolicyRow): string {
     ),
   );
   if (s.truncated) {
-    out.push(...top('Note', 'the status annotation holds the summary only (too large); per-cluster detail is read from the ManifestWorks'));
+    out.push(...top('Note', 'the status annotation was cut short (too large); per-cluster detail is read from the ManifestWorks'));
   }
   const problems = status.problems ?? [];
   if (problems.length === 0) {
@@ -327,9 +327,19 @@ export function formatExplain(row: PolicyRow): string {
         });
       }
       out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
+      out.push(...statusFeedbackLines(c.statusFeedback ?? {}));
     }
   }
   return `${out.join('\n')}\n`;
+}
+
+/** The kind's own statusFeedback values, one `name: value` per line under one label, sorted by name. */
+function statusFeedbackLines(values: Readonly<Record<string, string | number | boolean>>): string[] {
+  const lead = FIELD_INDENT + pad('statusFeedback:', FIELD_LABEL);
+  const indent = ' '.repeat(width(lead));
+  return Object.keys(values)
+    .sort()
+    .flatMap((name, i) => wrap(`${name}: ${String(values[name])}`, i === 0 ? lead : indent, `${indent}  `));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -364,8 +364,8 @@ test('a truncated annotation: the per-cluster part is read from the ManifestWork
   assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
   assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`), [
     ...EXPLAIN_AUTH_HEAD,
-    'Note:       the status annotation holds the summary only (too large);',
-    '            per-cluster detail is read from the ManifestWorks',
+    'Note:       the status annotation was cut short (too large); per-cluster detail',
+    '            is read from the ManifestWorks',
     ...EXPLAIN_AUTH_TAIL,
   ]);
   const rebuilt: PolicyStatus = { ...AUTH_STATUS, summary: { ...AUTH_STATUS.summary, truncated: true } };
