@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
 # kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
-# (agent + manager) and `placement`. Each is rebuilt only when its pin in hack/versions.env changes.
+# (agent + manager), `placement` and `addon` (manager). Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
 set -euo pipefail
@@ -84,10 +84,14 @@ build_etcd() {
   mark_built etcd "$pin"
 }
 
+# OCM, one module: `work` (agent, and the hub manager the benchmark runs), `placement` (controller) and
+# `addon` (manager: ClusterManagementAddOn install strategies and AddOnTemplate addons). Each binary is
+# checked on its own, so that one added here is built into an existing .local/bin without rebuilding the rest.
 build_ocm() {
-  local pin="ocm=$OCM_VERSION"
-  if up_to_date work "$pin" && up_to_date placement "$pin"; then log "OCM $OCM_VERSION up to date"; return; fi
-  log "building OCM $OCM_VERSION work (agent, manager) and placement"
+  local pin="ocm=$OCM_VERSION" wanted=(work placement addon) missing=() b
+  for b in "${wanted[@]}"; do up_to_date "$b" "$pin" || missing+=("$b"); done
+  if [ "${#missing[@]}" -eq 0 ]; then log "OCM $OCM_VERSION (${wanted[*]}) up to date"; return; fi
+  log "building OCM $OCM_VERSION: ${missing[*]}"
   local dir="$work/ocm"
   new_module "$dir" policysync.local/ocm
   local src
@@ -97,11 +101,11 @@ build_ocm() {
     printf 'require open-cluster-management.io/ocm %s\n' "$OCM_VERSION" >>go.mod
     # OCM's own go.sum vouches for its dependencies, some of which the checksum-database mirror lacks.
     cp "$src/go.sum" go.sum && chmod u+w go.sum
-    go build -o "$bin/work" -ldflags "-s -w" open-cluster-management.io/ocm/cmd/work
-    go build -o "$bin/placement" -ldflags "-s -w" open-cluster-management.io/ocm/cmd/placement
+    for b in "${missing[@]}"; do
+      go build -o "$bin/$b" -ldflags "-s -w" "open-cluster-management.io/ocm/cmd/$b"
+    done
   )
-  mark_built work "$pin"
-  mark_built placement "$pin"
+  for b in "${missing[@]}"; do mark_built "$b" "$pin"; done
 }
 
 # Module folders holding the upstream CRDs, read at sandbox start (never copied into the repo).

@@ -17,6 +17,13 @@ const KUADRANT = 'github.com/kuadrant/kuadrant-operator';
 
 export type ClusterRole = 'hub' | 'spoke';
 
+const ADDON_CRDS = [
+  '0000_00_addon.open-cluster-management.io_clustermanagementaddons.crd.yaml',
+  '0000_01_addon.open-cluster-management.io_managedclusteraddons.crd.yaml',
+  '0000_02_addon.open-cluster-management.io_addondeploymentconfigs.crd.yaml',
+  '0000_03_addon.open-cluster-management.io_addontemplates.crd.yaml',
+];
+
 function moduleDirs(): Record<string, string> {
   if (!existsSync(modulesFile)) {
     throw new Error(`${modulesFile} is missing: run \`npm run build:components\` (hack/build-components.sh) first`);
@@ -53,6 +60,8 @@ export function crdFiles(role: ClusterRole): string[] {
       join(ocm, 'cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml'),
       // The placement controller lists these even when no placement uses scores.
       join(ocm, 'cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml'),
+      // The addon manager: addons, their per-cluster instances, templates and deployment configs.
+      ...ADDON_CRDS.map((f) => join(ocm, 'addon/v1alpha1', f)),
     );
   } else {
     files.push(join(ocm, 'work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml'));

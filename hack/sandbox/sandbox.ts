@@ -1,8 +1,8 @@
 // The local multicluster control plane: one etcd, a hub kube-apiserver and N spoke kube-apiservers
 // (each under its own --etcd-prefix, each with a kube-controller-manager running only the ClusterRole
-// aggregation and namespace controllers), upstream CRDs, the OCM placement controller on the hub, and
-// one real OCM work agent per spoke connected to the hub. Used by `npm run local-up|local-down|
-// local-status` and, as a library, by the tests.
+// aggregation and namespace controllers, and on the hub the garbage collector), upstream CRDs, the OCM
+// placement controller and addon manager on the hub, and one real OCM work agent per spoke connected to the
+// hub. Used by `npm run local-up|local-down|local-status` and, as a library, by the tests.
 //
 // `up` is idempotent: with everything running it only checks health; a component found dead is reported
 // (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
@@ -28,6 +28,8 @@ export const AGENT_NAMESPACE = 'open-cluster-management-agent';
 /** Namespace on the hub where the placement controller keeps its own objects. */
 export const PLACEMENT_NAMESPACE = 'open-cluster-management-hub';
 const FIELD_MANAGER = 'policy-sync-sandbox';
+/** The OCM addon manager on the hub: ClusterManagementAddOn install strategies, AddOnTemplate addons. */
+export const ADDON_MANAGER = 'addon-manager';
 const CONTROLLER_MANAGER = 'kube-controller-manager';
 
 export interface SandboxOptions {
@@ -92,6 +94,8 @@ export class Sandbox {
     const timeoutMs = options.timeoutMs ?? 90_000;
     requireBinaries();
     const existing = Sandbox.attach(options.root);
+    // Only a new layout needs it: a sandbox laid out before the addon manager joined goes on without one.
+    if (!existing) requireBinaries(['addon']);
     const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2));
     await sandbox.converge(log, timeoutMs);
     return sandbox;
@@ -279,7 +283,9 @@ export class Sandbox {
     }
     // Per cluster, kube-controller-manager with only the controllers whose absence would make the API
     // behave unlike a real cluster's: ClusterRole aggregation (aggregated RBAC, as deploy/ uses it) and
-    // the namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever).
+    // the namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever). On the
+    // hub also the garbage collector: the OCM addon manager removes an addon from a cluster through owner
+    // references alone (ClusterManagementAddOn → ManagedClusterAddOn → its ManifestWorks).
     for (const cluster of clusters) {
       const port = await freePort();
       components.push({
@@ -290,7 +296,7 @@ export class Sandbox {
             `--kubeconfig=${cluster.kubeconfig}`,
             `--authentication-kubeconfig=${cluster.kubeconfig}`,
             `--authorization-kubeconfig=${cluster.kubeconfig}`,
-            '--controllers=clusterrole-aggregation-controller,namespace-controller',
+            `--controllers=${['clusterrole-aggregation-controller', 'namespace-controller', ...(cluster.role === 'hub' ? ['garbage-collector-controller'] : [])].join(',')}`,
             '--leader-elect=false',
             '--bind-address=127.0.0.1',
             `--secure-port=${port}`,
@@ -313,6 +319,7 @@ export class Sandbox {
       },
       probe: { url: `https://127.0.0.1:${placementPort}/healthz` },
     });
+    components.push(await addonManager(layout, hubKubeconfig));
     for (const spoke of clusters.filter((c) => c.role === 'spoke')) {
       const port = await freePort();
       components.push({
@@ -346,7 +353,11 @@ export class Sandbox {
   private async converge(log: (m: string) => void, timeoutMs: number): Promise<void> {
     // The OCM controllers need the CRDs and namespaces set up first.
     const agents = this.state.components.filter(
-      (c) => c.spec.name.startsWith('work-agent/') || c.spec.name === 'placement-controller' || c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`),
+      (c) =>
+        c.spec.name.startsWith('work-agent/') ||
+        c.spec.name === 'placement-controller' ||
+        c.spec.name === ADDON_MANAGER ||
+        c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`),
     );
     const servers = this.state.components.filter((c) => !agents.includes(c));
     await this.ensureRunning(servers, log, timeoutMs);
@@ -409,6 +420,23 @@ export class Sandbox {
   }
 }
 
+/**
+ * The OCM addon manager (`addon manager`, built from the pinned OCM module), run like the placement
+ * controller: on the hub, its health endpoint on a port of its own.
+ */
+async function addonManager(layout: SandboxLayout, hubKubeconfig: string): Promise<Component> {
+  const port = await freePort();
+  return {
+    spec: {
+      name: ADDON_MANAGER,
+      command: join(binDir, 'addon'),
+      args: ['manager', `--kubeconfig=${hubKubeconfig}`, `--namespace=${PLACEMENT_NAMESPACE}`, '--disable-leader-election', `--listen=127.0.0.1:${port}`],
+      log: join(layout.logs, 'addon-manager.log'),
+    },
+    probe: { url: `https://127.0.0.1:${port}/healthz` },
+  };
+}
+
 const MANAGED_CLUSTERS: ResourceRef = { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false };
 
 async function createIfAbsent(http: KubeHttp, resource: ResourceRef, object: KubeObject): Promise<void> {
@@ -449,8 +477,8 @@ function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: 
   ];
 }
 
-function requireBinaries(): void {
-  const missing = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'work'].filter((b) => !existsSync(join(binDir, b)));
+function requireBinaries(names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'work']): void {
+  const missing = names.filter((b) => !existsSync(join(binDir, b)));
   if (missing.length > 0) {
     throw new Error(`missing ${missing.join(', ')} in ${binDir}: run \`npm run build:components\` first`);
   }

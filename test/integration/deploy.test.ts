@@ -1,13 +1,15 @@
 // deploy/: every kustomization renders with the kubectl this repository builds (kustomize inside), holds
 // the objects an install needs, passes only flags the program has, lets kustomize `images` replace the
 // image, and the rendered output passes a server-side dry-run on the sandbox hub and spoke-1 (admission,
-// schema and RBAC validation by a real apiserver).
+// schema and RBAC validation by a real apiserver). deploy/addon's AddOnTemplate is what hack/gen-addon.ts
+// generates from deploy/spoke (test/e2e/addon.test.ts installs the addon for real).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
+import { DELETION_ORPHAN, LOG_LEVEL_ARG, TEMPLATE_FILE, renderAddonTemplate } from '../../hack/gen-addon.ts';
 import { repoRoot } from '../../hack/sandbox/layout.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
@@ -32,7 +34,7 @@ before(async () => {
   sandbox = await testSandbox();
   // rbac.test.ts applies deploy/hub for real and deletes policy-sync-system on the hub afterwards.
   release = await holdExclusive(testSandboxRoot, 'hub-policy-sync-system');
-  for (const dir of ['deploy/hub', 'deploy/hub/kuadrant', 'deploy/spoke', 'deploy/spoke/kuadrant']) rendered.set(dir, await kustomize(dir));
+  for (const dir of ['deploy/hub', 'deploy/hub/kuadrant', 'deploy/spoke', 'deploy/spoke/kuadrant', 'deploy/addon']) rendered.set(dir, await kustomize(dir));
 });
 
 after(async () => {
@@ -175,9 +177,9 @@ test('the Kuadrant components grant each policy kind by aggregation labels, for 
     assert.deepEqual(role.rules, [{ apiGroups: ['kuadrant.io'], resources: [role.metadata.name.replace('policy-sync-hub-kuadrant-', '')], verbs: ['get', 'list', 'watch', 'patch'] }]);
   }
   const spoke = output('deploy/spoke/kuadrant').objects as Role[];
-  assert.deepEqual(names(spoke), [...kinds.map((k) => `ClusterRole/policy-sync-spoke-kuadrant-${k}`), 'ClusterRole/policy-sync-work-agent-kuadrant']);
+  assert.deepEqual(names(spoke), [...kinds.map((k) => `ClusterRole/policy-sync-spoke-policies-kuadrant-${k}`), 'ClusterRole/policy-sync-work-agent-kuadrant']);
   for (const kind of kinds) {
-    const role = find(spoke, 'ClusterRole', `policy-sync-spoke-kuadrant-${kind}`) as Role;
+    const role = find(spoke, 'ClusterRole', `policy-sync-spoke-policies-kuadrant-${kind}`) as Role;
     assert.equal(role.metadata.labels?.['policysync.kuadrant.io/aggregate-to-spoke'], 'true');
     assert.deepEqual(role.rules, [
       { apiGroups: ['kuadrant.io'], resources: [kind], verbs: ['get', 'list', 'watch', 'patch'] },
@@ -190,6 +192,52 @@ test('the Kuadrant components grant each policy kind by aggregation labels, for 
   assert.deepEqual(work.rules[0]?.apiGroups, ['kuadrant.io']);
   assert.deepEqual([...(work.rules[0]?.resources ?? [])].sort(), kinds);
   assert.deepEqual(work.rules[0]?.verbs, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']);
+});
+
+test('deploy/addon/addontemplate.yaml is what hack/gen-addon.ts generates from deploy/spoke and deploy/spoke/kuadrant', () => {
+  assert.equal(readFileSync(TEMPLATE_FILE, 'utf8'), renderAddonTemplate(), 'deploy/addon is out of date: run `npx tsx hack/gen-addon.ts`');
+});
+
+test('kubectl kustomize renders deploy/addon: the addon, its template of the whole spoke side, its deployment config and placement', () => {
+  const { objects } = output('deploy/addon');
+  assert.deepEqual(names(objects), [
+    'AddOnDeploymentConfig/policy-sync-addon/policy-sync',
+    'AddOnTemplate/policy-sync',
+    'ClusterManagementAddOn/policy-sync',
+    'ManagedClusterSet/policy-sync',
+    'ManagedClusterSetBinding/policy-sync-addon/policy-sync',
+    'Namespace/policy-sync-addon',
+    'Placement/policy-sync-addon/policy-sync',
+  ]);
+  // The template carries exactly the spoke side of the manual install, with its two parameters.
+  type Manifest = KubeObject & { spec?: { template?: { spec?: PodSpec } } };
+  const manifests = (find(objects, 'AddOnTemplate', 'policy-sync')?.spec as { agentSpec: { workload: { manifests: Manifest[] } } }).agentSpec.workload.manifests;
+  const manual = [...output('deploy/spoke').objects, ...output('deploy/spoke/kuadrant').objects];
+  assert.deepEqual(names(manifests), names(manual));
+  assert.deepEqual(find(manifests, 'Namespace', SYSTEM_NS)?.metadata.annotations, { [DELETION_ORPHAN]: '' });
+  const agent = (find(manifests, 'Deployment', 'policy-sync-spoke') as Manifest).spec?.template?.spec?.containers[0];
+  const manualAgent = podSpec(find(manual, 'Deployment', 'policy-sync-spoke')).containers[0];
+  assert.deepEqual(agent?.args, [...(manualAgent?.args ?? []), LOG_LEVEL_ARG]);
+  // The addon refers to its template, deployment config and placement by the names they have.
+  const cma = find(objects, 'ClusterManagementAddOn', 'policy-sync')?.spec as {
+    supportedConfigs: { resource: string; defaultConfig: { name: string; namespace?: string } }[];
+    installStrategy: { type: string; placements: { name: string; namespace: string }[] };
+  };
+  assert.deepEqual(cma.supportedConfigs.map((c) => [c.resource, c.defaultConfig]), [
+    ['addontemplates', { name: 'policy-sync' }],
+    ['addondeploymentconfigs', { name: 'policy-sync', namespace: 'policy-sync-addon' }],
+  ]);
+  assert.equal(cma.installStrategy.type, 'Placements');
+  assert.deepEqual(cma.installStrategy.placements.map((p) => `${p.namespace}/${p.name}`), ['policy-sync-addon/policy-sync']);
+  // The deployment config keeps the template's namespace, sets LOG_LEVEL, and its image entry names the template's image.
+  const config = find(objects, 'AddOnDeploymentConfig', 'policy-sync')?.spec as {
+    agentInstallNamespace?: string;
+    registries?: { source: string; mirror: string }[];
+    customizedVariables?: { name: string; value: string }[];
+  };
+  assert.equal(config.agentInstallNamespace, '', 'an empty agentInstallNamespace keeps the agent in the template\'s namespace');
+  assert.deepEqual(config.registries?.map((r) => r.source), [agent?.image]);
+  assert.deepEqual(config.customizedVariables?.map((v) => v.name), ['LOG_LEVEL']);
 });
 
 test('an overlay replaces the image through kustomize images', async () => {
