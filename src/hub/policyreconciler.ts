@@ -98,7 +98,8 @@ export class PolicyReconciler {
     // share a hub): its annotations are left alone — except right after it stopped being ours, while our
     // works for it still existed (and were not kept by the deletion rule), when ours are cleared.
     const written = [...desired.works.values()];
-    if (ours(desired)) await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written });
+    // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
+    if (ours(desired)) return this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written });
     else if (observed.length > 0 && decision?.action !== 'keep') await this.d.reporter.clear(key, kind.gvr, policy);
   }
 
