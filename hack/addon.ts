@@ -57,14 +57,19 @@ export async function liveObjects(http: KubeHttp, objects: KubeObject[]): Promis
   return Promise.all(objects.map((o) => getObject(http, resourceOfKind(o.kind), o.metadata.namespace, o.metadata.name)));
 }
 
-/** `kubectl <verb> -k deploy/addon` against the hub, with the kubectl this repository builds. */
-export function kubectlAddon(verb: 'apply' | 'delete', hubKubeconfig: string, extra: string[] = []): Promise<{ code: number; output: string }> {
+/** The kubectl this repository builds, from the repository root, against one cluster. Never rejects on a non-zero exit. */
+export function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(join(binDir, 'kubectl'), [`--kubeconfig=${hubKubeconfig}`, verb, '-k', 'deploy/addon', ...extra], { cwd: repoRoot }, (err, stdout, stderr) => {
+    execFile(join(binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { cwd: repoRoot }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, output: `${stdout}${stderr}` });
     });
   });
+}
+
+/** `kubectl <verb> -k deploy/addon` against the hub. */
+export function kubectlAddon(verb: 'apply' | 'delete', hubKubeconfig: string, extra: string[] = []): Promise<{ code: number; output: string }> {
+  return kubectl(hubKubeconfig, [verb, '-k', 'deploy/addon', ...extra]);
 }
 
 /** A cluster joins (true) or leaves (false) the addon's ManagedClusterSet: the label on its ManagedCluster. */
