@@ -241,6 +241,8 @@ export class Sandbox {
   private static async plan(layout: SandboxLayout, spokeCount: number): Promise<Sandbox> {
     for (const d of [layout.logs, layout.kubeconfigs, layout.data]) mkdirSync(d, { recursive: true });
     const pki = ensurePki(layout.pki);
+    const auditPolicy = join(layout.data, 'audit-policy.yaml');
+    writeFileSync(auditPolicy, AUDIT_POLICY);
     const [etcdPort, etcdPeerPort] = [await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const components: Component[] = [
@@ -275,7 +277,7 @@ export class Sandbox {
         spec: {
           name: `kube-apiserver/${name}`,
           command: join(binDir, 'kube-apiserver'),
-          args: apiserverArgs({ port, etcdUrl, prefix: `/${name}`, pki, certDir: join(layout.data, `certs-${name}`) }),
+          args: apiserverArgs({ port, etcdUrl, prefix: `/${name}`, pki, certDir: join(layout.data, `certs-${name}`), audit: { policy: auditPolicy, log: auditLogPath(layout, name) } }),
           log: join(layout.logs, `kube-apiserver-${name}.log`),
         },
         probe: { url: `${server}/readyz`, clientTls: true },
@@ -447,8 +449,34 @@ async function createIfAbsent(http: KubeHttp, resource: ResourceRef, object: Kub
   }
 }
 
-function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: Pki; certDir: string }): string[] {
+/**
+ * Every write (who, what, answer) and nothing else: the fault tests read it to say which client deleted or
+ * wrote what (apiserver_request_total counts, but names no one). Leases and Events are left out: renewals
+ * alone would swamp it.
+ */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    resources: [{ group: coordination.k8s.io }, { group: '', resources: [events] }, { group: events.k8s.io }]
+  - level: Metadata
+    verbs: [create, update, patch, delete, deletecollection]
+  - level: None
+`;
+
+/** The audit log of a cluster's kube-apiserver (JSON lines, writes only). */
+export function auditLogPath(layout: SandboxLayout, cluster: string): string {
+  return join(layout.logs, `kube-apiserver-${cluster}-audit.log`);
+}
+
+function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: Pki; certDir: string; audit: { policy: string; log: string } }): string[] {
   return [
+    `--audit-policy-file=${o.audit.policy}`,
+    `--audit-log-path=${o.audit.log}`,
+    '--audit-log-format=json',
+    '--audit-log-maxbackup=1',
+    '--audit-log-maxsize=200',
     `--etcd-servers=${o.etcdUrl}`,
     `--etcd-prefix=${o.prefix}`,
     `--secure-port=${o.port}`,
