@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
 # kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
-# (agent + manager), `placement` and `addon` (manager). Each is rebuilt only when its pin in hack/versions.env changes.
+# (agent + manager), `placement` and `addon` (manager), and the spoke policy controllers kuadrant-operator and
+# envoy-gateway. Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
 set -euo pipefail
@@ -108,11 +109,48 @@ build_ocm() {
   for b in "${missing[@]}"; do mark_built "$b" "$pin"; done
 }
 
+# build_upstream NAME MODULE VERSION MAIN: a binary from a module that is not ours to change, built the
+# way its own repository builds it: a consumer module requiring MODULE@VERSION at its Go version, with its
+# `replace` lines (module paths only; local ones cannot apply outside its tree) and its go.sum copied.
+build_upstream() {
+  local name="$1" module="$2" version="$3" main="$4" pin="$1=$3"
+  up_to_date "$name" "$pin" && { log "$name $version up to date"; return; }
+  log "building $name $version (minutes when cold)"
+  local dir="$work/$name" json src modfile
+  new_module "$dir" "policysync.local/$name"
+  json="$(go mod download -json "$module@$version")"
+  src="$(sed -n 's/.*"Dir": "\(.*\)",/\1/p' <<<"$json")"
+  modfile="$(sed -n 's/.*"GoMod": "\(.*\)",/\1/p' <<<"$json")"
+  (
+    cd "$dir"
+    sed -i "s/^go .*/$(grep -m1 '^go ' "$modfile")/" go.mod
+    printf 'require %s %s\n' "$module" "$version" >>go.mod
+    awk '/^replace \($/ {block=1; next} block && /^\)/ {block=0; next}
+         block {print "replace " $0; next} /^replace / {print}' "$modfile" | grep -v '=> \.' >>go.mod || true
+    cp "$src/go.sum" go.sum && chmod u+w go.sum
+    go build -o "$bin/$name" -ldflags "-s -w" "$main"
+  )
+  mark_built "$name" "$pin"
+}
+
+# The spoke policy controllers the opt-in sandbox runs (`--spoke-controllers`): Kuadrant's operator and
+# Envoy Gateway (its Go build peaks at about 2.4 GB: `all` builds the two one after the other).
+build_kuadrant_operator() {
+  build_upstream kuadrant-operator github.com/kuadrant/kuadrant-operator "$KUADRANT_OPERATOR_VERSION" \
+    github.com/kuadrant/kuadrant-operator/cmd
+}
+build_envoy_gateway() {
+  build_upstream envoy-gateway github.com/envoyproxy/gateway "$ENVOY_GATEWAY_VERSION" \
+    github.com/envoyproxy/gateway/cmd/envoy-gateway
+}
+
 # Module folders holding the upstream CRDs, read at sandbox start (never copied into the repo).
 record_modules() {
   local out="$root/.local/modules.json" entries=() m dir json
   for m in "open-cluster-management.io/api@$OCM_API_VERSION" "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" \
-    "github.com/kuadrant/kuadrant-operator@$KUADRANT_OPERATOR_VERSION"; do
+    "github.com/kuadrant/kuadrant-operator@$KUADRANT_OPERATOR_VERSION" \
+    "github.com/kuadrant/authorino-operator@$AUTHORINO_OPERATOR_VERSION" "github.com/kuadrant/authorino@$AUTHORINO_VERSION" \
+    "github.com/kuadrant/limitador-operator@$LIMITADOR_OPERATOR_VERSION" "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION"; do
     json="$(go mod download -json "$m" || true)"
     dir="$(sed -n 's/.*"Dir": "\(.*\)",/\1/p' <<<"$json")"
     [ -d "$dir" ] || { echo "error: could not download $m from the Go module proxy: $json" >&2; exit 1; }
@@ -124,11 +162,13 @@ record_modules() {
 
 start=$SECONDS
 case "${1:-all}" in
-  all) record_modules; build_etcd; build_ocm; build_kubernetes ;;
+  all) record_modules; build_etcd; build_ocm; build_kubernetes; build_kuadrant_operator; build_envoy_gateway ;;
   modules) record_modules ;;
+  kuadrant-operator) build_kuadrant_operator ;;
+  envoy-gateway) build_envoy_gateway ;;
   etcd) build_etcd ;;
   ocm) build_ocm ;;
   kubernetes) build_kubernetes ;;
-  *) echo "usage: $0 [all|modules|etcd|ocm|kubernetes]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|modules|etcd|ocm|kubernetes|kuadrant-operator|envoy-gateway]" >&2; exit 2 ;;
 esac
 log "done in $((SECONDS - start)) s"
