@@ -1,10 +1,13 @@
 // `npm run local-up | local-down | local-status` — the sandbox as a command.
-//   up [--spokes N] [--root DIR]    start (or check and repair) the sandbox
+//   up [--spokes N] [--root DIR] [--spoke-controllers kuadrant,envoy-gateway]
+//                                   start (or check and repair) the sandbox; with the real spoke policy
+//                                   controllers (Kuadrant operator on every spoke, Envoy Gateway on spoke-1)
 //   down [--purge] [--root DIR]     stop every process it started; --purge also deletes its data
 //   status [--root DIR]             what runs where
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Sandbox } from './sandbox.ts';
+import { parseSpokeControllers } from './spokecontrollers.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -12,6 +15,7 @@ const { positionals, values } = parseArgs({
     spokes: { type: 'string', default: '2' },
     root: { type: 'string' },
     purge: { type: 'boolean', default: false },
+    'spoke-controllers': { type: 'string' },
   },
 });
 
@@ -23,7 +27,8 @@ async function main(): Promise<number> {
     case 'up': {
       const spokes = Number(values.spokes);
       if (!Number.isInteger(spokes) || spokes < 1) throw new Error(`--spokes must be a positive integer, got ${values.spokes}`);
-      const sandbox = await Sandbox.up({ root, spokes });
+      const spokeControllers = values['spoke-controllers'] === undefined ? undefined : parseSpokeControllers(values['spoke-controllers']);
+      const sandbox = await Sandbox.up({ root, spokes, spokeControllers });
       for (const c of sandbox.clusters) console.log(`${c.name.padEnd(10)} ${c.server.padEnd(26)} ${c.kubeconfig}`);
       return 0;
     }

@@ -31,14 +31,16 @@ function moduleDirs(): Record<string, string> {
   return JSON.parse(readFileSync(modulesFile, 'utf8')) as Record<string, string>;
 }
 
+/** The folder of a Go module recorded by hack/build-components.sh. */
+export function moduleFolder(mod: string): string {
+  const d = moduleDirs()[mod];
+  if (!d || !existsSync(d)) throw new Error(`module ${mod} is not downloaded: run \`npm run build:components\``);
+  return d;
+}
+
 /** The CRD files for a cluster of the given role, as absolute paths. */
 export function crdFiles(role: ClusterRole): string[] {
-  const dirs = moduleDirs();
-  const dir = (mod: string): string => {
-    const d = dirs[mod];
-    if (!d || !existsSync(d)) throw new Error(`module ${mod} is not downloaded: run \`npm run build:components\``);
-    return d;
-  };
+  const dir = moduleFolder;
   const ocm = dir(OCM_API);
   const gatewayStandard = join(dir(GATEWAY_API), 'config/crd/standard');
   const kuadrant = join(dir(KUADRANT), 'config/crd/bases');
@@ -82,13 +84,13 @@ interface CrdStatus {
 }
 
 /**
- * Applies the role's CRDs (raw JSON: client-node's typed models would drop `x-kubernetes-*` keys) and
+ * Applies the role's CRDs and `extraFiles` (raw JSON: client-node's typed models would drop `x-kubernetes-*` keys) and
  * waits until each is Established.
  */
-export async function installCrds(kc: KubeConfig, role: ClusterRole, timeoutMs = 60_000): Promise<string[]> {
+export async function installCrds(kc: KubeConfig, role: ClusterRole, timeoutMs = 60_000, extraFiles: string[] = []): Promise<string[]> {
   const http = new KubeHttp(kc);
   try {
-    const crds = readCrds(crdFiles(role));
+    const crds = readCrds([...new Set([...crdFiles(role), ...extraFiles])]);
     await Promise.all(crds.map((crd) => serverSideApply(http, RESOURCES.crds, crd, { fieldManager: 'policy-sync-sandbox' })));
     const deadline = Date.now() + timeoutMs;
     for (const crd of crds) {

@@ -13,6 +13,11 @@ export interface ProcessSpec {
   args: string[];
   log: string;
   env?: Record<string, string>;
+  /**
+   * When `command` is a launcher that ends by exec'ing other programs on the same pid (unshare → /bin/sh →
+   * envoy-gateway): those programs, in order. The pid counts as ours while it runs any of them.
+   */
+  execs?: string[];
 }
 
 export interface RunningProcess extends ProcessSpec {
@@ -37,8 +42,8 @@ export function startProcess(spec: ProcessSpec): RunningProcess {
   }
 }
 
-/** True while `pid` is alive (not a zombie) and still runs `command`. */
-export function isRunning(proc: Pick<RunningProcess, 'pid' | 'command'>): boolean {
+/** True while `pid` is alive (not a zombie) and still runs `command` (or one of the programs it execs). */
+export function isRunning(proc: Pick<RunningProcess, 'pid' | 'command' | 'execs'>): boolean {
   const stat = `/proc/${proc.pid}/stat`;
   if (!existsSync(stat)) return false;
   try {
@@ -46,7 +51,7 @@ export function isRunning(proc: Pick<RunningProcess, 'pid' | 'command'>): boolea
     const state = readFileSync(stat, 'utf8').replace(/^.*\) /s, '').charAt(0);
     if (state === 'Z' || state === 'X') return false;
     const argv0 = readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8').split('\0')[0];
-    return argv0 === proc.command;
+    return argv0 === proc.command || (argv0 !== undefined && (proc.execs ?? []).includes(argv0));
   } catch {
     return false;
   }

@@ -2,7 +2,8 @@
 // (each under its own --etcd-prefix, each with a kube-controller-manager running only the ClusterRole
 // aggregation and namespace controllers, and on the hub the garbage collector), upstream CRDs, the OCM
 // placement controller and addon manager on the hub, and one real OCM work agent per spoke connected to the
-// hub. Used by `npm run local-up|local-down|local-status` and, as a library, by the tests.
+// hub; opt-in, the real spoke policy controllers (spokecontrollers.ts). Used by `npm run
+// local-up|local-down|local-status` and, as a library, by the tests.
 //
 // `up` is idempotent: with everything running it only checks health; a component found dead is reported
 // (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
@@ -21,6 +22,17 @@ import { ensurePki, type Pki } from './pki.ts';
 import { freePort } from './ports.ts';
 import { probeOnce, waitReady, type Probe } from './probe.ts';
 import { isRunning, logTail, startProcess, stopProcess, type ProcessSpec, type RunningProcess } from './processes.ts';
+import {
+  ENVOY_GATEWAY_SPOKE,
+  createSpokeControllerNamespaces,
+  isSpokeControllerComponent,
+  planSpokeControllers,
+  prepareEnvoyGateway,
+  spokeControllerBinaries,
+  spokeControllerCrdFiles,
+  spokeControllerNamespaces,
+  type SpokeController,
+} from './spokecontrollers.ts';
 
 export const HUB = 'hub';
 /** Namespace on each spoke where the work agent keeps its own objects. */
@@ -41,6 +53,11 @@ export interface SandboxOptions {
   log?: (message: string) => void;
   /** Per-component readiness timeout (default 90 s). */
   timeoutMs?: number;
+  /**
+   * Real spoke policy controllers to run (default none): `kuadrant` (the Kuadrant operator, every spoke) and
+   * `envoy-gateway` (spoke-1 only; needs root). Fixed when the sandbox is laid out.
+   */
+  spokeControllers?: SpokeController[];
 }
 
 export interface ClusterInfo {
@@ -62,6 +79,8 @@ interface SandboxState {
   components: Component[];
   /** Set once CRDs, namespaces and agents have been set up, so a later `up` can skip that work. */
   configured: boolean;
+  /** The real spoke policy controllers this sandbox runs (absent: none). */
+  spokeControllers?: SpokeController[];
 }
 
 export interface ComponentStatus {
@@ -96,7 +115,14 @@ export class Sandbox {
     const existing = Sandbox.attach(options.root);
     // Only a new layout needs it: a sandbox laid out before the addon manager joined goes on without one.
     if (!existing) requireBinaries(['addon']);
-    const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2));
+    const controllers = options.spokeControllers ?? existing?.spokeControllers ?? [];
+    requireBinaries(spokeControllerBinaries(controllers));
+    if (existing && options.spokeControllers && [...controllers].sort().join() !== [...existing.spokeControllers].sort().join()) {
+      throw new Error(
+        `the sandbox under ${existing.layout.root} runs spoke controllers [${existing.spokeControllers.join(', ')}], not [${controllers.join(', ')}]: stop it (local-down) and start it again`,
+      );
+    }
+    const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2, controllers));
     await sandbox.converge(log, timeoutMs);
     return sandbox;
   }
@@ -111,6 +137,10 @@ export class Sandbox {
 
   get spokes(): ClusterInfo[] {
     return this.state.clusters.filter((c) => c.role === 'spoke');
+  }
+
+  get spokeControllers(): SpokeController[] {
+    return this.state.spokeControllers ?? [];
   }
 
   cluster(name: string): ClusterInfo {
@@ -238,7 +268,7 @@ export class Sandbox {
   }
 
   /** Lays out a new sandbox: free ports, credentials, kubeconfigs and the command line of every component. */
-  private static async plan(layout: SandboxLayout, spokeCount: number): Promise<Sandbox> {
+  private static async plan(layout: SandboxLayout, spokeCount: number, spokeControllers: SpokeController[]): Promise<Sandbox> {
     for (const d of [layout.logs, layout.kubeconfigs, layout.data]) mkdirSync(d, { recursive: true });
     const pki = ensurePki(layout.pki);
     const auditPolicy = join(layout.data, 'audit-policy.yaml');
@@ -346,7 +376,8 @@ export class Sandbox {
         probe: { url: `https://127.0.0.1:${port}/healthz` },
       });
     }
-    const sandbox = new Sandbox(layout, { version: 1, clusters, components, configured: false }, pki);
+    components.push(...(await planSpokeControllers(layout, clusters.filter((c) => c.role === 'spoke'), spokeControllers)));
+    const sandbox = new Sandbox(layout, { version: 1, clusters, components, configured: false, spokeControllers }, pki);
     sandbox.save();
     return sandbox;
   }
@@ -359,16 +390,20 @@ export class Sandbox {
         c.spec.name.startsWith('work-agent/') ||
         c.spec.name === 'placement-controller' ||
         c.spec.name === ADDON_MANAGER ||
-        c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`),
+        c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`) ||
+        isSpokeControllerComponent(c.spec.name),
     );
     const servers = this.state.components.filter((c) => !agents.includes(c));
     await this.ensureRunning(servers, log, timeoutMs);
     if (!this.state.configured) {
       for (const cluster of this.state.clusters) {
-        const crds = await installCrds(this.kubeConfig(cluster.name), cluster.role, timeoutMs);
+        const extra = cluster.role === 'spoke' ? spokeControllerCrdFiles(this.spokeControllers, cluster.name) : [];
+        const crds = await installCrds(this.kubeConfig(cluster.name), cluster.role, timeoutMs, extra);
         log(`${cluster.name}: ${crds.length} CRDs established`);
       }
       await this.registerSpokes();
+      for (const spoke of this.spokes) await createSpokeControllerNamespaces(spoke, spokeControllerNamespaces(this.spokeControllers, spoke.name));
+      if (this.spokeControllers.includes('envoy-gateway')) await prepareEnvoyGateway(this.layout, this.cluster(ENVOY_GATEWAY_SPOKE), timeoutMs);
     }
     await this.ensureRunning(agents, log, timeoutMs);
     this.state.configured = true;
