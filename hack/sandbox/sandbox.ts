@@ -25,6 +25,7 @@ import { isRunning, logTail, startProcess, stopProcess, type ProcessSpec, type R
 import {
   ENVOY_GATEWAY_SPOKE,
   createSpokeControllerNamespaces,
+  hubControllerCrdFiles,
   isSpokeControllerComponent,
   planSpokeControllers,
   prepareEnvoyGateway,
@@ -397,7 +398,7 @@ export class Sandbox {
     await this.ensureRunning(servers, log, timeoutMs);
     if (!this.state.configured) {
       for (const cluster of this.state.clusters) {
-        const extra = cluster.role === 'spoke' ? spokeControllerCrdFiles(this.spokeControllers, cluster.name) : [];
+        const extra = cluster.role === 'spoke' ? spokeControllerCrdFiles(this.spokeControllers, cluster.name) : hubControllerCrdFiles(this.spokeControllers);
         const crds = await installCrds(this.kubeConfig(cluster.name), cluster.role, timeoutMs, extra);
         log(`${cluster.name}: ${crds.length} CRDs established`);
       }

@@ -97,6 +97,16 @@ export function spokeControllerCrdFiles(controllers: readonly SpokeController[],
   return [...new Set(files)];
 }
 
+/**
+ * CRDs the hub needs for the spoke controllers' own policy kinds, so that policies of those kinds can be
+ * authored once on the hub and synced (the hub runs no controller for them).
+ */
+export function hubControllerCrdFiles(controllers: readonly SpokeController[]): string[] {
+  if (!controllers.includes('envoy-gateway')) return [];
+  const dir = join(moduleFolder(ENVOY_GATEWAY), 'charts/gateway-helm/crds/generated');
+  return ['backendtrafficpolicies', 'clienttrafficpolicies', 'securitypolicies', 'envoyextensionpolicies'].map((r) => join(dir, `gateway.envoyproxy.io_${r}.yaml`));
+}
+
 /** Namespaces the controllers expect on a spoke. */
 export function spokeControllerNamespaces(controllers: readonly SpokeController[], spoke: string): string[] {
   return [

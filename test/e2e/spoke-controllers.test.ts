@@ -1,7 +1,8 @@
-// The real spoke policy controllers on the sandbox's spokes, on their own (no hub sync): what the Kuadrant
-// operator v1.2.0 and Envoy Gateway v1.5.0, built by hack/build-components.sh, write on the policies the hub
-// will read back — Kuadrant's Accepted/Enforced conditions and precedence (newer wins), Envoy Gateway's
-// GEP-713 ancestors and precedence (oldest wins). Runs on a sandbox of its own, started with
+// The real spoke policy controllers on the sandbox's spokes: first on their own, what the Kuadrant operator
+// v1.2.0 and Envoy Gateway v1.5.0, built by hack/build-components.sh, write on the policies the hub will read
+// back — Kuadrant's Accepted/Enforced conditions and precedence (newer wins), Envoy Gateway's GEP-713 ancestors
+// and precedence (oldest wins); then through the hub: a policy authored once on the hub shows, per cluster,
+// what that cluster's controller wrote on its copy. Runs on a sandbox of its own, started with
 // `spokeControllers` (Envoy Gateway needs root) and stopped and deleted afterwards.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -15,8 +16,10 @@ import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, getObject, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../support/eventually.ts';
-import { AUTH_POLICIES, authPolicy, createNamespace, gateway } from '../support/fixtures.ts';
-import { uniqueName } from '../support/hub.ts';
+import { STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import type { ClusterStatus, PolicyStatus as HubPolicyStatus } from '../../src/core/policystatus.ts';
+import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision } from '../support/fixtures.ts';
+import { startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -46,13 +49,36 @@ type Policy = KubeObject & { status?: PolicyStatus };
 
 let sandbox: Sandbox;
 const clients = new Map<string, KubeHttp>();
+let hubClient: KubeHttp | undefined;
+let hub: RunningHub | undefined;
 
 before(async () => {
   sandbox = await Sandbox.up({ root, spokeControllers: ['kuadrant', 'envoy-gateway'], log: () => undefined, timeoutMs: 180_000 });
   for (const spoke of sandbox.spokes) clients.set(spoke.name, new KubeHttp(sandbox.kubeConfig(spoke.name)));
+  for (const spoke of sandbox.spokes) await warmUpKuadrant(spoke.name);
 });
 
+/**
+ * The Kuadrant operator creates its `topology` ConfigMap on its first reconcile; when several events race at
+ * start-up, a second create fails ("already exists") and, since it reconciles on events only, the policies of
+ * that round get no status until something else changes. Its own start-up race, not what is under test: two
+ * GatewayClasses one after the other, and the second shown in the ConfigMap proves it is past it.
+ */
+async function warmUpKuadrant(spokeName: string): Promise<void> {
+  const http = spoke(spokeName);
+  const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(first));
+  await eventually(async () => getObject(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'), { what: `the Kuadrant operator's topology ConfigMap on ${spokeName}`, timeoutMs: 60_000, context: logs(`kuadrant-operator/${spokeName}`) });
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(second));
+  await eventually(
+    async () => String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '').includes(second) || undefined,
+    { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context: logs(`kuadrant-operator/${spokeName}`) },
+  );
+}
+
 after(async () => {
+  await hub?.stop();
+  hubClient?.destroy();
   for (const http of clients.values()) http.destroy();
   await sandbox?.down({ purge: true });
 });
@@ -266,3 +292,110 @@ test('Envoy Gateway: a BackendTrafficPolicy on a Gateway gets an Accepted ancest
   t.diagnostic(`older, with newer: ${JSON.stringify(olderAfter)}`);
   assert.deepEqual(olderAfter?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
 });
+
+// ---- Through the hub: what each cluster's controller wrote on the copy, on the hub policy ----
+
+/** The hub's per-cluster status of a policy (its annotation), once every listed cluster has left Pending. */
+async function hubStatus(resource: ResourceRef, ns: string, name: string, clusters: readonly string[], context: () => string): Promise<Record<string, ClusterStatus>> {
+  return eventually(async () => {
+    const p = await getObject(hubClient!, resource, ns, name);
+    const text = p?.metadata.annotations?.[STATUS_ANNOTATION];
+    const status = text ? (JSON.parse(text) as HubPolicyStatus) : undefined;
+    const entries = status?.clusters;
+    return entries && clusters.every((c) => entries[c] && entries[c].state !== 'Pending') ? entries : undefined;
+  }, { what: `the hub's status of ${ns}/${name} on ${clusters.join(', ')}`, timeoutMs: 120_000, context });
+}
+
+/** A hub world: params listing `kinds`, a class of this test's own, a Gateway placed on `clusters`. */
+async function hubWorld(ns: string, gatewayName: string, clusters: string[], kinds: { group: string; version: string; resource: string }[]): Promise<void> {
+  hubClient ??= new KubeHttp(sandbox.kubeConfig('hub'));
+  const controllerName = testControllerName('real-controllers');
+  const className = uniqueName('hub-class');
+  await createNamespace(hubClient, ns);
+  for (const object of [
+    paramsConfigMap(ns, 'params', { policiesToSync: kinds }),
+    hubGatewayClass(className, { namespace: ns, name: 'params' }, controllerName),
+    gateway(ns, gatewayName, className, gatewayName),
+    placementDecision(ns, gatewayName, clusters),
+  ]) await applyFixture(hubClient, object);
+  await hub?.stop();
+  hub = await startHub(sandbox.kubeConfig('hub'), { controllerName });
+}
+
+/** What the hub must say of a cluster, from the copy's own status on that spoke (Kuadrant-style conditions). */
+function fromConditions(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined {
+  const enforced = condition(copy, 'Enforced');
+  return enforced && { enforced: enforced.status as ClusterStatus['enforced'], reason: enforced.reason, message: enforced.message };
+}
+
+test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadrant operator\'s own Enforced condition on its copy', async (t) => {
+  const ns = uniqueName('hub-kuadrant');
+  const clusters = sandbox.spokes.map((s) => s.name);
+  await hubWorld(ns, 'shop', clusters, [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }]);
+  // The downstream Gateway on each spoke (downstreamNamespace `{namespace}`): Envoy Gateway's class on spoke-1
+  // (where it runs), any class elsewhere; the Kuadrant operator only needs the target to exist.
+  for (const name of clusters) {
+    const http = spoke(name);
+    const className = uniqueName('eg');
+    await createNamespace(http, ns);
+    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+    await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
+  }
+  await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
+
+  const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
+  // Each copy carries the operator's status; the hub shows exactly that, cluster by cluster.
+  const copies = new Map<string, Pick<ClusterStatus, 'enforced' | 'reason' | 'message'>>();
+  for (const name of clusters) {
+    copies.set(name, await eventually(async () => fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')), { what: `the operator's Enforced on the copy on ${name}`, context, timeoutMs: 90_000 }));
+  }
+  const onHub = await eventually(async () => {
+    const status = await hubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
+    // Until the operator's last word has travelled back, the hub may show an earlier one: wait for agreement.
+    return clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c))) ? status : undefined;
+  }, { what: 'the hub to show what each copy says', timeoutMs: 120_000, context });
+  for (const c of clusters) t.diagnostic(`${c}: copy says ${JSON.stringify(copies.get(c))}; hub says ${JSON.stringify(onHub[c])}`);
+  // Where no Kuadrant CR exists, the operator's own reason and message reach the hub word for word.
+  assert.deepEqual(pick(onHub[BARE_SPOKE]!), { enforced: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
+  assert.equal(onHub[BARE_SPOKE]!.applied, true);
+});
+
+test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'s Accepted ancestor status as Enforced, and a Conflicted one as not', async (t) => {
+  const ns = uniqueName('hub-eg');
+  const kinds = [{ group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' }];
+  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], kinds);
+  const http = spoke(ENVOY_GATEWAY_SPOKE);
+  const className = uniqueName('eg');
+  await createNamespace(http, ns);
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
+
+  // A local policy on the same Gateway, created first: Envoy Gateway lets the oldest win.
+  const local = await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'local-edge', 'edge', '4s'));
+  await pastCreationSecond(local);
+  await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
+  const conflicted = await eventually(async () => {
+    const status = await hubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
+    return status[ENVOY_GATEWAY_SPOKE]!.reason === 'Conflicted' ? status[ENVOY_GATEWAY_SPOKE]! : undefined;
+  }, { what: 'the hub to show the copy Conflicted, as Envoy Gateway says', timeoutMs: 120_000, context });
+  t.diagnostic(`with an older local policy: ${JSON.stringify(conflicted)}`);
+  assert.equal(conflicted.enforced, 'False');
+  assert.equal(conflicted.message, 'Unable to target Gateway edge, another BackendTrafficPolicy has already attached to it');
+
+  // The local policy gone, Envoy Gateway accepts the copy, and the hub says Enforced with its words.
+  await deleteObject(http, BACKEND_TRAFFIC_POLICIES, ns, 'local-edge');
+  const enforced = await eventually(async () => {
+    const status = await hubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
+    return status[ENVOY_GATEWAY_SPOKE]!.enforced === 'True' ? status[ENVOY_GATEWAY_SPOKE]! : undefined;
+  }, { what: 'the hub to show the copy Enforced once Envoy Gateway accepts it', timeoutMs: 120_000, context });
+  t.diagnostic(`alone: ${JSON.stringify(enforced)}`);
+  assert.deepEqual(pick(enforced), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
+  assert.equal(enforced.state, 'Enforced');
+  const copy = await read(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
+  assert.deepEqual(copy.status?.ancestors?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
+});
+
+function pick(c: ClusterStatus): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> {
+  return { enforced: c.enforced, reason: c.reason, message: c.message };
+}
