@@ -228,17 +228,27 @@ test('Kuadrant operator: of two AuthPolicies on one Gateway the newer wins; the 
   // The winner: Accepted, and Enforced=False only because Authorino, its AuthConfig, the EnvoyPatchPolicy
   // and the EnvoyExtensionPolicy are not ready — their pods would make them so, and this plane runs none.
   // Enforced=True is not observable here without playing those components.
-  const newer = await eventually(withEnforced('newer'), { what: `the Kuadrant operator's status on ${ns}/newer`, context });
+  const newer = await eventually(async () => {
+    const p = await withEnforced('newer')();
+    return p && condition(p, 'Enforced')?.message.includes('waiting for the following components to sync') && p;
+  }, { what: `the Kuadrant operator's status on ${ns}/newer: waiting for its components`, context });
   t.diagnostic(`newer: ${JSON.stringify(newer.status)}`);
   assert.deepEqual(verdict(condition(newer, 'Accepted')), { status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted' });
   assert.equal(condition(newer, 'Enforced')?.status, 'False');
   assert.equal(condition(newer, 'Enforced')?.reason, 'Unknown');
   assert.match(condition(newer, 'Enforced')?.message ?? '', /^AuthPolicy waiting for the following components to sync: \[.*Authorino.*EnvoyPatchPolicy.*EnvoyExtensionPolicy/);
 
-  const gw = await getObject<Policy>(http, RESOURCES.gateways, ns, 'shop');
-  const affected = gw && condition(gw, 'kuadrant.io/AuthPolicyAffected');
+  // The operator writes the Gateway's status apart from the policies' (and retries it while Envoy Gateway has
+  // not yet filled in the listeners the apiserver requires): wait for it.
+  const affected = await eventually(
+    async () => {
+      const gw = await getObject<Policy>(http, RESOURCES.gateways, ns, 'shop');
+      return gw && condition(gw, 'kuadrant.io/AuthPolicyAffected');
+    },
+    { what: `the Kuadrant operator's kuadrant.io/AuthPolicyAffected condition on Gateway ${ns}/shop`, context },
+  );
   t.diagnostic(`Gateway kuadrant.io/AuthPolicyAffected: ${JSON.stringify(affected)}`);
-  assert.equal(affected?.status, 'True');
+  assert.equal(affected.status, 'True');
 
   // The newer gone, the older is no longer overridden: it waits for its components again.
   await deleteObject(http, AUTH_POLICIES, ns, 'newer');
@@ -344,15 +354,16 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
   await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
 
   const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
-  // Each copy carries the operator's status; the hub shows exactly that, cluster by cluster.
-  const copies = new Map<string, Pick<ClusterStatus, 'enforced' | 'reason' | 'message'>>();
+  // Each copy carries the operator's status; the hub shows exactly that, cluster by cluster. Both are read
+  // afresh on each try: until the operator's last word has travelled back, the hub may show an earlier one.
   for (const name of clusters) {
-    copies.set(name, await eventually(async () => fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')), { what: `the operator's Enforced on the copy on ${name}`, context, timeoutMs: 90_000 }));
+    await eventually(async () => fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')), { what: `the operator's Enforced on the copy on ${name}`, context, timeoutMs: 90_000 });
   }
-  const onHub = await eventually(async () => {
+  const { copies, onHub } = await eventually(async () => {
     const status = await hubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
-    // Until the operator's last word has travelled back, the hub may show an earlier one: wait for agreement.
-    return clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c))) ? status : undefined;
+    const copies = new Map<string, ReturnType<typeof fromConditions>>();
+    for (const name of clusters) copies.set(name, fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')));
+    return clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c))) ? { copies, onHub: status } : undefined;
   }, { what: 'the hub to show what each copy says', timeoutMs: 120_000, context });
   for (const c of clusters) t.diagnostic(`${c}: copy says ${JSON.stringify(copies.get(c))}; hub says ${JSON.stringify(onHub[c])}`);
   // Where no Kuadrant CR exists, the operator's own reason and message reach the hub word for word.
