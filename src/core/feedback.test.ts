@@ -155,6 +155,15 @@ test('readClusterFeedback prefers the scalar values over the raw conditions', ()
   assert.equal(feedback.enforcedGeneration, 2);
 });
 
+test('readClusterFeedback: an Enforced condition without observedGeneration observed the status-level one (the Kuadrant operator\'s way)', () => {
+  const kuadrant = [int('generation', 3), str('enforcedStatus', 'False'), str('enforcedReason', 'MissingResource'), str('enforcedMessage', 'kuadrant is not installed'), int('statusObservedGeneration', 3)];
+  assert.equal(readClusterFeedback(appliedWork(kuadrant)).enforcedGeneration, 3);
+  // The condition's own observedGeneration wins over the status-level one.
+  assert.equal(readClusterFeedback(appliedWork([...kuadrant, int('enforcedGeneration', 2)])).enforcedGeneration, 2);
+  // Without an Enforced condition, the status-level generation says nothing about enforcement.
+  assert.equal(readClusterFeedback(appliedWork([int('generation', 3), int('statusObservedGeneration', 3)])).enforcedGeneration, undefined);
+});
+
 test('readClusterFeedback ignores raw conditions that are not a JSON list of conditions', () => {
   for (const jsonRaw of ['not json', '{"type":"Enforced","status":"True"}', '[1,"x",{"type":"Enforced","status":true}]']) {
     const feedback = readClusterFeedback(appliedWork([{ name: 'conditions', fieldValue: { type: 'JsonRaw', jsonRaw } }]));

@@ -99,7 +99,9 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   if (accepted !== undefined) feedback.accepted = accepted;
   const enforced = scalarCondition(values, 'enforced') ?? rawCondition(raw, 'Enforced');
   if (enforced !== undefined) feedback.enforced = enforced;
-  const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced');
+  // A condition without its own observedGeneration observed what the status as a whole did.
+  const statusGeneration = enforced === undefined ? undefined : integer(values.get('statusObservedGeneration'));
+  const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced') ?? statusGeneration;
   if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
   feedback.ancestors = copyGateways(work).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));
   const firstConditionType = string(values.get('firstConditionType'));

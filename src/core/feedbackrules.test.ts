@@ -21,6 +21,7 @@ const defaults = [
   { name: 'enforcedReason', path: '.status.conditions[?(@.type=="Enforced")].reason' },
   { name: 'enforcedMessage', path: '.status.conditions[?(@.type=="Enforced")].message' },
   { name: 'enforcedGeneration', path: '.status.conditions[?(@.type=="Enforced")].observedGeneration' },
+  { name: 'statusObservedGeneration', path: '.status.observedGeneration' },
   { name: 'firstConditionType', path: '.status.conditions[::100].type' },
   { name: 'firstAncestorName', path: '.status.ancestors[::100].ancestorRef.name' },
 ];

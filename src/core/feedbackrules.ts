@@ -26,6 +26,9 @@ const DEFAULT_JSON_PATHS: readonly FeedbackJsonPath[] = [
   { name: 'enforcedReason', path: conditionField('Enforced', 'reason') },
   { name: 'enforcedMessage', path: conditionField('Enforced', 'message') },
   { name: 'enforcedGeneration', path: conditionField('Enforced', 'observedGeneration') },
+  // The Kuadrant operator writes its whole status at once with observedGeneration at status level only,
+  // never on its conditions: what its Enforced condition observed is read from there.
+  { name: 'statusObservedGeneration', path: '.status.observedGeneration' },
   // Evidence of a status the hub does not read (no Accepted/Enforced condition, no ancestor entry for the
   // copy's Gateways): the first entry of each list. `[::100]` is the first entry without `[0]`'s error on
   // an empty list; Gateway API caps ancestors at 16 and conditions at 8, so one entry is all it gives.

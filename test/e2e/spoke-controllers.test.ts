@@ -363,12 +363,15 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
     const status = await hubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
     const copies = new Map<string, ReturnType<typeof fromConditions>>();
     for (const name of clusters) copies.set(name, fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')));
-    return clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c))) ? { copies, onHub: status } : undefined;
-  }, { what: 'the hub to show what each copy says', timeoutMs: 120_000, context });
+    const agree = clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c)));
+    // Up to date: the operator's status observed the copy's generation (it says so at status level only).
+    return agree && status[BARE_SPOKE]!.upToDate ? { copies, onHub: status } : undefined;
+  }, { what: `the hub to show what each copy says, up to date on ${BARE_SPOKE}`, timeoutMs: 120_000, context });
   for (const c of clusters) t.diagnostic(`${c}: copy says ${JSON.stringify(copies.get(c))}; hub says ${JSON.stringify(onHub[c])}`);
   // Where no Kuadrant CR exists, the operator's own reason and message reach the hub word for word.
   assert.deepEqual(pick(onHub[BARE_SPOKE]!), { enforced: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
   assert.equal(onHub[BARE_SPOKE]!.applied, true);
+  assert.equal(onHub[BARE_SPOKE]!.upToDate, true);
 });
 
 test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'s Accepted ancestor status as Enforced, and a Conflicted one as not', async (t) => {
