@@ -9,7 +9,9 @@ import { loadKubeConfig } from './kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from '../runtime/manager.ts';
-import { namespacedName, positiveInt, type NamespacedName } from './options.ts';
+import { namespacedName, type NamespacedName } from './options.ts';
+import { duration } from './duration.ts';
+import { DEFAULT_REPORT_HEARTBEAT_MS } from '../core/spokereport.ts';
 
 export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';
 
@@ -17,7 +19,7 @@ interface SpokeFlags extends ElectionFlags, ConnectionFlags {
   kubeconfig?: string;
   policies?: GroupVersionResource[];
   configMap: NamespacedName;
-  concurrency: number;
+  reportInterval: number;
   healthProbeBindAddress: string;
   metricsBindAddress: string;
   logLevel: string;
@@ -30,15 +32,19 @@ function policyList(value: string): GroupVersionResource[] {
 
 export function spokeCommand(): Command {
   const command = new Command('spoke')
-    .description('run the spoke agent: mark synced policies Overridden / PartiallyEnforced when local policies take their targets')
+    .description('run the spoke agent: report the local policies of the synced kinds to the hub, which keeps a synced policy off the Gateways they take')
     .option('--kubeconfig <path>', 'kubeconfig of the spoke (default: $KUBECONFIG, ~/.kube/config or in-cluster)')
     .option('--policies <kinds>', 'comma-separated kinds to watch, e.g. authpolicies.v1.kuadrant.io (instead of following the ConfigMap)', policyList)
     .addOption(
-      new Option('--config-map <namespace/name>', 'params ConfigMap placed by the hub (key `params`)')
+      new Option('--config-map <namespace/name>', 'params ConfigMap placed by the hub (key `params`); the report goes to its namespace')
         .argParser(namespacedName)
         .default(namespacedName(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
-    .option('--concurrency <n>', 'namespaces reconciled at once', positiveInt, 2)
+    .addOption(
+      new Option('--report-interval <duration>', 'how often an unchanged report is written again, so the hub knows the agent is alive')
+        .argParser(duration)
+        .default(DEFAULT_REPORT_HEARTBEAT_MS, '30s'),
+    )
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
@@ -54,7 +60,7 @@ export function spokeCommand(): Command {
       logger,
       policies: flags.policies,
       configMap: flags.configMap,
-      concurrency: flags.concurrency,
+      reportHeartbeatMs: flags.reportInterval,
       metrics,
       leadership,
       connection: connectionFrom(flags, 'spoke', election?.identity ?? processIdentity()),

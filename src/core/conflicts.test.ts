@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeConflicts, desiredEnforcedCondition } from './conflicts.ts';
+import { coverage, localPolicyOf, usesOverrides } from './conflicts.ts';
+import { buildSpokeReport, localPoliciesIn } from './spokereport.ts';
 import type { ConflictVerdict } from './conflicts.ts';
 import { POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
 import type { KubeObject } from './objects.ts';
@@ -143,71 +144,59 @@ const CASES: [string, KubeObject[], ConflictVerdict | ((v: ConflictVerdict) => v
   ['local policies of another kind are ignored', [synced('s', gw('gw')), local('l', gw('gw'), { kind: 'RateLimitPolicy' })], NONE],
 ];
 
+/**
+ * The verdict for the synced policy ns/s the way the hub reaches it: the spoke's policies reduced to a report
+ * (one entry per kind), then the locals of the copy's kind and namespace weighed against the copy.
+ */
+function verdictOf(policies: readonly KubeObject[]): ConflictVerdict {
+  const byKind = new Map<string, KubeObject[]>();
+  for (const p of policies) byKind.set(p.kind, [...(byKind.get(p.kind) ?? []), p]);
+  const report = buildSpokeReport(byKind, new Date(0));
+  const copy = policies.find((p) => p.metadata.name === 's' && p.metadata.namespace === 'ns');
+  assert.ok(copy);
+  return coverage(copy.kind, copy, localPoliciesIn(report, copy.kind, 'ns') ?? []);
+}
+
 for (const [name, policies, expected] of CASES) {
-  test(`computeConflicts: ${name}`, () => {
-    const verdict = computeConflicts(policies).get('ns/s');
-    assert.ok(verdict, 'every synced policy has a verdict');
+  test(`coverage: ${name}`, () => {
+    const verdict = verdictOf(policies);
     if (typeof expected === 'function') expected(verdict);
     else assert.deepEqual(verdict, expected);
   });
 }
 
-test('computeConflicts has an entry for every synced policy and none for local ones', () => {
-  const result = computeConflicts([
-    synced('a', gw('gw')),
-    local('l', gw('gw', 'x')),
-    synced('b', gw('gw', 'x')),
-    synced('c', gw('gw'), { namespace: 'other' }),
-    synced('d', gw('gw'), { deleting: true }),
-  ]);
-  assert.deepEqual([...result.keys()].sort(), ['ns/a', 'ns/b', 'ns/d', 'other/c']);
-  assert.equal(result.get('ns/a')?.state, 'PartiallyEnforced');
-  assert.equal(result.get('ns/b')?.state, 'Overridden');
-  assert.equal(result.get('other/c')?.state, 'None');
+test('localPolicyOf: a synced copy, a policy being deleted and one without Gateway targets cover nothing', () => {
+  assert.equal(localPolicyOf(synced('s', gw('gw'))), undefined);
+  assert.equal(localPolicyOf(local('l', gw('gw'), { deleting: true })), undefined);
+  assert.equal(localPolicyOf(local('l', { group: GW, kind: 'HTTPRoute', name: 'r' })), undefined);
+  assert.deepEqual(localPolicyOf(local('l', [gw('gw', 'a'), gw('gw', 'a'), gw('other')])), {
+    key: 'ns/l',
+    targets: [{ gateway: 'gw', sectionName: 'a' }, { gateway: 'other' }],
+  });
 });
 
-test('computeConflicts is independent of input order and does not modify its input', () => {
-  const policies = [synced('s', gw('gw')), local('l2', gw('gw', 'b')), local('l1', gw('gw', 'a'))];
-  const before = structuredClone(policies);
-  const forward = computeConflicts(policies);
-  assert.deepEqual(computeConflicts([...policies].reverse()), forward);
-  assert.deepEqual(policies, before);
+test('coverage is independent of the order of the local policies and does not modify its input', () => {
+  const copy = synced('s', gw('gw'));
+  const locals = [local('l2', gw('gw', 'b')), local('l1', gw('gw', 'a'))].map((l) => localPolicyOf(l)!);
+  const before = structuredClone(locals);
+  const forward = coverage('AuthPolicy', copy, locals);
+  assert.deepEqual(coverage('AuthPolicy', copy, [...locals].reverse()), forward);
+  assert.deepEqual(locals, before);
+  assert.equal(forward.state, 'PartiallyEnforced');
 });
 
-test('computeConflicts falls back to "Policy" in the message when the synced object carries no kind', () => {
-  const s = { ...synced('s', gw('gw')), kind: '' };
-  assert.deepEqual(computeConflicts([s, local('l', gw('gw'))]).get('ns/s'), {
+test('coverage falls back to "Policy" in the message when no kind is known', () => {
+  assert.deepEqual(coverage('', synced('s', gw('gw')), [localPolicyOf(local('l', gw('gw')))!]), {
     state: 'Overridden',
     message: 'Policy is overridden by [ns/l]',
     by: ['ns/l'],
   });
 });
 
-test('desiredEnforcedCondition: Overridden is Enforced=False, reason Overridden', () => {
-  const verdict = computeConflicts([synced('s', gw('gw')), local('l', gw('gw'))]).get('ns/s');
-  assert.ok(verdict);
-  assert.deepEqual(desiredEnforcedCondition(verdict, 'AuthPolicy', 3, '2026-01-01T00:00:00Z'), {
-    type: 'Enforced',
-    status: 'False',
-    reason: 'Overridden',
-    message: 'AuthPolicy is overridden by [ns/l]',
-    observedGeneration: 3,
-    lastTransitionTime: '2026-01-01T00:00:00Z',
-  });
-});
-
-test('desiredEnforcedCondition: PartiallyEnforced is Enforced=True, the message built with the given kind', () => {
-  const verdict = computeConflicts([{ ...synced('s', gw('gw')), kind: '' }, local('l', gw('gw', 'https'))]).get('ns/s');
-  assert.ok(verdict);
-  assert.deepEqual(desiredEnforcedCondition(verdict, 'RateLimitPolicy', undefined, 'NOW'), {
-    type: 'Enforced',
-    status: 'True',
-    reason: 'PartiallyEnforced',
-    message: 'RateLimitPolicy is partially overridden: listener "https" of Gateway gw by [ns/l]',
-    lastTransitionTime: 'NOW',
-  });
-});
-
-test('desiredEnforcedCondition: None gives no condition (the agent removes its own)', () => {
-  assert.equal(desiredEnforcedCondition({ state: 'None' }, 'AuthPolicy', 3, 'NOW'), undefined);
+test('usesOverrides: a policy with GEP-713 overrides, and not one with defaults or a plain spec', () => {
+  const withSpec = (spec: Record<string, unknown>): KubeObject => ({ ...synced('s', gw('gw')), spec: { targetRef: gw('gw'), ...spec } });
+  assert.equal(usesOverrides(withSpec({ overrides: { rules: {} } })), true);
+  assert.equal(usesOverrides(withSpec({ defaults: { rules: {} } })), false);
+  assert.equal(usesOverrides(withSpec({ rules: {} })), false);
+  assert.equal(usesOverrides(withSpec({ overrides: null })), false);
 });

@@ -1,7 +1,7 @@
-// Spoke-local conflicts (DESIGN §6): a locally authored policy wins over a synced copy targeting
-// the same Gateway (or listener) in the same namespace; the copy is marked Overridden or
-// PartiallyEnforced. Pure: the spoke agent lists one kind's policies, calls this, writes conditions.
-import type { Condition } from './conditions.ts';
+// Spoke-local conflicts (DESIGN §6): a locally authored policy wins over a synced copy targeting the same
+// Gateway (or listener) in the same namespace. The spoke agent reduces its local policies to their Gateway
+// targets (localPolicyOf) and reports them (spokereport.ts); the hub weighs them against the copy it would
+// place (coverage) and, when they cover it whole, does not place it there. Pure.
 import { POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
 import { objectKey } from './objects.ts';
 import type { KubeObject } from './objects.ts';
@@ -24,69 +24,44 @@ export type ConflictVerdict =
   | { state: 'PartiallyEnforced'; message: string; by: string[]; covered: CoveredTarget[] }
   | { state: 'None' };
 
-export const ENFORCED_CONDITION = 'Enforced';
-
-interface GatewayTarget {
+/** A Gateway target: the Gateway's name in the policy's own namespace, and the listener if one. */
+export interface GatewayTarget {
   gateway: string;
   sectionName?: string;
 }
 
-interface LocalPolicy {
+/** A local policy as far as coverage goes: who it is and the Gateways (or listeners) it takes. */
+export interface LocalPolicy {
+  /** `namespace/name`. */
   key: string;
-  kind: string;
   targets: GatewayTarget[];
 }
 
 /**
- * The verdict for every synced policy among `policies` (one kind; the caller groups by kind), by
- * `namespace/name`. Local policies count only in the synced policy's namespace, only when not
- * being deleted, and only through their Gateway targets; synced policies never cover each other.
+ * The local policy `policy` is, for coverage: undefined for a synced copy, a policy being deleted, or
+ * one without Gateway targets (it covers nothing).
  */
-export function computeConflicts(policies: readonly KubeObject[]): Map<string, ConflictVerdict> {
-  const localsByNamespace = new Map<string, LocalPolicy[]>();
-  for (const policy of policies) {
-    if (isSynced(policy) || policy.metadata.deletionTimestamp) continue;
-    const namespace = policy.metadata.namespace ?? '';
-    const locals = localsByNamespace.get(namespace) ?? [];
-    locals.push({ key: objectKey(policy), kind: policy.kind, targets: gatewayTargets(policy) });
-    localsByNamespace.set(namespace, locals);
-  }
-
-  const verdicts = new Map<string, ConflictVerdict>();
-  for (const policy of policies) {
-    if (!isSynced(policy)) continue;
-    // Kinds are compared only when both carry one (list items may not): grouping is the caller's job.
-    const locals = (localsByNamespace.get(policy.metadata.namespace ?? '') ?? []).filter(
-      (local) => !policy.kind || !local.kind || local.kind === policy.kind,
-    );
-    verdicts.set(objectKey(policy), verdictFor(policy.kind || 'Policy', gatewayTargets(policy), locals));
-  }
-  return verdicts;
+export function localPolicyOf(policy: KubeObject): LocalPolicy | undefined {
+  if (isSynced(policy) || policy.metadata.deletionTimestamp) return undefined;
+  const targets = gatewayTargets(policy);
+  return targets.length === 0 ? undefined : { key: objectKey(policy), targets };
 }
 
 /**
- * The `Enforced` condition the spoke agent writes on a synced policy, or undefined for `None`
- * (the agent then removes the condition it wrote). `kind` is the watched kind: list items may
- * lack their own. `lastTransitionTime` is `now`; mergeConditions keeps an older one when the
- * status did not change.
+ * How far `locals` — local policies of the copy's own kind and namespace — cover the copy `copy` of a
+ * hub policy. `kind` names the kind in messages.
  */
-export function desiredEnforcedCondition(
-  verdict: ConflictVerdict,
-  kind: string,
-  generation: number | undefined,
-  now: string,
-): Condition | undefined {
-  if (verdict.state === 'None') return undefined;
-  const overridden = verdict.state === 'Overridden';
-  const condition: Condition = {
-    type: ENFORCED_CONDITION,
-    status: overridden ? 'False' : 'True',
-    reason: verdict.state,
-    message: overridden ? overriddenMessage(kind, verdict.by) : partialMessage(kind, verdict.covered),
-    lastTransitionTime: now,
-  };
-  if (generation !== undefined) condition.observedGeneration = generation;
-  return condition;
+export function coverage(kind: string, copy: KubeObject, locals: readonly LocalPolicy[]): ConflictVerdict {
+  return verdictFor(kind || 'Policy', gatewayTargets(copy), locals);
+}
+
+/**
+ * A hub policy using GEP-713 `overrides` is not overridden by a local policy (DESIGN §6): it is placed
+ * whatever the locals, and the spoke's controller says which one is in force.
+ */
+export function usesOverrides(policy: KubeObject): boolean {
+  const spec = policy.spec as Record<string, unknown> | undefined;
+  return spec?.overrides !== undefined && spec.overrides !== null;
 }
 
 function verdictFor(kind: string, targets: readonly GatewayTarget[], locals: readonly LocalPolicy[]): ConflictVerdict {

@@ -47,7 +47,8 @@ export type SourceRef = {
 
 export type ManifestConfig = {
   resourceIdentifier: { group: string; resource: string; name: string; namespace: string };
-  updateStrategy: { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } };
+  /** ReadOnly: the agent only reads the object (for its feedback), never writes or deletes it. */
+  updateStrategy: { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } } | { type: 'ReadOnly' };
   feedbackRules: FeedbackRule[];
   feedbackScrapeType: 'Watch';
 };

@@ -1,9 +1,12 @@
-// The one extra ManifestWork per cluster that tells the spoke agent which policy kinds to watch
-// (DESIGN §6): a ConfigMap holding the params document, with the kinds in force for the hub.
+// The one extra ManifestWork per cluster between the hub and the spoke agent (DESIGN §6): it places a
+// ConfigMap holding the params document (the kinds in force, which the agent watches), and reads back the
+// agent's report of local policies (spokereport.ts) as a ReadOnly manifest with a String feedback value —
+// the agent's only channel to the hub.
 import { canonicalJson, specHash } from './canonical.ts';
 import { gvrKey, type GroupVersionResource } from './gvr.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from './manifestwork.ts';
 import type { KubeObject } from './objects.ts';
+import { SPOKE_REPORT_KEY, parseSpokeReport, spokeReportName, type SpokeReport } from './spokereport.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from './metadatakeys.ts';
 
 export const SPOKE_CONFIG_WORK_NAME = 'policy-sync-spoke-config';
@@ -29,11 +32,22 @@ export function buildSpokeConfigWork(input: {
     metadata: { name: input.configMap.name, namespace: input.configMap.namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
     data: { params: canonicalJson({ policiesToSync }) },
   };
+  // Only its identity: ReadOnly, the work agent neither writes it nor deletes it with the work.
+  const reportName = spokeReportName(input.configMap.name);
+  const report = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: reportName, namespace: input.configMap.namespace } };
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: input.controller, [SPOKE_CONFIG_LABEL]: 'true' };
   const spec = {
-    workload: { manifests: [configMap] },
+    workload: { manifests: [configMap, report] },
     deleteOption: { propagationPolicy: 'Foreground' as const },
-    manifestConfigs: [],
+    manifestConfigs: [
+      {
+        resourceIdentifier: { group: '', resource: 'configmaps', name: reportName, namespace: input.configMap.namespace },
+        updateStrategy: { type: 'ReadOnly' as const },
+        // A String value: no agent feature gate, and no length limit beyond the work's own.
+        feedbackRules: [{ type: 'JSONPaths' as const, jsonPaths: [{ name: SPOKE_REPORT_KEY, path: `.data.${SPOKE_REPORT_KEY}` }] }],
+        feedbackScrapeType: 'Watch' as const,
+      },
+    ],
   };
   return {
     apiVersion: WORK_API_VERSION,
@@ -46,4 +60,22 @@ export function buildSpokeConfigWork(input: {
     },
     spec,
   };
+}
+
+interface FeedbackValue {
+  name?: string;
+  fieldValue?: { string?: string };
+}
+interface ManifestStatus {
+  resourceMeta?: { ordinal?: number; resource?: string; name?: string; namespace?: string };
+  statusFeedback?: { values?: FeedbackValue[] };
+}
+
+/** The spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
+export function readSpokeReport(work: KubeObject): SpokeReport | undefined {
+  const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
+  // The second manifest; the first is the configuration.
+  const entry = manifests.find((m) => m.resourceMeta?.ordinal === 1 && m.resourceMeta.resource === 'configmaps');
+  const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
+  return parseSpokeReport(value);
 }

@@ -1,12 +1,12 @@
 // Assembly of the spoke agent: which policy kinds to watch (a fixed `--policies` list, or the params
-// ConfigMap the hub places on every spoke), one informer per kind, and the conflict reconciler keyed by
-// (kind, namespace). Event handlers only map changes to keys.
+// ConfigMap the hub places on every spoke), one informer per kind, and the report reconciler, which any
+// policy change wakes. Event handlers only map changes to keys.
 import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { parseParamsJson } from '../core/params.ts';
-import { conditionsAreMapList, crdSchema, findServedResource } from '../kube/discovery.ts';
+import { findServedResource } from '../kube/discovery.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { KubeHttp, type KubeHttpOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
@@ -15,17 +15,18 @@ import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { ControllerRunner, type ReconcileResult } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
-import { BY_NAMESPACE, ConflictReconciler, namespaceKey } from './conflictreconciler.ts';
-import { EnforcedWriter, type SpokeKind } from './enforcedwriter.ts';
+import { spokeReportName } from '../core/spokereport.ts';
+import { REPORT_KEY, ReportReconciler } from './reportreconciler.ts';
 
 export interface SpokeOptions {
   kubeConfig: KubeConfig;
   logger: Logger;
   /** A fixed list of kinds (`--policies`); otherwise `configMap` is followed. */
   policies?: GroupVersionResource[];
-  /** The params ConfigMap (key `params`) placed by the hub. */
-  configMap?: { namespace: string; name: string };
-  concurrency: number;
+  /** The params ConfigMap (key `params`) placed by the hub; followed unless `policies`. The report goes beside it. */
+  configMap: { namespace: string; name: string };
+  /** How often an unchanged report is written again (its heartbeat). */
+  reportHeartbeatMs: number;
   /** Where the work queues and reconcilers report, and policysync_watched_kinds is read from. */
   metrics?: Metrics;
   /** Whether writes are allowed now (leader election); default: always. */
@@ -44,25 +45,24 @@ export class SpokeController {
   private readonly kindsQueue: WorkQueue;
   private readonly queue: WorkQueue;
   private readonly kindsRunner: ControllerRunner;
-  /** The conflict reconciler: started only while leading. */
+  /** The report reconciler: started only while leading. */
   private readonly writer: ControllerRunner;
   private leading = false;
-  private kinds = new Map<string, SpokeKind>();
+  private kinds = new Map<string, GroupVersionResource & { namespaced: boolean }>();
   private readonly log: Logger;
 
   constructor(private readonly o: SpokeOptions) {
-    if (!o.policies && !o.configMap) throw new Error('the spoke agent needs --policies or a params ConfigMap to follow');
     this.log = o.logger;
     this.kindsQueue = new WorkQueue({ name: 'spoke-kinds', observer: o.metrics?.workQueueObserver('spoke-kinds') });
-    this.queue = new WorkQueue({ name: 'spoke-conflicts', observer: o.metrics?.workQueueObserver('spoke-conflicts') });
+    this.queue = new WorkQueue({ name: 'spoke-report', observer: o.metrics?.workQueueObserver('spoke-report') });
     this.http = new KubeHttp(o.kubeConfig, {
       ...o.connection,
       writeGuard: o.leadership?.guard,
       onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
     });
     this.informers = new DynamicInformers(this.http, {
-      onChange: (gvr, change) => this.queue.add(namespaceKey(gvrKey(gvr), change.object.metadata.namespace ?? '')),
-      configure: (i) => i.store.addIndex(BY_NAMESPACE, (p) => [p.metadata.namespace ?? '']),
+      onChange: () => this.queue.add(REPORT_KEY),
+      onSynced: () => this.queue.add(REPORT_KEY),
       logger: this.log,
     });
     if (o.configMap && !o.policies) {
@@ -73,15 +73,21 @@ export class SpokeController {
       });
       this.config.onChange(() => this.kindsQueue.add(KINDS_KEY));
     }
-    const reconciler = new ConflictReconciler(this.informers, () => this.kinds, new EnforcedWriter(this.http), this.log);
+    const reconciler = new ReportReconciler({
+      http: this.http,
+      informers: this.informers,
+      kinds: () => [...this.kinds.values()],
+      report: { namespace: o.configMap.namespace, name: spokeReportName(o.configMap.name) },
+      heartbeatMs: o.reportHeartbeatMs,
+      logger: this.log,
+    });
     this.kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: this.kindsQueue, reconcile: () => this.reconcileKinds(), logger: this.log, observer: o.metrics?.controllerObserver('spoke-kinds') });
     this.writer = new ControllerRunner({
-      name: 'spoke-conflicts',
+      name: 'spoke-report',
       queue: this.queue,
-      reconcile: (k) => reconciler.reconcile(k),
-      concurrency: o.concurrency,
+      reconcile: () => reconciler.reconcile(),
       logger: this.log,
-      observer: o.metrics?.controllerObserver('spoke-conflicts'),
+      observer: o.metrics?.controllerObserver('spoke-report'),
     });
     o.metrics?.setCollectors({ watchedKinds: () => this.informers.kinds().length });
   }
@@ -96,11 +102,12 @@ export class SpokeController {
     this.kindsQueue.add(KINDS_KEY);
   }
 
-  /** Leadership: the conflict reconciler, which writes, starts. */
+  /** Leadership: the report reconciler, which writes, starts. */
   lead(): void {
     if (this.leading) return;
     this.leading = true;
     this.writer.start();
+    this.queue.add(REPORT_KEY);
   }
 
   /** Without leader election: caches, then lead at once. */
@@ -146,7 +153,7 @@ export class SpokeController {
   private async reconcileKinds(): Promise<ReconcileResult> {
     const wanted = this.wanted();
     if (!wanted) return;
-    const resolved = new Map<string, SpokeKind>();
+    const resolved = new Map<string, GroupVersionResource & { namespaced: boolean }>();
     let missing = false;
     for (const gvr of wanted) {
       const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
@@ -156,11 +163,12 @@ export class SpokeController {
         missing = true;
         continue;
       }
-      const schema = await crdSchema(this.http, plain);
-      resolved.set(gvrKey(plain), { ...plain, namespaced: served.namespaced, kind: served.kind, conditionsMapList: conditionsAreMapList(schema) });
+      resolved.set(gvrKey(plain), { ...plain, namespaced: served.namespaced });
     }
     this.kinds = resolved;
     await this.informers.reconcile([...resolved.values()].map((k) => ({ gvr: { group: k.group, version: k.version, resource: k.resource }, namespaced: k.namespaced })));
+    // Kinds that went change what the report covers.
+    this.queue.add(REPORT_KEY);
     return missing ? { requeueAfterMs: RECHECK_MISSING_KINDS_MS } : undefined;
   }
 }

@@ -58,7 +58,7 @@ export async function startSpoke(kubeConfig: KubeConfig, cluster: string, config
     kubeConfig,
     logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }).child({ cluster }),
     configMap,
-    concurrency: 2,
+    reportHeartbeatMs: 30_000,
   });
   await controller.start();
   return { cluster, controller, stop: () => controller.stop() };
