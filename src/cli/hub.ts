@@ -8,6 +8,8 @@ import { loadKubeConfig } from './kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from '../runtime/manager.ts';
+import { duration } from './duration.ts';
+import { DEFAULT_REPORT_STALE_MS } from '../core/spokereport.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 
@@ -21,6 +23,7 @@ interface HubFlags extends ElectionFlags, ConnectionFlags {
   rawFeedback: boolean;
   statusCoalesce: number;
   spokeConfig?: NamespacedName;
+  spokeReportStaleAfter: number;
   healthProbeBindAddress: string;
   metricsBindAddress: string;
   logLevel: string;
@@ -44,9 +47,14 @@ export function hubCommand(): Command {
     .option('--raw-feedback', 'add the raw `conditions` feedback rule (needs the agent gate RawFeedbackJsonString)', false)
     .option('--status-coalesce <ms>', 'least time between two status annotation writes of one policy', positiveInt, 200)
     .addOption(
-      new Option('--spoke-config <namespace/name>', 'ConfigMap placed on every spoke for the spoke agent, or "none"')
+      new Option('--spoke-config <namespace/name>', 'ConfigMap placed on every spoke for the spoke agent, its report of local policies read beside it; or "none"')
         .argParser(spokeConfigOption)
         .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
+    )
+    .addOption(
+      new Option('--spoke-report-stale-after <duration>', "how old a spoke agent's report may be and still keep a copy off a cluster")
+        .argParser(duration)
+        .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
@@ -69,6 +77,7 @@ export function hubCommand(): Command {
       rawFeedback: flags.rawFeedback,
       statusCoalesceMs: flags.statusCoalesce,
       spokeConfig: flags.spokeConfig,
+      spokeReportStaleAfterMs: flags.spokeReportStaleAfter,
       metrics,
       leadership,
       connection: connectionFrom(flags, 'hub', election?.identity ?? processIdentity()),

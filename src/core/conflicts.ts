@@ -60,7 +60,7 @@ export function coverage(kind: string, copy: KubeObject, locals: readonly LocalP
  * whatever the locals, and the spoke's controller says which one is in force.
  */
 export function usesOverrides(policy: KubeObject): boolean {
-  const spec = policy.spec as Record<string, unknown> | undefined;
+  const spec = policy.spec;
   return spec?.overrides !== undefined && spec.overrides !== null;
 }
 

@@ -578,3 +578,31 @@ test('policyStatusAnnotation: values within the budget are kept whole and nothin
   assert.equal(read?.summary.truncated, undefined);
   assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
 });
+
+test('aggregatePolicyStatus: a copy kept off a cluster by local policies is Overridden there, naming them, not applied', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'overridden', message: 'AuthPolicy is overridden by [ns/local]' } } });
+  assert.deepEqual(status.summary, { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 });
+  assert.deepEqual(status.clusters?.c2, {
+    state: 'Overridden',
+    applied: false,
+    available: false,
+    enforced: 'False',
+    reason: 'Overridden',
+    message: 'AuthPolicy is overridden by [ns/local]',
+    upToDate: true,
+  });
+});
+
+test('aggregatePolicyStatus: a local note replaces reason and message only while the controller enforces the copy', () => {
+  const note = { reason: 'PartiallyEnforced' as const, message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [ns/l]' };
+  const enforced = one({ state: 'work', feedback: feedback(), local: note });
+  assert.deepEqual([enforced.state, enforced.reason, enforced.message, enforced.enforced], ['Enforced', 'PartiallyEnforced', note.message, 'True']);
+  // The controller's own word stands where it does not enforce the copy (e.g. its own precedence rule).
+  const overridden = one({ state: 'work', feedback: feedback({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }), local: note });
+  assert.deepEqual([overridden.state, overridden.reason, overridden.message], ['Overridden', 'Overridden', 'AuthPolicy is overridden by [ns/l]']);
+  const conflicted = one({ ...ancestors({ gw: [CONFLICTED] }), local: { reason: 'OverridesLocal', message: 'm' } } as ClusterInput);
+  assert.equal(conflicted.state, 'Failed');
+  assert.equal(conflicted.reason, 'Conflicted');
+  const gep = one({ ...ancestors({ gw: [ACCEPTED] }), local: { reason: 'OverridesLocal', message: 'BackendTrafficPolicy overrides [ns/l] on the cluster' } } as ClusterInput);
+  assert.deepEqual([gep.state, gep.reason, gep.message], ['Enforced', 'OverridesLocal', 'BackendTrafficPolicy overrides [ns/l] on the cluster']);
+});

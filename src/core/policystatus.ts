@@ -21,14 +21,27 @@ export type ClusterState = 'Enforced' | 'Overridden' | 'Pending' | 'Failed';
 
 /** What the hub knows about one cluster of the policy. */
 export type ClusterInput =
-  /** The work exists; its status as read by readClusterFeedback. */
-  | { state: 'work'; feedback: ClusterFeedback }
+  /**
+   * The work exists; its status as read by readClusterFeedback. `local`: what local policies on the
+   * cluster do to the copy by the spoke agent's report (some listeners taken, or taken but overridden by
+   * the hub policy), said in place of the controller's own words while the controller enforces the copy.
+   */
+  | { state: 'work'; feedback: ClusterFeedback; local?: LocalNote }
   /** The work was just written and has no status yet. */
   | { state: 'pending' }
   /** The desired work exceeds --max-work-bytes; feedback of the retained last good work, if any. */
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
   /** Another hub policy owns the spoke object here (DESIGN §3). */
-  | { state: 'conflicted'; message: string };
+  | { state: 'conflicted'; message: string }
+  /** Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there. */
+  | { state: 'overridden'; message: string };
+
+/** What local policies do to a placed copy, by the spoke agent's report. */
+export interface LocalNote {
+  /** `PartiallyEnforced` (listeners taken by local policies), `OverridesLocal` (the hub policy uses overrides). */
+  reason: 'PartiallyEnforced' | 'OverridesLocal';
+  message: string;
+}
 
 export interface ClusterStatus {
   state: ClusterState;
@@ -97,6 +110,7 @@ export interface AggregateInput {
 /**
  * The status of a policy across its clusters. Each cluster's state is decided by the first rule
  * that matches, so it lands in exactly one count:
+ *  0. overridden (local policies cover the copy; not placed) → Overridden, naming them
  *  1. conflicted                          → Failed, reason Conflicted
  *  2. tooLarge                            → Failed, reason TooLarge
  *  3. pending (no work status yet)        → Pending
@@ -115,6 +129,8 @@ export interface AggregateInput {
  * 14. all True, for every Gateway         → Enforced, with the controller's reason (Accepted)
  * 15. all True, some Gateway without any  → Pending for STATUS_GRACE_MS after the apply, then Enforced,
  *                                           reason PartiallyEnforced
+ * A cluster Enforced by rules 9, 14, 15 or 18 whose copy local policies partly take, or whose hub policy uses
+ * overrides over them, shows that (the local note) as reason and message.
  * Neither:
  * 16. Accepted=Unknown                    → Pending, with the spoke's reason
  * 17. within STATUS_GRACE_MS of the apply → Pending
@@ -183,6 +199,9 @@ type Base = Pick<ClusterStatus, 'applied' | 'available' | 'enforced' | 'upToDate
 
 function clusterVerdict(input: ClusterInput, now: number): Verdict {
   switch (input.state) {
+    case 'overridden':
+      // The report that decided it is fresh: the verdict is current.
+      return { status: entry('Overridden', { applied: false, available: false, enforced: 'False', upToDate: true }, 'Overridden', input.message) };
     case 'conflicted':
       // Not placed there at all: definitely not enforced.
       return { status: entry('Failed', { applied: false, available: false, enforced: 'False', upToDate: false }, 'Conflicted', input.message) };
@@ -204,7 +223,9 @@ function clusterVerdict(input: ClusterInput, now: number): Verdict {
       };
     case 'work': {
       const verdict = fromFeedback(input.feedback, now);
-      return { ...verdict, status: withValues(verdict.status, input.feedback) };
+      const { local } = input;
+      const status = local && verdict.status.state === 'Enforced' ? { ...verdict.status, reason: local.reason, message: cutMessage(local.message) } : verdict.status;
+      return { ...verdict, status: withValues(status, input.feedback) };
     }
   }
 }

@@ -35,6 +35,19 @@ test('a class whose params were never valid since start-up keeps the works of po
   assert.deepEqual(d, { action: 'keep', reason: 'ClassConfigurationUnknown', message: 'the params of GatewayClass b have not been valid since start-up' });
 });
 
+test('a copy that local policies cover on a cluster goes on the same terms as one no longer targeted, named for its reason', () => {
+  const input = (state: ClassKnowledge['state']): RemovalInput => ({
+    groupResource: KIND,
+    caches: synced,
+    classes: new Map([['a', cls(state, true, true)]]),
+    watch: { synced: true },
+    policy: { deleting: false, targetClasses: ['a'], locallyOverridden: true },
+  });
+  assert.deepEqual(decideRemoval(input('inForce')), { action: 'delete', reason: 'LocallyOverridden' });
+  assert.equal(decideRemoval(input('unknown')).action, 'keep');
+  assert.equal(decideRemoval({ ...input('inForce'), caches: { ...synced, decisions: false } }).action, 'keep');
+});
+
 test('a kind not watched is removed only when every owned class is in force and none lists it', () => {
   const input = (classes: [string, ClassKnowledge][]): RemovalInput => ({ groupResource: KIND, caches: synced, classes: new Map(classes) });
   assert.deepEqual(decideRemoval(input([['a', cls('inForce', false, false)]])), { action: 'delete', reason: 'KindRemoved' });
@@ -54,7 +67,11 @@ test('exhaustively: a work is deleted exactly when the rule says it is known to 
     for (const listed of bools) for (const validated of listed ? bools : [false]) classStates.push(cls(state, listed, validated));
   }
   const watches = [undefined, { synced: false }, { synced: true }];
-  const policies = [undefined, { deleting: true, targetClasses: ['a'] }, ...[[], ['a'], ['b'], ['a', 'b']].map((t) => ({ deleting: false, targetClasses: t }))];
+  const policies: RemovalInput['policy'][] = [
+    undefined,
+    { deleting: true, targetClasses: ['a'] },
+    ...[[], ['a'], ['b'], ['a', 'b']].flatMap((t) => bools.map((locallyOverridden) => ({ deleting: false, targetClasses: t, locallyOverridden }))),
+  ];
   const crds: CrdState[] = ['live', 'absent', 'terminating', 'replaced', 'unreadable', 'builtin'];
   const confirmations = [undefined, ...crds.flatMap((crd) => bools.map((policyExists) => ({ policyExists, crd })))];
   let cases = 0;
@@ -76,7 +93,7 @@ test('exhaustively: a work is deleted exactly when the rule says it is known to 
         const noLongerTargeted =
           works && classesSynced && gateways && decisions && watch?.synced === true && !gone &&
           targeted.every((c) => c.state !== 'unknown' && (!c.listed.has(KIND) || c.synced.has(KIND)));
-        const expected = kindRemoved ? 'KindRemoved' : policyDeleted ? 'PolicyDeleted' : noLongerTargeted ? 'NoLongerTargeted' : undefined;
+        const expected = kindRemoved ? 'KindRemoved' : policyDeleted ? 'PolicyDeleted' : noLongerTargeted ? (policy?.locallyOverridden ? 'LocallyOverridden' : 'NoLongerTargeted') : undefined;
         if (expected) {
           deletions++;
           assert.deepEqual(d, { action: 'delete', reason: expected }, JSON.stringify({ caches, a, b, watch, policy, confirmation }, (_, v: unknown) => (v instanceof Set ? [...v] : v)));

@@ -6,7 +6,11 @@
 //     kind with it: that is an accident on the hub, not a user deleting policies);
 //   - NoLongerTargeted: the policy exists and, from synced caches and configurations that are known for
 //     every GatewayClass of the Gateways it targets, no longer needs a copy there;
-//   - KindRemoved: an admin removed the kind from params that are valid and in force for every owned class.
+//   - KindRemoved: an admin removed the kind from params that are valid and in force for every owned class;
+//   - LocallyOverridden: the policy still wants a copy there, but the spoke agent's fresh report shows local
+//     policies covering every target of that copy (and the policy does not use GEP-713 overrides): the local
+//     policies are what is enforced there (DESIGN §6). Decided on the same terms as NoLongerTargeted; the
+//     reconciler asks only for works whose cluster such a report covers.
 // Everything else — a cache not synced, a class whose params are missing or invalid since start-up, a kind
 // listed but not (yet) validated, a CRD absent or terminating — keeps the works. Pure: the reconciler
 // gathers the inputs and does the reads and writes.
@@ -39,12 +43,12 @@ export interface RemovalInput {
    * The policy as cached (read only when the watch is synced): undefined when absent. `targetClasses`
    * names the GatewayClass of every Gateway it targets that the Gateway cache holds.
    */
-  policy?: { deleting: boolean; targetClasses: readonly string[] };
+  policy?: { deleting: boolean; targetClasses: readonly string[]; locallyOverridden?: boolean };
   /** Live reads confirming a deletion; undefined until the reconciler has made them. */
   confirmation?: { policyExists: boolean; crd: CrdState };
 }
 
-export type RemovalReason = 'PolicyDeleted' | 'NoLongerTargeted' | 'KindRemoved';
+export type RemovalReason = 'PolicyDeleted' | 'NoLongerTargeted' | 'KindRemoved' | 'LocallyOverridden';
 
 export type KeepReason =
   | 'CachesNotSynced'
@@ -105,5 +109,5 @@ export function decideRemoval(input: RemovalInput): RemovalDecision {
   if (unknown.length > 0) return keep('ClassConfigurationUnknown', `the params of GatewayClass ${unknown.join(', ')} have not been valid since start-up`);
   const unvalidated = classes.filter(([name, c]) => targeted.has(name) && c.listed.has(kind) && !c.synced.has(kind)).map(([name]) => name);
   if (unvalidated.length > 0) return keep('KindNotValidated', `${kind} is listed by GatewayClass ${unvalidated.join(', ')} but not validated yet`);
-  return { action: 'delete', reason: 'NoLongerTargeted' };
+  return { action: 'delete', reason: policy.locallyOverridden ? 'LocallyOverridden' : 'NoLongerTargeted' };
 }

@@ -23,6 +23,9 @@ import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, placementOfDecision, plac
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
+import { SpokeReports } from './spokereports.ts';
+import { DEFAULT_REPORT_STALE_MS } from '../core/spokereport.ts';
+import { isSpokeConfigWork } from '../core/spokeconfig.ts';
 import { StatusReporter } from './statusreporter.ts';
 import { WorkApplier } from './workapplier.ts';
 
@@ -39,8 +42,10 @@ export interface HubOptions {
   rawFeedback: boolean;
   /** Least time between two status annotation writes of one policy. */
   statusCoalesceMs: number;
-  /** Where the spoke agent's configuration is placed on each spoke; undefined: not placed. */
+  /** Where the spoke agent's configuration is placed on each spoke (its report read beside it); undefined: neither. */
   spokeConfig?: { namespace: string; name: string };
+  /** How old a spoke agent's report may be and still be acted on (default DEFAULT_REPORT_STALE_MS). */
+  spokeReportStaleAfterMs?: number;
   /** Where the work queues and reconcilers report, and the policysync_* gauges are read from. */
   metrics?: Metrics;
   /** Whether writes are allowed now (leader election); default: always. */
@@ -69,6 +74,7 @@ export class HubController {
   private leading = false;
   private readonly reporter: StatusReporter;
   private readonly appliers: WorkApplier[];
+  private readonly reports: SpokeReports | undefined;
   private readonly log: Logger;
 
   constructor(private readonly o: HubOptions) {
@@ -124,6 +130,9 @@ export class HubController {
       logger: this.log,
     });
     this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes });
+    this.reports = o.spokeConfig
+      ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, kinds) => this.enqueuePoliciesOfKinds(kinds), logger: this.log })
+      : undefined;
     const policyWorks = new WorkApplier({ http: this.http, logger: this.log, onExpired: (key) => this.policyQueue.add(key) });
     const policies = new PolicyReconciler(
       {
@@ -136,6 +145,7 @@ export class HubController {
         configs: this.configs,
         applier: policyWorks,
         reporter: this.reporter,
+        ...(this.reports ? { reports: this.reports } : {}),
         logger: this.log,
       },
       { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
@@ -184,6 +194,7 @@ export class HubController {
       this.enqueueSpokeConfig();
     });
     this.works.onChange((c) => {
+      if (this.reports && isSpokeConfigWork(c.object)) this.reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object);
       const keys = keysForWorkChange(c);
       if (keys.spokeConfig) this.enqueueSpokeConfig();
       for (const key of keys.policies) this.enqueueForStatus(key);
@@ -235,6 +246,7 @@ export class HubController {
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
     await this.watches.stop();
     await this.paramsRefs.stop();
+    this.reports?.stop();
     this.http.destroy();
   }
 
@@ -255,6 +267,15 @@ export class HubController {
   /** Every watched policy targeting the Gateway `namespace/name`. */
   private policiesTargeting(gatewayKey: string): KindedPolicy[] {
     return this.watches.kinds().flatMap((kind) => (this.watches.informer(kind.gvr)?.store.byIndex(BY_GATEWAY, gatewayKey) ?? []).map((policy) => ({ gr: kind.gvr, policy })));
+  }
+
+  /** Every watched policy of these kinds (`resource.group`): a spoke's local policies of them changed. */
+  private enqueuePoliciesOfKinds(kinds: readonly string[]): void {
+    const wanted = new Set(kinds);
+    for (const kind of this.watches.kinds()) {
+      if (!wanted.has(groupResourceKey(kind.gvr))) continue;
+      for (const p of this.watches.informer(kind.gvr)?.store.list() ?? []) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
+    }
   }
 
   /** The policies of the kind's works (their sources), e.g. when the kind's watch has synced. */

@@ -3,11 +3,14 @@
 // deletion rule (core/removal.ts) whether it may go; hands the writes to the WorkApplier and the outcome
 // to the StatusReporter. It decides nothing else on its own.
 import type { Logger } from 'pino';
+import { coverage, usesOverrides } from '../core/conflicts.ts';
 import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/desiredworks.ts';
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef, sourceHash, type ManifestWork } from '../core/manifestwork.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
+import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
+import { localPoliciesIn } from '../core/spokereport.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
@@ -17,7 +20,8 @@ import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
 import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayClusters, parsePolicyKey, targetedGateways } from './indexes.ts';
-import type { StatusReporter } from './statusreporter.ts';
+import type { SpokeReports } from './spokereports.ts';
+import type { LocalVerdicts, StatusReporter } from './statusreporter.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {
@@ -37,6 +41,8 @@ export interface PolicyReconcilerDeps {
   configs: ClassConfigs;
   applier: WorkApplier;
   reporter: StatusReporter;
+  /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
+  reports?: SpokeReports;
   logger: Logger;
 }
 
@@ -79,14 +85,27 @@ export class PolicyReconciler {
     const desired = this.desired(kind.gvr, policy);
     const losses = this.collisionLosses(kind.gvr, policy, desired);
     for (const loss of losses) desired.works.delete(loss.cluster);
+    // Where local policies cover the whole copy, they are what is enforced there: no copy (DESIGN §6).
+    const local = this.localVerdicts(gr, policy, desired.works);
+    for (const o of local.overridden) desired.works.delete(o.cluster);
     // A work grown too large is not written; the last good one on that cluster stays in place.
     const tooLarge = new Set(desired.tooLarge);
     const retain = new Set(observed.filter((w) => tooLarge.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const targetClasses = this.targetClasses(policy);
-    const decision = plan.delete.length === 0 ? undefined : decideRemoval(this.removalInput(gr, { deleting: false, targetClasses }));
-    if (decision && decision.action !== 'delete') this.logKept(log, plan.delete, decision);
-    await this.d.applier.execute(key, { apply: plan.apply, delete: decision?.action === 'delete' ? plan.delete : [] }, log);
+    const overriddenOn = new Set(local.overridden.map((o) => o.cluster));
+    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(key.slice(0, key.indexOf('/'))));
+    const decide = (keys: readonly string[], locallyOverridden: boolean): RemovalDecision | undefined => {
+      if (keys.length === 0) return undefined;
+      const d = decideRemoval(this.removalInput(gr, { deleting: false, targetClasses, locallyOverridden }));
+      if (d.action !== 'delete') this.logKept(log, keys, d);
+      else if (locallyOverridden) log.info({ works: keys, overriddenBy: local.overridden.map((o) => o.message) }, 'local policies cover the copy: its ManifestWork is withdrawn');
+      return d;
+    };
+    const decision = decide(unwanted, false);
+    const overrideDecision = decide(overridden, true);
+    const deletions = [...(decision?.action === 'delete' ? unwanted : []), ...(overrideDecision?.action === 'delete' ? overridden : [])];
+    await this.d.applier.execute(key, { apply: plan.apply, delete: deletions }, log);
 
     // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
     const unknown = this.unknownClasses(targetClasses);
@@ -99,8 +118,34 @@ export class PolicyReconciler {
     // works for it still existed (and were not kept by the deletion rule), when ours are cleared.
     const written = [...desired.works.values()];
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (ours(desired)) return this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written });
+    if (ours(desired)) return this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local });
     else if (observed.length > 0 && decision?.action !== 'keep') await this.d.reporter.clear(key, kind.gvr, policy);
+  }
+
+  /**
+   * What local policies do to each cluster's copy, by the spoke agent's report there — only a fresh report
+   * counts (a stale or absent one withdraws nothing). A hub policy using GEP-713 overrides is placed anyway.
+   */
+  private localVerdicts(gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): LocalVerdicts {
+    const overridden: { cluster: string; message: string }[] = [];
+    const notes = new Map<string, LocalNote>();
+    const reports = this.d.reports;
+    if (!reports) return { overridden, notes };
+    const kind = groupResourceKey(gr);
+    for (const [cluster, work] of works) {
+      const report = reports.fresh(cluster);
+      const copy = work.spec.workload.manifests[0];
+      if (!report || !copy) continue;
+      const locals = localPoliciesIn(report, kind, copy.metadata.namespace ?? '');
+      if (!locals || locals.length === 0) continue;
+      const verdict = coverage(copy.kind, copy, locals);
+      if (verdict.state === 'None') continue;
+      if (usesOverrides(policy)) {
+        notes.set(cluster, { reason: 'OverridesLocal', message: `${copy.kind} overrides [${verdict.by.join(', ')}] on the cluster: the hub policy uses overrides` });
+      } else if (verdict.state === 'Overridden') overridden.push({ cluster, message: verdict.message });
+      else notes.set(cluster, { reason: 'PartiallyEnforced', message: verdict.message });
+    }
+    return { overridden, notes };
   }
 
   /** The owned classes (from the class cache) and what is known of their configurations. */
@@ -234,6 +279,10 @@ export class PolicyReconciler {
     const mine = objectKey(policy);
     return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
   }
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
 }
 
 /** The policy targets at least one Gateway of a class we own: its annotations are ours to write. */

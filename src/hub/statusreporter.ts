@@ -20,6 +20,7 @@ import {
   statusTransitions,
   type AggregateInput,
   type ClusterInput,
+  type LocalNote,
   type PolicyProblem,
   type PolicyStatus,
   type StatusSummary,
@@ -144,6 +145,15 @@ export interface StatusInput {
   observed: readonly KubeObject[];
   /** The works now in place (written or already equal). */
   written: readonly ManifestWork[];
+  /** What local policies do to the copy, by cluster (the spoke agents' fresh reports). */
+  local?: LocalVerdicts;
+}
+
+export interface LocalVerdicts {
+  /** Clusters where local policies cover every target: the copy is not placed there. */
+  overridden: readonly { cluster: string; message: string }[];
+  /** Clusters where the copy is placed and local policies take part of it, or are overridden by it. */
+  notes: ReadonlyMap<string, LocalNote>;
 }
 
 /**
@@ -151,7 +161,7 @@ export interface StatusInput {
  * as the hub itself decided (too large, conflicted), and the policy's problems.
  */
 export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, now: number): AggregateInput {
-  const { desired, losses, observed, written } = input;
+  const { desired, losses, observed, written, local } = input;
   const observedByCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
   const clusters: Record<string, ClusterInput> = {};
   for (const work of written) {
@@ -159,7 +169,8 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     const live = observedByCluster.get(cluster);
     // Feedback counts only once it describes the work as written now (same spec-hash).
     const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
-    clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live) } : { state: 'pending' };
+    const note = local?.notes.get(cluster);
+    clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live), ...(note ? { local: note } : {}) } : { state: 'pending' };
   }
   for (const cluster of desired.tooLarge) {
     const live = observedByCluster.get(cluster);
@@ -170,6 +181,7 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     };
   }
   for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
+  for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message };
   return { clusters, problems: policyProblems(desired), now };
 }
 

@@ -135,7 +135,7 @@ export class SpokeController {
   /** The wanted kinds, as the flag or the ConfigMap says; undefined when the ConfigMap is unusable. */
   private wanted(): GroupVersionResource[] | undefined {
     if (this.o.policies) return this.o.policies;
-    const cm: KubeObject | undefined = this.config?.store.get(`${this.o.configMap!.namespace}/${this.o.configMap!.name}`);
+    const cm: KubeObject | undefined = this.config?.store.get(`${this.o.configMap.namespace}/${this.o.configMap.name}`);
     if (!cm) {
       this.log.warn({ configMap: this.o.configMap }, 'params ConfigMap not found; keeping the kinds watched so far');
       return undefined;
