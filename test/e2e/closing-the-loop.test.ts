@@ -1,6 +1,7 @@
 // Closing the loop on the full plane: hub controller, both spoke agents (following the configuration the
-// hub places on each spoke) and the real OCM work agents. Spoke status comes back to the hub annotation;
-// a local policy on a spoke overrides the synced one there, and the hub says so.
+// hub places on each spoke, reporting local policies back through it) and the real OCM work agents. Spoke
+// status comes back to the hub annotation; a local policy on a spoke overrides the synced one there: the hub
+// keeps the copy off that cluster and says so, and an agent that stops reporting withdraws nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
@@ -27,12 +28,19 @@ import {
 import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../support/hub.ts';
 import { metricsText, samples } from '../support/metrics.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+import { AuditCursor, describeWrite } from '../support/audit.ts';
+import { controllerLabelValue } from '../../src/core/manifestwork.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spokeconfig.ts';
+import { localPoliciesIn } from '../../src/core/spokereport.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('loop');
 const ns = uniqueName('loop');
 const className = uniqueName('class');
 const POLICY = 'auth';
+/** Short, so that the test of a stopped agent waits seconds, not minutes. */
+const REPORT_HEARTBEAT_MS = 1_000;
+const REPORT_STALE_MS = 5_000;
 
 let sandbox: Sandbox;
 let hub: KubeHttp;
@@ -56,8 +64,8 @@ before(async () => {
   await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
   await apply(hub, gateway(ns, 'gw', className, 'all-spokes'));
   await apply(hub, placementDecision(ns, 'all-spokes', sandbox.spokes.map((s) => s.name)));
-  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG });
-  agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG)));
+  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, spokeReportStaleAfterMs: REPORT_STALE_MS });
+  agents = await Promise.all(sandbox.spokes.map((s) => startAgent(s.name)));
 });
 
 after(async () => {
@@ -72,6 +80,14 @@ after(async () => {
 });
 
 const agentLogs = (): string => workAgentLogs(sandbox, 10);
+
+function startAgent(cluster: string): Promise<RunningSpoke> {
+  return startSpoke(sandbox.kubeConfig(cluster), cluster, SPOKE_CONFIG, { reportHeartbeatMs: REPORT_HEARTBEAT_MS });
+}
+
+async function copyOn(cluster: string): Promise<KubeObject | undefined> {
+  return get(spokes.get(cluster)!, AUTH_POLICIES, ns, POLICY);
+}
 
 interface HubStatus {
   summary: Record<string, number | boolean>;
@@ -130,31 +146,86 @@ test('spoke status flows back: 2 of 2 enforced', async () => {
   });
 });
 
-test('a local policy on spoke-2 overrides the synced one there, and only there; deleting it restores enforcement', async () => {
+const OVERRIDDEN_ON_SPOKE_2: HubStatus = {
+  summary: { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 },
+  clusters: {
+    'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
+    'spoke-2': {
+      state: 'Overridden', applied: false, available: false, enforced: 'False', reason: 'Overridden',
+      message: `AuthPolicy is overridden by [${ns}/local-auth]`, upToDate: true,
+    },
+  },
+};
+
+/** The copy is back on spoke-2: its controller (played here) reports on the new copy; the hub says enforced on both. */
+async function restoredOnSpoke2(): Promise<void> {
+  await eventually(() => copyOn('spoke-2'), { what: 'the copy back on spoke-2', context: agentLogs });
+  await writeSpokeStatus('spoke-2', 'AuthPolicy has been successfully enforced');
+  const restored = await hubStatusWhere('spoke-2 enforced again', (s) => s.summary.enforced === 2 && Object.values(s.clusters).every((c) => c.upToDate));
+  assert.deepEqual(restored, {
+    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
+    clusters: { 'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'), 'spoke-2': enforcedEntry('AuthPolicy has been successfully enforced') },
+  });
+}
+
+test('a local policy on spoke-2 overrides the synced one there, and only there: the copy is withdrawn; deleting the local one restores it', async () => {
   const spoke2 = spokes.get('spoke-2')!;
   const local: KubeObject = authPolicy(ns, 'local-auth', 'gw');
   await apply(spoke2, local);
-  const overridden = await hubStatusWhere('spoke-2 overridden', (s) => s.clusters['spoke-2']?.state === 'Overridden' && s.clusters['spoke-2'].upToDate);
-  assert.deepEqual(overridden, {
-    summary: { clusters: 2, applied: 2, enforced: 1, overridden: 1, pending: 0, failed: 0 },
-    clusters: {
-      'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
-      'spoke-2': {
-        state: 'Overridden', applied: true, available: true, enforced: 'False', reason: 'Overridden',
-        message: `AuthPolicy is overridden by [${ns}/local-auth]`, upToDate: true,
-      },
-    },
-  });
+  const overridden = await hubStatusWhere('spoke-2 overridden', (s) => s.clusters['spoke-2']?.state === 'Overridden');
+  assert.deepEqual(overridden, OVERRIDDEN_ON_SPOKE_2);
+  await eventually(async () => (await copyOn('spoke-2')) === undefined, { what: 'the copy withdrawn from spoke-2', context: agentLogs });
+  assert.ok(await copyOn('spoke-1'), 'spoke-1 keeps its copy');
   const localAfter = (await get(spoke2, AUTH_POLICIES, ns, 'local-auth'))!;
   assert.equal(localAfter.metadata.annotations, undefined, 'the local policy is never modified');
   assert.equal(localAfter.status, undefined, 'the local policy is never modified');
 
   await remove(spoke2, local);
-  const restored = await hubStatusWhere('spoke-2 enforced again', (s) => s.summary.enforced === 2);
-  assert.deepEqual(restored, {
-    summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
-    clusters: { 'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'), 'spoke-2': enforcedEntry('AuthPolicy has been successfully enforced') },
-  });
+  await restoredOnSpoke2();
+});
+
+test('a local policy created before the hub policy: the copy is never placed there', async () => {
+  const spoke2 = spokes.get('spoke-2')!;
+  await remove(hub, authPolicy(ns, POLICY, 'gw'));
+  await eventually(async () => (await copyOn('spoke-1')) === undefined && (await copyOn('spoke-2')) === undefined, { what: 'both copies to go', context: agentLogs });
+  const local = authPolicy(ns, 'local-auth', 'gw');
+  await apply(spoke2, local);
+  // The agent's report has reached the hub (the spoke-config work's feedback) before the hub policy exists.
+  await eventually(async () => {
+    const work = (await list(hub, RESOURCES.manifestWorks, 'spoke-2')).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME && w.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(controllerName));
+    const report = work && readSpokeReport(work);
+    return report && localPoliciesIn(report, 'authpolicies.kuadrant.io', ns)?.some((l) => l.key === `${ns}/local-auth`);
+  }, { what: "spoke-2's report of local-auth on the hub", context: agentLogs });
+  const spoke2Writes = AuditCursor.at(sandbox, 'spoke-2');
+  await apply(hub, authPolicy(ns, POLICY, 'gw'));
+  await eventually(() => copyOn('spoke-1'), { what: 'the copy on spoke-1', context: agentLogs });
+  await writeSpokeStatus('spoke-1', 'AuthPolicy has been successfully enforced');
+  const overridden = await hubStatusWhere('spoke-2 overridden', (s) => s.summary.enforced === 1 && s.clusters['spoke-2']?.state === 'Overridden');
+  assert.deepEqual(overridden, OVERRIDDEN_ON_SPOKE_2);
+  assert.equal(await copyOn('spoke-2'), undefined, 'never placed on spoke-2');
+  const copyWrites = spoke2Writes.since().filter((w) => w.resource.startsWith('authpolicies') && w.namespace === ns && w.name === POLICY);
+  assert.deepEqual(copyWrites.map(describeWrite), [], 'the copy was never written on spoke-2');
+  await remove(spoke2, local);
+  await restoredOnSpoke2();
+});
+
+test('an agent that stops reporting withdraws nothing: once its report is stale the copy returns; back, it withdraws it again', async () => {
+  const spoke2 = spokes.get('spoke-2')!;
+  const local = authPolicy(ns, 'local-auth', 'gw');
+  await apply(spoke2, local);
+  await hubStatusWhere('spoke-2 overridden', (s) => s.clusters['spoke-2']?.state === 'Overridden');
+  const agent = agents.find((a) => a.cluster === 'spoke-2')!;
+  await agent.stop();
+  agents = agents.filter((a) => a !== agent);
+  const stopped = performance.now();
+  await eventually(() => copyOn('spoke-2'), { what: 'the copy back on spoke-2 once the report is stale', timeoutMs: 30_000, context: agentLogs });
+  const back = performance.now() - stopped;
+  assert.ok(back >= REPORT_STALE_MS - 2 * REPORT_HEARTBEAT_MS, `the copy came back after ${back.toFixed(0)} ms, not before the report went stale`);
+  agents.push(await startAgent('spoke-2'));
+  await hubStatusWhere('spoke-2 overridden again', (s) => s.clusters['spoke-2']?.state === 'Overridden');
+  await eventually(async () => (await copyOn('spoke-2')) === undefined, { what: 'the copy withdrawn again', context: agentLogs });
+  await remove(spoke2, local);
+  await restoredOnSpoke2();
 });
 
 test('a local policy on one listener only: PartiallyEnforced', async () => {

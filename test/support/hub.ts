@@ -53,12 +53,12 @@ export interface RunningSpoke {
 }
 
 /** The spoke agent in-process against one sandbox spoke, following the ConfigMap the hub places. */
-export async function startSpoke(kubeConfig: KubeConfig, cluster: string, configMap: { namespace: string; name: string }): Promise<RunningSpoke> {
+export async function startSpoke(kubeConfig: KubeConfig, cluster: string, configMap: { namespace: string; name: string }, options: { reportHeartbeatMs?: number } = {}): Promise<RunningSpoke> {
   const controller = new SpokeController({
     kubeConfig,
     logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }).child({ cluster }),
     configMap,
-    reportHeartbeatMs: 30_000,
+    reportHeartbeatMs: options.reportHeartbeatMs ?? 30_000,
   });
   await controller.start();
   return { cluster, controller, stop: () => controller.stop() };
