@@ -2,8 +2,10 @@
 // v1.2.0 and Envoy Gateway v1.5.0, built by hack/build-components.sh, write on the policies the hub will read
 // back — Kuadrant's Accepted/Enforced conditions and precedence (newer wins), Envoy Gateway's GEP-713 ancestors
 // and precedence (oldest wins); then through the hub: a policy authored once on the hub shows, per cluster,
-// what that cluster's controller wrote on its copy. Runs on a sandbox of its own, started with
-// `spokeControllers` (Envoy Gateway needs root) and stopped and deleted afterwards.
+// what that cluster's controller wrote on its copy; and with the spoke agents reporting local policies, the
+// RFC's hierarchy whatever each controller's own precedence rule: a local policy taking the copy's Gateway is
+// what is enforced there, created before the copy or after it, and the hub says Overridden naming it. Runs on
+// a sandbox of its own, started with `spokeControllers` (Envoy Gateway needs root), then stopped and deleted.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -19,7 +21,11 @@ import { eventually } from '../support/eventually.ts';
 import { STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { ClusterStatus, PolicyStatus as HubPolicyStatus } from '../../src/core/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision } from '../support/fixtures.ts';
-import { startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
+import { AuditCursor, describeWrite } from '../support/audit.ts';
+import { controllerLabelValue } from '../../src/core/manifestwork.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spokeconfig.ts';
+import { localPoliciesIn } from '../../src/core/spokereport.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -51,6 +57,9 @@ let sandbox: Sandbox;
 const clients = new Map<string, KubeHttp>();
 let hubClient: KubeHttp | undefined;
 let hub: RunningHub | undefined;
+let hubControllerName = '';
+let agents: RunningSpoke[] = [];
+const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 
 before(async () => {
   sandbox = await Sandbox.up({ root, spokeControllers: ['kuadrant', 'envoy-gateway'], log: () => undefined, timeoutMs: 180_000 });
@@ -77,6 +86,7 @@ async function warmUpKuadrant(spokeName: string): Promise<void> {
 }
 
 after(async () => {
+  await Promise.all(agents.map((a) => a.stop()));
   await hub?.stop();
   hubClient?.destroy();
   for (const http of clients.values()) http.destroy();
@@ -316,8 +326,11 @@ async function hubStatus(resource: ResourceRef, ns: string, name: string, cluste
   }, { what: `the hub's status of ${ns}/${name} on ${clusters.join(', ')}`, timeoutMs: 120_000, context });
 }
 
-/** A hub world: params listing `kinds`, a class of this test's own, a Gateway placed on `clusters`. */
-async function hubWorld(ns: string, gatewayName: string, clusters: string[], kinds: { group: string; version: string; resource: string }[]): Promise<void> {
+/**
+ * A hub world: params listing `kinds`, a class of this test's own, a Gateway placed on `clusters`; with
+ * `agents`, the hub places the spoke configuration and a spoke agent runs on each of `clusters`.
+ */
+async function hubWorld(ns: string, gatewayName: string, clusters: string[], kinds: { group: string; version: string; resource: string }[], options: { agents?: boolean } = {}): Promise<void> {
   hubClient ??= new KubeHttp(sandbox.kubeConfig('hub'));
   const controllerName = testControllerName('real-controllers');
   const className = uniqueName('hub-class');
@@ -328,8 +341,17 @@ async function hubWorld(ns: string, gatewayName: string, clusters: string[], kin
     gateway(ns, gatewayName, className, gatewayName),
     placementDecision(ns, gatewayName, clusters),
   ]) await applyFixture(hubClient, object);
+  await Promise.all(agents.map((a) => a.stop()));
+  agents = [];
   await hub?.stop();
-  hub = await startHub(sandbox.kubeConfig('hub'), { controllerName });
+  hubControllerName = controllerName;
+  hub = await startHub(sandbox.kubeConfig('hub'), { controllerName, ...(options.agents ? { spokeConfig: SPOKE_CONFIG } : {}) });
+  if (options.agents) {
+    for (const name of clusters) {
+      await createNamespace(spoke(name), SPOKE_CONFIG.namespace);
+      agents.push(await startSpoke(sandbox.kubeConfig(name), name, SPOKE_CONFIG, { reportHeartbeatMs: 5_000 }));
+    }
+  }
 }
 
 /** What the hub must say of a cluster, from the copy's own status on that spoke (Kuadrant-style conditions). */
@@ -408,6 +430,182 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
   assert.equal(enforced.state, 'Enforced');
   const copy = await read(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
   assert.deepEqual(copy.status?.ancestors?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
+});
+
+// ---- The hierarchy, with the spoke agents: local policies win, whatever the controller's own rule ----
+
+const AUTH_KIND = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
+const BTP_KIND = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
+
+/** The hub's status of one cluster of a policy, as its annotation says now. */
+async function hubCluster(resource: ResourceRef, ns: string, name: string, cluster: string): Promise<ClusterStatus | undefined> {
+  const text = (await getObject(hubClient!, resource, ns, name))?.metadata.annotations?.[STATUS_ANNOTATION];
+  return text ? (JSON.parse(text) as HubPolicyStatus).clusters?.[cluster] : undefined;
+}
+
+/** Until `cluster`'s spoke agent has reported `ns/name` to the hub (the spoke-config work's feedback there). */
+async function reportedOnHub(cluster: string, kind: string, ns: string, name: string): Promise<void> {
+  await eventually(async () => {
+    const works = await getObject(hubClient!, RESOURCES.manifestWorks, cluster, SPOKE_CONFIG_WORK_NAME);
+    if (works?.metadata.labels?.['policysync.kuadrant.io/controller'] !== controllerLabelValue(hubControllerName)) return undefined;
+    const report = readSpokeReport(works);
+    return report && localPoliciesIn(report, kind, ns)?.some((l) => l.key === `${ns}/${name}`);
+  }, { what: `${cluster}'s report of ${ns}/${name} on the hub`, timeoutMs: 60_000 });
+}
+
+/** The hub says `cluster` is Overridden by exactly `locals`, with no copy there. */
+async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, name: string, cluster: string, locals: string[], context: () => string): Promise<ClusterStatus> {
+  const status = await eventually(async () => {
+    const c = await hubCluster(resource, ns, name, cluster);
+    return c?.state === 'Overridden' ? c : undefined;
+  }, { what: `the hub to show ${ns}/${name} Overridden on ${cluster}`, timeoutMs: 120_000, context });
+  assert.deepEqual(status, {
+    state: 'Overridden', applied: false, available: false, enforced: 'False', reason: 'Overridden',
+    message: `${kind} is overridden by [${locals.map((l) => `${ns}/${l}`).join(', ')}]`, upToDate: true,
+  });
+  await eventually(async () => (await getObject(spoke(cluster), resource, ns, name)) === undefined || undefined, { what: `no copy of ${ns}/${name} on ${cluster}`, context });
+  return status;
+}
+
+/** The copy is back on `cluster` and the hub shows, for that cluster, what the copy's controller says. */
+async function restoredOnHub(resource: ResourceRef, ns: string, name: string, cluster: string, says: (copy: Policy) => Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined, context: () => string): Promise<ClusterStatus> {
+  return eventually(async () => {
+    const copy = await getObject<Policy>(spoke(cluster), resource, ns, name);
+    const expected = copy && says(copy);
+    const c = await hubCluster(resource, ns, name, cluster);
+    return expected && c && c.state !== 'Overridden' && c.state !== 'Pending' && JSON.stringify(pick(c)) === JSON.stringify(expected) ? c : undefined;
+  }, { what: `the copy of ${ns}/${name} back on ${cluster}, and the hub showing its controller's word`, timeoutMs: 120_000, context });
+}
+
+/** Envoy Gateway's word on a copy, as the hub reads it: the one ancestor entry's Accepted condition. */
+function fromAncestors(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined {
+  const c = copy.status?.ancestors?.[0]?.conditions.find((x) => x.type === 'Accepted');
+  return c && { enforced: c.status as ClusterStatus['enforced'], reason: c.reason, message: c.message };
+}
+
+/** A Gateway the Kuadrant operator computes Enforced for on spoke-1 (Envoy Gateway's class, an HTTPRoute), a bare one elsewhere. */
+async function kuadrantSpokes(ns: string, gatewayName: string): Promise<void> {
+  for (const s of sandbox.spokes) {
+    const http = spoke(s.name);
+    const className = uniqueName('eg');
+    await createNamespace(http, ns);
+    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+    await apply(http, RESOURCES.gateways, gateway(ns, gatewayName, className));
+    if (s.name === ENVOY_GATEWAY_SPOKE) await apply(http, HTTP_ROUTES, httpRoute(ns, gatewayName, gatewayName));
+  }
+  await apply(spoke(ENVOY_GATEWAY_SPOKE), KUADRANTS, { apiVersion: 'kuadrant.io/v1beta1', kind: 'Kuadrant', metadata: { name: 'kuadrant', namespace: KUADRANT_NAMESPACE }, spec: {} });
+}
+
+/** The Kuadrant operator's word on the local policy: not Overridden (the most it says here, with no pods, is that it waits for its components). */
+async function localInForceByKuadrant(ns: string, name: string, context: () => string): Promise<Condition> {
+  return eventually(async () => {
+    const c = condition(await read(spoke(ENVOY_GATEWAY_SPOKE), AUTH_POLICIES, ns, name), 'Enforced');
+    return c && c.reason !== 'Overridden' && c.message.includes('waiting for the following components to sync') ? c : undefined;
+  }, { what: `the operator's Enforced on the local ${ns}/${name}, not Overridden`, timeoutMs: 90_000, context });
+}
+
+test('hierarchy, Kuadrant operator, local AuthPolicy first: the copy is never placed there (the operator would let the newer copy win); the hub says Overridden; without the local one, the copy returns', async (t) => {
+  const ns = uniqueName('order-local-first');
+  const clusters = sandbox.spokes.map((s) => s.name);
+  await hubWorld(ns, 'shop', clusters, [AUTH_KIND], { agents: true });
+  await kuadrantSpokes(ns, 'shop');
+  const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
+  await apply(spoke(ENVOY_GATEWAY_SPOKE), AUTH_POLICIES, authPolicy(ns, 'team-auth', 'shop'));
+  await reportedOnHub(ENVOY_GATEWAY_SPOKE, 'authpolicies.kuadrant.io', ns, 'team-auth');
+  const writes = AuditCursor.at(sandbox, ENVOY_GATEWAY_SPOKE);
+
+  await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
+  const overridden = await overriddenOnHub(AUTH_POLICIES, 'AuthPolicy', ns, 'shop-auth', ENVOY_GATEWAY_SPOKE, ['team-auth'], context);
+  t.diagnostic(`${ENVOY_GATEWAY_SPOKE} on the hub: ${JSON.stringify(overridden)}`);
+  // The other cluster has the copy, with the operator's own word on the hub.
+  const other = await restoredOnHub(AUTH_POLICIES, ns, 'shop-auth', BARE_SPOKE, fromConditions, context);
+  assert.deepEqual(pick(other), { enforced: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
+  const local = await localInForceByKuadrant(ns, 'team-auth', context);
+  t.diagnostic(`local team-auth, per the operator: ${JSON.stringify(verdict(local))}`);
+  const copyWrites = writes.since().filter((w) => w.resource.startsWith('authpolicies') && w.namespace === ns && w.name === 'shop-auth');
+  assert.deepEqual(copyWrites.map(describeWrite), [], `the copy was never written on ${ENVOY_GATEWAY_SPOKE}`);
+
+  await deleteObject(spoke(ENVOY_GATEWAY_SPOKE), AUTH_POLICIES, ns, 'team-auth');
+  const back = await restoredOnHub(AUTH_POLICIES, ns, 'shop-auth', ENVOY_GATEWAY_SPOKE, fromConditions, context);
+  t.diagnostic(`${ENVOY_GATEWAY_SPOKE}, local gone: ${JSON.stringify(back)}`);
+  assert.match(back.message, /^AuthPolicy waiting for the following components to sync/);
+});
+
+test('hierarchy, Kuadrant operator, local AuthPolicy after the copy: the copy is withdrawn there and the local one stays in force; the hub says Overridden; without it, the copy returns', async (t) => {
+  const ns = uniqueName('order-copy-first');
+  const clusters = sandbox.spokes.map((s) => s.name);
+  await hubWorld(ns, 'shop', clusters, [AUTH_KIND], { agents: true });
+  await kuadrantSpokes(ns, 'shop');
+  const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
+  await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
+  const placed = await restoredOnHub(AUTH_POLICIES, ns, 'shop-auth', ENVOY_GATEWAY_SPOKE, fromConditions, context);
+  t.diagnostic(`${ENVOY_GATEWAY_SPOKE}, copy alone: ${JSON.stringify(placed)}`);
+
+  await apply(spoke(ENVOY_GATEWAY_SPOKE), AUTH_POLICIES, authPolicy(ns, 'team-auth', 'shop'));
+  const overridden = await overriddenOnHub(AUTH_POLICIES, 'AuthPolicy', ns, 'shop-auth', ENVOY_GATEWAY_SPOKE, ['team-auth'], context);
+  t.diagnostic(`${ENVOY_GATEWAY_SPOKE} on the hub: ${JSON.stringify(overridden)}`);
+  const local = await localInForceByKuadrant(ns, 'team-auth', context);
+  t.diagnostic(`local team-auth, per the operator: ${JSON.stringify(verdict(local))}`);
+  const other = await hubCluster(AUTH_POLICIES, ns, 'shop-auth', BARE_SPOKE);
+  assert.equal(other?.reason, 'MissingResource', 'the other cluster keeps its copy');
+
+  await deleteObject(spoke(ENVOY_GATEWAY_SPOKE), AUTH_POLICIES, ns, 'team-auth');
+  await restoredOnHub(AUTH_POLICIES, ns, 'shop-auth', ENVOY_GATEWAY_SPOKE, fromConditions, context);
+});
+
+/** Envoy Gateway's word on the local policy: its one ancestor entry Accepted. */
+async function localAcceptedByEnvoyGateway(ns: string, name: string, context: () => string): Promise<void> {
+  await eventually(async () => {
+    const c = fromAncestors(await read(spoke(ENVOY_GATEWAY_SPOKE), BACKEND_TRAFFIC_POLICIES, ns, name));
+    return c?.enforced === 'True' || undefined;
+  }, { what: `Envoy Gateway to accept the local ${ns}/${name}`, timeoutMs: 90_000, context });
+}
+
+test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is never placed there; the local one keeps its Accepted ancestor; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
+  const ns = uniqueName('eg-local-first');
+  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], { agents: true });
+  const http = spoke(ENVOY_GATEWAY_SPOKE);
+  const className = uniqueName('eg');
+  await createNamespace(http, ns);
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
+  await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'local-edge', 'edge', '4s'));
+  await reportedOnHub(ENVOY_GATEWAY_SPOKE, 'backendtrafficpolicies.gateway.envoyproxy.io', ns, 'local-edge');
+  const writes = AuditCursor.at(sandbox, ENVOY_GATEWAY_SPOKE);
+
+  await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
+  const overridden = await overriddenOnHub(BACKEND_TRAFFIC_POLICIES, 'BackendTrafficPolicy', ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, ['local-edge'], context);
+  t.diagnostic(`on the hub: ${JSON.stringify(overridden)}`);
+  await localAcceptedByEnvoyGateway(ns, 'local-edge', context);
+  assert.deepEqual(writes.since().filter((w) => w.resource.startsWith('backendtrafficpolicies') && w.name === 'edge-timeouts').map(describeWrite), [], 'the copy was never written');
+
+  await deleteObject(http, BACKEND_TRAFFIC_POLICIES, ns, 'local-edge');
+  const back = await restoredOnHub(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, fromAncestors, context);
+  assert.deepEqual(pick(back), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
+});
+
+test('hierarchy, Envoy Gateway, local BackendTrafficPolicy after the copy: Envoy Gateway would keep the older copy; the copy is withdrawn and the local one is Accepted; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
+  const ns = uniqueName('eg-copy-first');
+  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], { agents: true });
+  const http = spoke(ENVOY_GATEWAY_SPOKE);
+  const className = uniqueName('eg');
+  await createNamespace(http, ns);
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
+  await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
+  const placed = await restoredOnHub(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, fromAncestors, context);
+  assert.deepEqual(pick(placed), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
+
+  await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'local-edge', 'edge', '4s'));
+  const overridden = await overriddenOnHub(BACKEND_TRAFFIC_POLICIES, 'BackendTrafficPolicy', ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, ['local-edge'], context);
+  t.diagnostic(`on the hub: ${JSON.stringify(overridden)}`);
+  await localAcceptedByEnvoyGateway(ns, 'local-edge', context);
+
+  await deleteObject(http, BACKEND_TRAFFIC_POLICIES, ns, 'local-edge');
+  const back = await restoredOnHub(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, fromAncestors, context);
+  assert.deepEqual(pick(back), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
 });
 
 function pick(c: ClusterStatus): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> {
