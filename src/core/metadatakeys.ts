@@ -30,9 +30,3 @@ export const CONTROLLER_LABEL = `${OWN_KEY_PREFIX}controller`;
 export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
 /** ManifestWork annotation: hash of what we write, for no-op detection. */
 export const SPEC_HASH_ANNOTATION = `${OWN_KEY_PREFIX}spec-hash`;
-
-/**
- * On a spoke copy the agent has marked Overridden/PartiallyEnforced: the `Enforced` condition it
- * displaced (JSON, or `null` when there was none), restored when the conflict ends.
- */
-export const DISPLACED_ENFORCED_ANNOTATION = `${OWN_KEY_PREFIX}displaced-enforced`;

@@ -68,24 +68,10 @@ export function crdVersionSchema(crd: CrdInfo | undefined, version: string): Jso
   return crd?.versions.find((v) => v.name === version)?.schema?.openAPIV3Schema;
 }
 
-/** The openAPIV3Schema of the CRD `<resource>.<group>` at `version`; undefined without such a CRD. */
-export async function crdSchema(http: KubeHttp, gvr: GroupVersionResource): Promise<JsonSchema | undefined> {
-  return crdVersionSchema(await readCrd(http, gvr), gvr.version);
-}
-
 /** A GEP-713 policy: `spec.targetRef` (object) or `spec.targetRefs` (array) in its schema. */
 export function schemaIsPolicy(schema: JsonSchema | undefined): boolean {
   const spec = schema?.properties?.spec?.properties;
   return spec?.targetRef?.type === 'object' || spec?.targetRefs?.type === 'array';
-}
-
-/**
- * `status.conditions` is a map list keyed by `type`: then one condition entry can be owned through
- * server-side apply without touching the others.
- */
-export function conditionsAreMapList(schema: JsonSchema | undefined): boolean {
-  const conditions = schema?.properties?.status?.properties?.conditions;
-  return conditions?.['x-kubernetes-list-type'] === 'map' && (conditions['x-kubernetes-list-map-keys'] ?? []).join() === 'type';
 }
 
 /** Whether this client may perform every verb on the resource in all namespaces. */
