@@ -149,9 +149,7 @@ test('kubectl kustomize renders deploy/hub with the namespace, CRD, service acco
 test('kubectl kustomize renders deploy/spoke with the agent, its RBAC and the work agent\'s Role for the spoke config', async () => {
   const { objects } = output('deploy/spoke');
   assert.deepEqual(names(objects), [
-    'ClusterRole/policy-sync-spoke',
     'ClusterRole/policy-sync-spoke-policies',
-    'ClusterRoleBinding/policy-sync-spoke',
     'ClusterRoleBinding/policy-sync-spoke-policies',
     'Deployment/policy-sync-system/policy-sync-spoke',
     'Namespace/policy-sync-system',
@@ -162,6 +160,13 @@ test('kubectl kustomize renders deploy/spoke with the agent, its RBAC and the wo
     'ServiceAccount/policy-sync-system/policy-sync-spoke',
   ]);
   assert.deepEqual(aggregationLabels(find(objects, 'ClusterRole', 'policy-sync-spoke-policies')), [{ 'policysync.kuadrant.io/aggregate-to-spoke': 'true' }]);
+  // In its namespace the agent changes only its report, by server-side apply (which needs create the first time).
+  assert.deepEqual((find(objects, 'Role', 'policy-sync-spoke') as { rules?: unknown[] } | undefined)?.rules, [
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['policy-sync-spoke-report'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  ]);
   const workAgent = find(objects, 'RoleBinding', 'policy-sync-work-agent') as { subjects?: unknown[] } | undefined;
   assert.deepEqual(workAgent?.subjects, [{ kind: 'ServiceAccount', name: 'klusterlet-work-sa', namespace: 'open-cluster-management-agent' }]);
   await checkDeployment(find(objects, 'Deployment', 'policy-sync-spoke'), 'spoke', 'policy-sync-spoke');
@@ -181,10 +186,8 @@ test('the Kuadrant components grant each policy kind by aggregation labels, for 
   for (const kind of kinds) {
     const role = find(spoke, 'ClusterRole', `policy-sync-spoke-policies-kuadrant-${kind}`) as Role;
     assert.equal(role.metadata.labels?.['policysync.kuadrant.io/aggregate-to-spoke'], 'true');
-    assert.deepEqual(role.rules, [
-      { apiGroups: ['kuadrant.io'], resources: [kind], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: ['kuadrant.io'], resources: [`${kind}/status`], verbs: ['patch', 'update'] },
-    ]);
+    // The agent only watches policies: it writes none, nor their status.
+    assert.deepEqual(role.rules, [{ apiGroups: ['kuadrant.io'], resources: [kind], verbs: ['list', 'watch'] }]);
   }
   const work = find(spoke, 'ClusterRole', 'policy-sync-work-agent-kuadrant') as Role;
   assert.equal(work.metadata.labels?.['open-cluster-management.io/aggregate-to-work'], 'true');
