@@ -244,7 +244,7 @@ export interface Overrider {
 }
 
 /**
- * The overriding local policies named by the spoke agent's Enforced message (DESIGN §6):
+ * The overriding local policies named by a cluster's Overridden or PartiallyEnforced message (DESIGN §6):
  * `AuthPolicy is overridden by [ns/l1, ns/l2]`, or
  * `AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2]`.
  * A list cut short by the 256-character limit keeps its complete names only. Empty when the message

@@ -163,8 +163,7 @@ test('kubectl kustomize renders deploy/spoke with the agent, its RBAC and the wo
   // In its namespace the agent changes only its report, by server-side apply (which needs create the first time).
   assert.deepEqual((find(objects, 'Role', 'policy-sync-spoke') as { rules?: unknown[] } | undefined)?.rules, [
     { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['policy-sync-spoke-report'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['policy-sync-spoke-report'], verbs: ['create', 'get', 'patch', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   ]);
   const workAgent = find(objects, 'RoleBinding', 'policy-sync-work-agent') as { subjects?: unknown[] } | undefined;
