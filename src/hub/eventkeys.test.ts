@@ -48,3 +48,13 @@ test('a work change maps to its source policy by group+resource, or to the spoke
   assert.deepEqual(keysForWorkChange({ object: obj('c1', 'w') }), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
   assert.deepEqual(keysForWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }), { spokeConfig: true, policies: [] });
 });
+
+test('a spoke configuration work wakes the syncer when what it wrote changed or the work goes, not on a status update (a report heartbeat)', () => {
+  const config = (hash: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+    ({ ...obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' }, annotations: { 'policysync.kuadrant.io/spec-hash': hash }, ...extra }), status: { n: hash } });
+  const before = config('h1');
+  assert.equal(keysForWorkChange({ old: before, object: { ...config('h1'), status: { heartbeat: 2 } } }).spokeConfig, false);
+  assert.equal(keysForWorkChange({ old: before, object: config('h2') }).spokeConfig, true);
+  assert.equal(keysForWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }).spokeConfig, true);
+  assert.equal(keysForWorkChange({ old: before, object: before }).spokeConfig, true, 'a delete (old and object the same) wakes it');
+});

@@ -3,6 +3,7 @@
 import type { GroupResource } from '../core/gvr.ts';
 import { readSourceRef } from '../core/manifestwork.ts';
 import type { KubeObject } from '../core/objects.ts';
+import { SPEC_HASH_ANNOTATION } from '../core/metadatakeys.ts';
 import { isSpokeConfigWork } from '../core/spokeconfig.ts';
 import { placementOfDecision, policyKey } from './indexes.ts';
 
@@ -59,10 +60,20 @@ export function keysForDecisionChange(
   );
 }
 
-/** A ManifestWork changed: the spoke configuration, or the policy it was written for. */
+/**
+ * A ManifestWork changed: the spoke configuration, or the policy it was written for. The spoke
+ * configuration's status changes with every report heartbeat of its agent; only a change to what the
+ * syncer wrote (its spec-hash), its deletion or its appearance is the syncer's business.
+ */
 export function keysForWorkChange(change: Change): { spokeConfig: boolean; policies: string[] } {
-  if (isSpokeConfigWork(change.object)) return { spokeConfig: true, policies: [] };
+  if (isSpokeConfigWork(change.object)) return { spokeConfig: !statusOnly(change), policies: [] };
   return { spokeConfig: false, policies: unique(sides(change).flatMap(sourceKeyOfWork)) };
+}
+
+function statusOnly({ old, object }: Change): boolean {
+  if (!old || old === object) return false;
+  const written = (o: KubeObject): string => JSON.stringify([o.metadata.annotations?.[SPEC_HASH_ANNOTATION], o.metadata.deletionTimestamp ?? null]);
+  return written(old) === written(object);
 }
 
 /** The policy key a work was written for (from its source-ref), if it names one. */
