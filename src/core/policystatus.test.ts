@@ -232,6 +232,24 @@ test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
   assert.equal(over?.clusters, undefined);
 });
 
+test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not applied), and drops those too when they do not fit', () => {
+  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]` });
+  const status = aggregatePolicyStatus({
+    now: NOW,
+    clusters: { ...manyClusters(300), 'gone-1': withdrawn(1), 'gone-2': withdrawn(2), lost: { state: 'conflicted', message: 'synced by another' } },
+  });
+  const read = readPolicyStatus(policyStatusAnnotation(status));
+  assert.deepEqual(read?.summary, { clusters: 303, applied: 300, enforced: 0, overridden: 302, pending: 0, failed: 1, truncated: true });
+  assert.deepEqual(Object.keys(read?.clusters ?? {}), ['gone-1', 'gone-2', 'lost']);
+  assert.deepEqual(read?.clusters?.['gone-1'], status.clusters?.['gone-1']);
+
+  const tooMany: Record<string, ClusterInput> = {};
+  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` };
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(readPolicyStatus(text)?.clusters, undefined);
+});
+
 test('readPolicyStatus parses the annotation back, full or truncated', () => {
   const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
   assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
@@ -314,6 +332,17 @@ test('statusTransitions: a cluster new since before counts; a truncated before g
   const truncated = readPolicyStatus(policyStatusAnnotation(statusOf(manyClusters(300))));
   assert.ok(truncated);
   assert.deepEqual(statusTransitions(truncated, statusOf({ a: work({ applyError: 'x' }) })), []);
+});
+
+test('statusTransitions after a truncated before that lists some clusters: only those listed are compared', () => {
+  const before = readPolicyStatus(policyStatusAnnotation(statusOf({ ...manyClusters(300), gone: { state: 'overridden', message: 'by ns/local' } })));
+  assert.deepEqual(Object.keys(before?.clusters ?? {}), ['gone']);
+  const after = statusOf({ 'cluster-0000': work({ applyError: 'x' }), gone: work(), fresh: work() });
+  assert.deepEqual(
+    statusTransitions(before, after).map((t) => [t.cluster, t.type]),
+    [['gone', 'Enforced']],
+    'cluster-0000 and fresh are not listed: unknown, no Event',
+  );
 });
 
 test('problems are kept sorted and deduplicated in the status, survive a round trip, and only new ones are reported', () => {

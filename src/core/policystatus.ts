@@ -382,17 +382,27 @@ export function cutMessage(message: string): string {
 
 /**
  * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
- * MAX_STATUS_ANNOTATION_BYTES the statusFeedback values are left out, and if that is not enough, the
- * per-cluster part too; either way with `summary.truncated: true`.
+ * MAX_STATUS_ANNOTATION_BYTES, each step until it fits: the statusFeedback values are left out; then
+ * the entries of clusters whose copy is applied (the CLI reads those back from the works), keeping
+ * the ones no work shows (withdrawn as overridden, lost to a conflict, not applied); then the
+ * per-cluster part altogether. Every step marks `summary.truncated: true`.
  */
 export function policyStatusAnnotation(status: PolicyStatus): string {
   const full = canonicalJson(status);
   if (fits(full)) return full;
   const summary: StatusSummary = { ...status.summary, truncated: true };
   const { clusters, ...rest } = status;
-  if (clusters !== undefined && Object.values(clusters).some((c) => c.statusFeedback !== undefined)) {
-    const withoutValues = canonicalJson({ ...rest, summary, clusters: withoutStatusFeedback(clusters) });
-    if (fits(withoutValues)) return withoutValues;
+  if (clusters !== undefined) {
+    const compact = withoutStatusFeedback(clusters);
+    if (Object.values(clusters).some((c) => c.statusFeedback !== undefined)) {
+      const withoutValues = canonicalJson({ ...rest, summary, clusters: compact });
+      if (fits(withoutValues)) return withoutValues;
+    }
+    const unapplied = Object.fromEntries(Object.entries(compact).filter(([, c]) => !c.applied));
+    if (Object.keys(unapplied).length > 0) {
+      const unappliedOnly = canonicalJson({ ...rest, summary, clusters: unapplied });
+      if (fits(unappliedOnly)) return unappliedOnly;
+    }
   }
   return canonicalJson({ ...rest, summary });
 }
@@ -450,20 +460,23 @@ export function readPolicyStatus(text: string | undefined): PolicyStatus | undef
 /**
  * Clusters that entered the Enforced, Overridden or Failed state, sorted by cluster: one Event
  * each. A cluster staying in its state (even with a new reason) or becoming Pending gives none.
- * With no `before`, every cluster is new. A `before` without its per-cluster part (a truncated
- * annotation read back after a restart) gives none: what changed is unknown, and an Event
- * storm on every restart helps nobody.
+ * With no `before`, every cluster is new. A cluster that a truncated `before` (an annotation read
+ * back after a restart) does not list gives none: what changed is unknown, and an Event storm on
+ * every restart helps nobody.
  */
 export function statusTransitions(before: PolicyStatus | undefined, after: PolicyStatus): StatusTransition[] {
-  if (before !== undefined && before.clusters === undefined) return [];
   const previous = before?.clusters ?? {};
+  // Every cluster of `before` is listed unless it was truncated to fewer entries than it counts.
+  const complete = before === undefined || Object.keys(previous).length === before.summary.clusters;
   const current = after.clusters ?? {};
   const transitions: StatusTransition[] = [];
   for (const cluster of Object.keys(current).sort()) {
     const now = current[cluster];
     if (now === undefined || now.state === 'Pending') continue;
     // Own properties only: a cluster may be named "constructor".
-    const was = Object.hasOwn(previous, cluster) ? previous[cluster] : undefined;
+    const listed = Object.hasOwn(previous, cluster);
+    if (!listed && !complete) continue;
+    const was = listed ? previous[cluster] : undefined;
     if (was?.state === now.state) continue;
     transitions.push({ cluster, type: now.state, reason: now.reason, message: now.message });
   }

@@ -151,17 +151,18 @@ async function writeSpokeStatus(cluster: string): Promise<void> {
 }
 
 const enforced: ClusterStatus = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, upToDate: true };
+// The local policy covers the copy's only target: the hub withdraws the copy from spoke-2 (not applied).
 const overridden: ClusterStatus = {
   state: 'Overridden',
-  applied: true,
-  available: true,
+  applied: false,
+  available: false,
   enforced: 'False',
   reason: 'Overridden',
   message: `AuthPolicy is overridden by [${ns}/local-auth]`,
   upToDate: true,
 };
 const AUTH_STATUS: PolicyStatus = {
-  summary: { clusters: 2, applied: 2, enforced: 1, overridden: 1, pending: 0, failed: 0 },
+  summary: { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 },
   clusters: { 'spoke-1': enforced, 'spoke-2': overridden },
 };
 const UNPLACED_STATUS: PolicyStatus = {
@@ -252,7 +253,7 @@ const MATRIX = [
 const EXPLAIN_AUTH_HEAD = [
   `Policy:     AuthPolicy ${ns}/${AUTH}`,
   'Resource:   authpolicies.kuadrant.io (v1)',
-  'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+  'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 1 applied',
 ];
 const EXPLAIN_AUTH_TAIL = [
   'Problems:   none',
@@ -270,8 +271,8 @@ const EXPLAIN_AUTH_TAIL = [
   `    message:        AuthPolicy is overridden by [${ns}/local-auth]`,
   `    overridden by:  ${ns}/local-auth`,
   '    upToDate:       true',
-  '    applied:        true',
-  '    available:      true',
+  '    applied:        false',
+  '    available:      false',
 ];
 
 /** The rows `status -o json` prints, keys sorted at every level. */
@@ -357,7 +358,8 @@ test('a truncated annotation: the per-cluster part is read from the ManifestWork
   // The hub rewrites an annotation that differs from what it computes: stop it first.
   await controller!.stop();
   controller = undefined;
-  const truncated = { summary: { ...AUTH_STATUS.summary, truncated: true } };
+  // As the hub cuts it past 64 KiB: the summary, and the entries of the clusters no work shows.
+  const truncated = { summary: { ...AUTH_STATUS.summary, truncated: true }, clusters: { 'spoke-2': overridden } };
   await mergePatch(hub, AUTH_POLICIES, ns, AUTH, { metadata: { annotations: { 'policysync.kuadrant.io/status': JSON.stringify(truncated) } } });
   assert.deepEqual(await hubStatus(AUTH_POLICIES, AUTH), truncated);
 
