@@ -1,7 +1,7 @@
 // The leader-election flags shared by `hub` and `spoke` (controller-runtime's names and defaults).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { Option, type Command } from 'commander';
 import { DEFAULT_LEADER_ELECTION, validateTiming } from '../kube/leaderelection.ts';
 import { duration } from './duration.ts';
@@ -30,7 +30,7 @@ export function addElectionOptions(command: Command, defaultId: string): Command
 }
 
 /** The election to run, or undefined without --leader-elect. Bad timings fail here, naming the rule. */
-export function electionFrom(flags: ElectionFlags, kubeConfig: KubeConfig): ElectionOptions | undefined {
+export function electionFrom(flags: ElectionFlags, kubeConfig: KubeAccess): ElectionOptions | undefined {
   if (!flags.leaderElect) return undefined;
   const timing = {
     leaseDurationMs: flags.leaderElectionLeaseDuration,

@@ -1,7 +1,7 @@
 // Assembly of the hub controller: the informers, the event → key mappings (eventkeys.ts), the reconcilers
 // and their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
@@ -30,7 +30,7 @@ import { StatusReporter } from './statusreporter.ts';
 import { WorkApplier } from './workapplier.ts';
 
 export interface HubOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   logger: Logger;
   controllerName: string;
   /** Policies reconciled at once. */

@@ -1,7 +1,8 @@
-// A small raw HTTP client for the Kubernetes API over node:https, authenticated from a client-node
-// KubeConfig. It works on paths and plain JSON rather than client-node's typed models because the
-// controller handles arbitrary GroupVersionResources, needs streaming watches it fully controls, and must
-// not have timestamps turned into Date objects (they would break hashing and diffing).
+// A small raw HTTP client for the Kubernetes API over node:https, authenticated from a kubeconfig
+// (kubeconfig.ts, or a client-node KubeConfig). It works on paths and plain JSON rather than client-node's
+// typed models because the controller handles arbitrary GroupVersionResources, needs streaming watches it
+// fully controls, and must not have timestamps turned into Date objects (they would break hashing and
+// diffing).
 //
 // Every connection is live or replaced (DESIGN §7): each request has a deadline, every socket has TCP
 // keepalive (a peer that vanished is noticed), and a watch that delivers nothing — not even the bookmark
@@ -9,7 +10,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { Socket } from 'node:net';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from './kubeconfig.ts';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
@@ -113,7 +114,7 @@ export class KubeHttp {
   private readonly userAgent: string;
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeAccess,
     options: KubeHttpOptions = {},
   ) {
     this.onResponse = options.onResponse;

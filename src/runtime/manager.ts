@@ -2,7 +2,7 @@
 // (and /metrics) until SIGTERM/SIGINT; caches first, then — when it holds the leader lease, or at once
 // without leader election — the reconcilers that write. On a signal: stop taking work, drain in-flight reconciles, release the lease, exit. On a
 // lost lease: exit at once (a restart rejoins as a standby).
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
 import type { Logger } from 'pino';
 import { KubeHttp } from '../kube/http.ts';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leaderelection.ts';
@@ -20,7 +20,7 @@ export interface Runnable {
 }
 
 export interface ElectionOptions extends LeaderElectionTiming {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   namespace: string;
   name: string;
   identity: string;

@@ -2,7 +2,7 @@
 // ConfigMap the hub places on every spoke), one informer per kind, and the report reconciler, which any
 // policy change wakes. Event handlers only map changes to keys.
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { parseParamsJson } from '../core/params.ts';
@@ -19,7 +19,7 @@ import { spokeReportName } from '../core/spokereport.ts';
 import { REPORT_KEY, ReportReconciler } from './reportreconciler.ts';
 
 export interface SpokeOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   logger: Logger;
   /** A fixed list of kinds (`--policies`); otherwise `configMap` is followed. */
   policies?: GroupVersionResource[];
