@@ -328,31 +328,31 @@ function work(cluster: string, name: string, hash: string): ManifestWork {
 
 test('diffWorks makes no writes when every desired work is observed with the same spec-hash', () => {
   const desired = new Map([[workKey('c1', 'w'), work('c1', 'w', 'h1')]]);
-  assert.deepEqual(diffWorks(desired, new Map([['c1/w', { specHash: 'h1' }]])), { apply: [], delete: [] });
+  assert.deepEqual(diffWorks(desired, new Map([['c1/w', { specHash: 'h1' }]])), { create: [], apply: [], delete: [] });
 });
 
-test('diffWorks applies missing works and works whose hash differs or is unknown', () => {
+test('diffWorks creates missing works and applies works whose hash differs or is unknown', () => {
   const a = work('c1', 'a', 'h1');
   const b = work('c1', 'b', 'h2');
   const c = work('c2', 'c', 'h3');
   const desired = new Map([[workKeyOf(c), c], [workKeyOf(b), b], [workKeyOf(a), a]]);
   const plan = diffWorks(desired, new Map([['c1/b', { specHash: 'old' }], ['c2/c', {}]]));
-  assert.deepEqual(plan, { apply: [a, b, c], delete: [] });
+  assert.deepEqual(plan, { create: [a], apply: [b, c], delete: [] });
 });
 
 test('diffWorks deletes observed works that are not desired, except retained ones', () => {
   const desired = new Map([['c1/a', work('c1', 'a', 'h')]]);
   const observed = new Map([['c1/a', { specHash: 'h' }], ['c2/gone', { specHash: 'x' }], ['c1/big', { specHash: 'y' }], ['c0/old', {}]]);
-  assert.deepEqual(diffWorks(desired, observed), { apply: [], delete: ['c0/old', 'c1/big', 'c2/gone'] });
-  assert.deepEqual(diffWorks(desired, observed, new Set(['c1/big'])), { apply: [], delete: ['c0/old', 'c2/gone'] });
+  assert.deepEqual(diffWorks(desired, observed), { create: [], apply: [], delete: ['c0/old', 'c1/big', 'c2/gone'] });
+  assert.deepEqual(diffWorks(desired, observed, new Set(['c1/big'])), { create: [], apply: [], delete: ['c0/old', 'c2/gone'] });
 });
 
 test('diffWorks over desiredWorksForPolicy output is a no-op against its own hashes', () => {
   const result = desiredWorksForPolicy(input(policy({ targetRef: gatewayRef('gw') }), { 'team-a/gw': placement(['c1', 'c2']) }));
   const desired = new Map([...result.works.values()].map((w) => [workKeyOf(w), w]));
   const observed = new Map([...desired].map(([key, w]) => [key, { specHash: readSpecHash(w) }]));
-  assert.deepEqual(diffWorks(desired, observed), { apply: [], delete: [] });
-  assert.equal(diffWorks(desired, new Map()).apply.length, 2);
+  assert.deepEqual(diffWorks(desired, observed), { create: [], apply: [], delete: [] });
+  assert.deepEqual(diffWorks(desired, new Map()), { create: [...desired.values()], apply: [], delete: [] });
 });
 
 test('workKey is cluster/name and workKeyOf reads it from a work', () => {

@@ -308,31 +308,32 @@ export function workKeyOf(work: KubeObject): string {
 }
 
 export interface WorkPlan {
-  /** Works to server-side apply, by key order. */
+  /** Works observed absent, to create (the cheapest write for the apiserver), by key order. */
+  create: ManifestWork[];
+  /** Works observed with another or an unknown spec-hash, to server-side apply, by key order. */
   apply: ManifestWork[];
   /** Keys of observed works to delete, sorted. */
   delete: string[];
 }
 
 /**
- * Writes needed to turn observed into desired: apply when a work is missing or its spec-hash
- * differs (equal hashes: zero writes), delete observed works no longer desired unless retained
- * (e.g. a TooLarge work: keep the last good copy rather than remove enforcement).
+ * Writes needed to turn observed into desired: create when a work is missing, apply when its
+ * spec-hash differs (equal hashes: zero writes), delete observed works no longer desired unless
+ * retained (e.g. a TooLarge work: keep the last good copy rather than remove enforcement).
  */
 export function diffWorks(
   desired: ReadonlyMap<string, ManifestWork>,
   observed: ReadonlyMap<string, { specHash?: string }>,
   retain: ReadonlySet<string> = new Set(),
 ): WorkPlan {
-  const apply = [...desired.keys()]
-    .sort(compareStrings)
-    .flatMap((key) => {
-      const work = desired.get(key);
-      if (work === undefined) return [];
-      const current = observed.get(key);
-      const unchanged = current?.specHash !== undefined && current.specHash === readSpecHash(work);
-      return unchanged ? [] : [work];
-    });
+  const create: ManifestWork[] = [];
+  const apply: ManifestWork[] = [];
+  for (const key of [...desired.keys()].sort(compareStrings)) {
+    const work = desired.get(key)!;
+    const current = observed.get(key);
+    if (current === undefined) create.push(work);
+    else if (current.specHash === undefined || current.specHash !== readSpecHash(work)) apply.push(work);
+  }
   const deletions = [...observed.keys()].filter((key) => !desired.has(key) && !retain.has(key)).sort(compareStrings);
-  return { apply, delete: deletions };
+  return { create, apply, delete: deletions };
 }

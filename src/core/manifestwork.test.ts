@@ -173,3 +173,27 @@ test('buildManifestWork labels the work with its controller, so controllers shar
   assert.notEqual(controllerLabelValue('example.com/other'), controllerLabelValue('kuadrant.io/policy-sync-controller'));
   assert.match(controllerLabelValue('kuadrant.io/policy-sync-controller'), /^[0-9a-f]{16}$/);
 });
+
+/**
+ * The paths a server-side apply owns one by one: map keys all the way down; a list is one field
+ * (every list of a ManifestWork spec is atomic in its CRD).
+ */
+function fieldPaths(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [prefix];
+  return Object.entries(value).flatMap(([key, v]) => fieldPaths(v, `${prefix}.${key}`));
+}
+
+test('every ManifestWork of one controller carries the same fields, whatever its policy (a created work is later changed by apply)', () => {
+  // A field an apply stops setting would stay on a work first written by a create (WorkApplier).
+  const shape = (input: Partial<Parameters<typeof buildManifestWork>[0]>): string[] =>
+    fieldPaths(buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Foreground', controller: 'abc', ...input })).sort();
+  const plain = shape({});
+  const labelled: KubeObject = { ...policy, metadata: { name: 'q', namespace: 'team-b', labels: { a: 'b' }, annotations: { x: 'y' } } };
+  for (const other of [
+    shape({ policy: labelled, copy: { ...copy, metadata: { ...copy.metadata, labels: { a: 'b' } }, spec: { rules: { deep: [1, 2] } } } }),
+    shape({ deleteOption: 'Orphan', crdUid: 'crd-1' }),
+    shape({ feedbackRules: feedbackRulesFor({ rawFeedback: true }), gvr: { group: 'example.com', version: 'v2', resource: 'widgets' } }),
+  ]) {
+    assert.deepEqual(other, plain);
+  }
+});

@@ -2,6 +2,7 @@
 // and their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
+import { cachedObject, cachedWork } from '../core/cacheview.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
@@ -92,12 +93,12 @@ export class HubController {
       maxSockets: Math.max(16, o.concurrency * 4),
       onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
     });
-    const informer = (name: string, resource: ConstructorParameters<typeof Informer>[1], labelSelector?: string): Informer =>
-      new Informer(this.http, resource, { logger: this.log.child({ informer: name }), labelSelector });
+    const informer = (name: string, resource: ConstructorParameters<typeof Informer>[1], labelSelector?: string, transform = cachedObject): Informer =>
+      new Informer(this.http, resource, { logger: this.log.child({ informer: name }), labelSelector, transform });
     this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
     this.gateways = informer('gateways', RESOURCES.gateways);
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
-    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`);
+    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, cachedWork);
     this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
     this.works.store.addIndex(BY_SOURCE, (w) => {
@@ -114,6 +115,7 @@ export class HubController {
       // its works' policies are looked at again now — those deleted meanwhile included.
       onSynced: (gvr) => this.enqueueWorksOfKind(gvr),
       configure: (i) => i.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]),
+      transform: cachedObject,
       logger: this.log,
     });
     this.paramsRefs = new ParamsRefs(this.http, (names) => names.forEach((n) => this.classQueue.add(n)), this.log);

@@ -105,7 +105,7 @@ export class PolicyReconciler {
     const decision = decide(unwanted, false);
     const overrideDecision = decide(overridden, true);
     const deletions = [...(decision?.action === 'delete' ? unwanted : []), ...(overrideDecision?.action === 'delete' ? overridden : [])];
-    await this.d.applier.execute(key, { apply: plan.apply, delete: deletions }, log);
+    await this.d.applier.execute(key, { ...plan, delete: deletions }, log);
 
     // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
     const unknown = this.unknownClasses(targetClasses);
@@ -171,7 +171,7 @@ export class PolicyReconciler {
       return;
     }
     log.info({ reason: decision.reason, works: plan.delete.length }, 'deleting unwanted ManifestWorks');
-    await this.d.applier.execute(key, { apply: [], delete: plan.delete }, log);
+    await this.d.applier.execute(key, { create: [], apply: [], delete: plan.delete }, log);
   }
 
   private logKept(log: Logger, keys: readonly string[], decision: RemovalDecision): void {

@@ -38,7 +38,7 @@ export class SpokeConfigSyncer {
     // Without a configuration for every owned class the set of clusters is not known: delete nothing.
     // (The spoke configuration only tells the agent what to watch; it never carries enforcement.)
     const known = this.d.works.synced && this.d.configs.completeFor(owned);
-    await this.d.applier.execute(SPOKE_CONFIG_KEY, { apply: plan.apply, delete: known ? plan.delete : [] }, this.d.logger.child({ kinds: kinds.length }));
+    await this.d.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: known ? plan.delete : [] }, this.d.logger.child({ kinds: kinds.length }));
   }
 
   /** Clusters where some Gateway of an owned class with a configuration in force is placed. */

@@ -1,14 +1,20 @@
 // Writes ManifestWorks: the plan that turns what the cache shows (seen through our own write expectations,
-// since the cache lags our writes) into what is desired, and its execution — server-side apply for works
-// that are missing or changed, delete for the keys a caller has decided may go (core/removal.ts decides;
-// this file never does). Used by the policy reconciler and the spoke-configuration syncer.
+// since the cache lags our writes) into what is desired, and its execution — a create for a work that is
+// missing (the apiserver's cheapest write, as OCM's own controllers do), server-side apply for one that
+// changed, delete for the keys a caller has decided may go (core/removal.ts decides; this file never does).
+// Used by the policy reconciler and the spoke-configuration syncer.
+//
+// A created work's fields belong to our manager's Update entry; the first apply of a change takes over
+// every field it changes and shares the unchanged ones. A field an apply stops setting would stay while
+// the create still owns it — so every work carries the same fields whatever its policy (lists are atomic;
+// manifestwork.test.ts holds the shape), and an apply never needs to drop one.
 import type { Logger } from 'pino';
 import { diffWorks, workKeyOf, type WorkPlan } from '../core/desiredworks.ts';
 import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
 import type { KubeObject } from '../core/objects.ts';
-import type { KubeHttp } from '../kube/http.ts';
 import { RESOURCES } from '../kube/resource.ts';
-import { deleteObject, serverSideApply } from '../kube/writes.ts';
+import { isAlreadyExists, type KubeHttp } from '../kube/http.ts';
+import { createObject, deleteObject, serverSideApply } from '../kube/writes.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 const SWEEP_MS = 5_000;
@@ -63,20 +69,23 @@ export class WorkApplier {
     return diffWorks(desiredByKey, seen, retain);
   }
 
-  /** Applies and deletes (all attempted; the first failure is thrown after). */
+  /** Creates, applies and deletes (all attempted; the first failure is thrown after). */
   async execute(owner: string, plan: WorkPlan, log: Logger = this.d.logger): Promise<void> {
     const failures: unknown[] = [];
+    const write = async (work: ManifestWork, create: boolean): Promise<void> => {
+      try {
+        const created = create && (await this.create(work));
+        if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work);
+        this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
+        log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, created ? 'ManifestWork created' : 'ManifestWork applied');
+      } catch (err) {
+        failures.push(err);
+        log.error({ cluster: work.metadata.namespace, work: work.metadata.name, err: String(err) }, 'ManifestWork write failed');
+      }
+    };
     await Promise.all([
-      ...plan.apply.map(async (work) => {
-        try {
-          await serverSideApply(this.d.http, RESOURCES.manifestWorks, work);
-          this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
-          log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, 'ManifestWork applied');
-        } catch (err) {
-          failures.push(err);
-          log.error({ cluster: work.metadata.namespace, work: work.metadata.name, err: String(err) }, 'ManifestWork apply failed');
-        }
-      }),
+      ...plan.create.map((work) => write(work, true)),
+      ...plan.apply.map((work) => write(work, false)),
       ...plan.delete.map(async (key) => {
         const [cluster, name] = splitWorkKey(key);
         try {
@@ -90,6 +99,17 @@ export class WorkApplier {
       }),
     ]);
     if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
+  }
+
+  /** False when the work exists after all (the cache had not shown it yet): the caller applies instead. */
+  private async create(work: ManifestWork): Promise<boolean> {
+    try {
+      await createObject(this.d.http, RESOURCES.manifestWorks, work);
+      return true;
+    } catch (err) {
+      if (isAlreadyExists(err)) return false;
+      throw err;
+    }
   }
 }
 

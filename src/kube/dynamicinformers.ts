@@ -19,6 +19,8 @@ export interface DynamicInformersOptions {
   onSynced?: (gvr: GroupVersionResource) => void;
   /** Adds indexes to a new informer's store before it starts. */
   configure?: (informer: Informer) => void;
+  /** What the caches keep of each object (see InformerOptions.transform). */
+  transform?: (object: KubeObject) => KubeObject;
   logger?: Logger;
 }
 
@@ -44,7 +46,10 @@ export class DynamicInformers {
     }
     for (const [key, kind] of want) {
       if (this.informers.has(key)) continue;
-      const informer = new Informer(this.http, { ...kind.gvr, namespaced: kind.namespaced }, { logger: this.options.logger?.child({ kind: key }) });
+      const informer = new Informer(this.http, { ...kind.gvr, namespaced: kind.namespaced }, {
+        logger: this.options.logger?.child({ kind: key }),
+        ...(this.options.transform ? { transform: this.options.transform } : {}),
+      });
       this.options.configure?.(informer);
       informer.onChange((change) => this.options.onChange(kind.gvr, change));
       this.informers.set(key, { kind, informer });

@@ -43,6 +43,10 @@ export function isNotFound(err: unknown): boolean {
 export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }
+/** A create of an object that exists (409, reason AlreadyExists; a 409 Conflict is a stale write). */
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409 && err.reason === 'AlreadyExists';
+}
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && err.status === 410;
 }

@@ -1,8 +1,8 @@
-// The writes the controllers make: server-side apply, merge patches (object or status subresource) and
-// deletes, each against a path and with our field manager.
+// The writes the controllers make: creates, server-side apply, merge patches (object or status
+// subresource) and deletes, each against a path and with our field manager.
 import type { KubeObject } from '../core/objects.ts';
 import { isNotFound, type KubeHttp } from './http.ts';
-import { objectPath, type ResourceRef } from './resource.ts';
+import { collectionPath, objectPath, type ResourceRef } from './resource.ts';
 
 export const FIELD_MANAGER = 'policy-sync';
 
@@ -16,6 +16,14 @@ export function serverSideApply<T extends KubeObject>(
     query: { fieldManager: options.fieldManager ?? FIELD_MANAGER, force: options.force ?? true },
     body: object,
     contentType: 'application/apply-patch+yaml',
+  });
+}
+
+/** POST: the object must not exist (409 AlreadyExists otherwise). */
+export function createObject<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: { fieldManager?: string } = {}): Promise<T> {
+  return http.request<T>('POST', collectionPath(resource, object.metadata.namespace), {
+    query: { fieldManager: options.fieldManager ?? FIELD_MANAGER },
+    body: object,
   });
 }
 

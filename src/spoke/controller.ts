@@ -3,6 +3,7 @@
 // policy change wakes. Event handlers only map changes to keys.
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
+import { cachedObject } from '../core/cacheview.ts';
 import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { parseParamsJson } from '../core/params.ts';
@@ -63,6 +64,7 @@ export class SpokeController {
     this.informers = new DynamicInformers(this.http, {
       onChange: () => this.queue.add(REPORT_KEY),
       onSynced: () => this.queue.add(REPORT_KEY),
+      transform: cachedObject,
       logger: this.log,
     });
     if (o.configMap && !o.policies) {

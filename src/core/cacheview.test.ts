@@ -1,0 +1,143 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cachedObject, cachedWork } from './cacheview.ts';
+import { readClusterFeedback } from './feedback.ts';
+import { feedbackRulesFor } from './feedbackrules.ts';
+import { buildManifestWork, readSourceRef, readSpecHash } from './manifestwork.ts';
+import type { KubeObject } from './objects.ts';
+import { buildSpokeConfigWork, readSpokeReport, isSpokeConfigWork } from './spokeconfig.ts';
+import { countWorkStates } from './workstate.ts';
+
+const GW = 'gateway.networking.k8s.io';
+const btp = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
+const policy: KubeObject = {
+  apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+  kind: 'BackendTrafficPolicy',
+  metadata: { name: 'p', namespace: 'team-a', uid: 'u1' },
+  spec: {},
+};
+const copy: KubeObject = {
+  apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+  kind: 'BackendTrafficPolicy',
+  metadata: { name: 'p', namespace: 'team-a', labels: { app: 'shop' } },
+  spec: {
+    targetRefs: [
+      { group: GW, kind: 'Gateway', name: 'shop' },
+      { group: GW, kind: 'Gateway', name: 'api' },
+    ],
+    rateLimit: { type: 'Global', global: { rules: Array.from({ length: 50 }, (_, i) => ({ limit: { requests: i, unit: 'Second' } })) } },
+  },
+};
+const value = (name: string, v: string | number) => ({ name, fieldValue: typeof v === 'number' ? { type: 'Integer', integer: v } : { type: 'String', string: v } });
+
+/** A work as the apiserver sends it: with managedFields and the work agent's status. */
+function observedWork(): KubeObject {
+  const built = buildManifestWork({ gvr: btp, policy, cluster: 'c1', copy, feedbackRules: feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['api', 'shop'] }), deleteOption: 'Foreground', controller: 'abc' });
+  const applied = { type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', message: 'ok', observedGeneration: 2, lastTransitionTime: '2026-01-01T00:00:00Z' };
+  return {
+    ...built,
+    metadata: {
+      ...built.metadata,
+      uid: 'w1',
+      resourceVersion: '42',
+      generation: 2,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      finalizers: ['cluster.open-cluster-management.io/manifest-work-cleanup'],
+      managedFields: [
+        { manager: 'policy-sync', operation: 'Update', apiVersion: 'work.open-cluster-management.io/v1', time: '2026-01-01T00:05:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:workload': {} } } },
+        { manager: 'work-agent', operation: 'Update', subresource: 'status', time: '2026-01-01T00:09:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } },
+      ],
+    },
+    status: {
+      conditions: [applied, { ...applied, type: 'Available' }],
+      resourceStatus: {
+        manifests: [
+          {
+            resourceMeta: { ordinal: 0, group: btp.group, resource: btp.resource, name: 'p', namespace: 'team-a' },
+            statusFeedback: { values: [value('generation', 2), value('ancestor0Status', 'True'), value('ancestor0Reason', 'Accepted'), value('ancestor1Status', 'False'), value('ancestor1Reason', 'Conflicted')] },
+            conditions: [{ ...applied, type: 'Applied' }],
+          },
+        ],
+      },
+    },
+  };
+}
+
+test('cachedWork keeps what the hub reads back: every reader answers the same as on the whole work', () => {
+  const whole = observedWork();
+  const cached = cachedWork(whole);
+  assert.deepEqual(readClusterFeedback(cached), readClusterFeedback(whole));
+  assert.deepEqual(readClusterFeedback(cached).ancestors.map((a) => [a.gateway, a.entries.map((e) => e.reason)]), [
+    ['api', ['Accepted']],
+    ['shop', ['Conflicted']],
+  ]);
+  assert.deepEqual(countWorkStates([cached]), countWorkStates([whole]));
+  assert.equal(readSpecHash(cached), readSpecHash(whole));
+  assert.deepEqual(readSourceRef(cached), readSourceRef(whole));
+  assert.deepEqual(cached.metadata.labels, whole.metadata.labels);
+  for (const key of ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'finalizers', 'creationTimestamp'] as const) {
+    assert.deepEqual(cached.metadata[key], whole.metadata[key], key);
+  }
+});
+
+test('cachedWork leaves out the payload, the feedback rules and the fields of managedFields', () => {
+  const whole = observedWork();
+  const cached = cachedWork(whole);
+  assert.deepEqual(cached.spec, {
+    workload: {
+      manifests: [
+        {
+          apiVersion: copy.apiVersion,
+          kind: copy.kind,
+          metadata: { name: 'p', namespace: 'team-a' },
+          spec: { targetRefs: (copy.spec as { targetRefs: unknown }).targetRefs },
+        },
+      ],
+    },
+  });
+  assert.deepEqual(cached.metadata.managedFields, [{ time: '2026-01-01T00:05:00Z' }, { time: '2026-01-01T00:09:00Z', subresource: 'status' }]);
+  assert.ok(JSON.stringify(cached).length < JSON.stringify(whole).length / 3, `${JSON.stringify(cached).length} of ${JSON.stringify(whole).length} bytes`);
+  assert.ok(whole.metadata.managedFields?.length === 2 && (whole.spec as { manifestConfigs?: unknown }).manifestConfigs, 'the input is not modified');
+});
+
+test('cachedWork of the spoke configuration work keeps its report and its label', () => {
+  const built = buildSpokeConfigWork({ cluster: 'c1', kinds: [btp], configMap: { namespace: 'policy-sync-system', name: 'cfg' }, controller: 'abc' });
+  const report = JSON.stringify({ heartbeat: '2026-01-01T00:00:00Z', kinds: {} });
+  const whole: KubeObject = {
+    ...built,
+    status: {
+      resourceStatus: {
+        manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: report } }] } }],
+      },
+    },
+  };
+  const cached = cachedWork(whole);
+  assert.equal(isSpokeConfigWork(cached), true);
+  assert.deepEqual(readSpokeReport(cached), readSpokeReport(whole));
+  assert.ok(readSpokeReport(cached));
+});
+
+test('cachedObject drops managedFields and kubectl\'s last-applied annotation, nothing else', () => {
+  const object: KubeObject = {
+    apiVersion: 'kuadrant.io/v1',
+    kind: 'AuthPolicy',
+    metadata: {
+      name: 'p',
+      namespace: 'ns',
+      resourceVersion: '7',
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"spec":{}}', keep: 'me' },
+      managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
+    },
+    spec: { targetRef: { group: GW, kind: 'Gateway', name: 'gw' }, rules: { a: 1 } },
+    status: { conditions: [] },
+  };
+  assert.deepEqual(cachedObject(object), {
+    apiVersion: 'kuadrant.io/v1',
+    kind: 'AuthPolicy',
+    metadata: { name: 'p', namespace: 'ns', resourceVersion: '7', annotations: { keep: 'me' } },
+    spec: object.spec,
+    status: object.status,
+  });
+  const bare: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
+  assert.deepEqual(cachedObject(bare), bare);
+});
