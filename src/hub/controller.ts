@@ -6,6 +6,8 @@ import { cachedObject, cachedWork } from '../core/cacheview.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { possibleRivals } from '../core/rivals.ts';
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
@@ -20,7 +22,7 @@ import { WorkQueue } from '../runtime/workqueue.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
 import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, sourceKeyOfWork, type KindedPolicy } from './eventkeys.ts';
-import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
+import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
@@ -108,8 +110,9 @@ export class HubController {
 
     this.watches = new DynamicInformers(this.http, {
       onChange: (gvr, change) => {
-        const sameName = (name: string) => this.watches.informer(gvr)?.store.byIndex(BY_NAME, name) ?? [];
-        this.policyQueue.addAll(keysForPolicyChange(gvr, change, sameName));
+        const templates = gatewayTemplates(this.gateways, this.configs);
+        const rivalsOf = (p: KubeObject) => possibleRivals(p, this.watches.informer(gvr)?.store.byIndex(BY_NAME, p.metadata.name) ?? [], templates);
+        this.policyQueue.addAll(keysForPolicyChange(gvr, change, rivalsOf));
       },
       // Keys of a kind whose watch was not synced were dropped (nothing is decided on an unsynced cache):
       // its works' policies are looked at again now — those deleted meanwhile included.

@@ -7,12 +7,17 @@ const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
 const obj = (namespace: string, name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { namespace, name, ...extra } });
 
-test('a policy change maps to itself and its same-named rivals of the kind, without version', () => {
-  const rivals = [obj('a', 'p'), obj('b', 'p')];
-  assert.deepEqual(keysForPolicyChange(AUTH, { object: obj('a', 'p') }, (name) => (name === 'p' ? rivals : [])), [
+test('a policy change maps to itself and the possible rivals of its old and new versions, without version', () => {
+  const rivals: Record<string, KubeObject[]> = { 'a/p:1': [obj('b', 'p')], 'a/p:2': [obj('c', 'p'), obj('b', 'p')] };
+  const rivalsOf = (p: KubeObject): KubeObject[] => rivals[`${p.metadata.namespace}/${p.metadata.name}:${p.metadata.resourceVersion}`] ?? [];
+  const before = obj('a', 'p', { resourceVersion: '1' });
+  const after = obj('a', 'p', { resourceVersion: '2' });
+  assert.deepEqual(keysForPolicyChange(AUTH, { old: before, object: after }, rivalsOf), [
     'authpolicies.kuadrant.io|a/p',
     'authpolicies.kuadrant.io|b/p',
+    'authpolicies.kuadrant.io|c/p',
   ]);
+  assert.deepEqual(keysForPolicyChange(AUTH, { object: obj('a', 'p', { resourceVersion: '3' }) }, rivalsOf), ['authpolicies.kuadrant.io|a/p'], 'no possible rival: itself only');
 });
 
 test('a Gateway change maps to the policies targeting it before and after (a rename of the Gateway key included)', () => {

@@ -33,12 +33,11 @@ function unique(keys: string[]): string[] {
 }
 
 /**
- * A policy changed: itself, and the same-named policies of its kind, whose copies may collide with its
- * own on a spoke (the outcome for them may have changed).
+ * A policy changed: itself, and the same-named policies of its kind whose copies could collide with its
+ * own on a spoke, before or after the change (the outcome for them may have changed).
  */
-export function keysForPolicyChange(gr: GroupResource, change: Change, sameName: (name: string) => readonly KubeObject[]): string[] {
-  const p = change.object;
-  return unique([keyOf({ gr, policy: p }), ...sameName(p.metadata.name).map((rival) => keyOf({ gr, policy: rival }))]);
+export function keysForPolicyChange(gr: GroupResource, change: Change, rivalsOf: (policy: KubeObject) => readonly KubeObject[]): string[] {
+  return unique([keyOf({ gr, policy: change.object }), ...sides(change).flatMap((p) => rivalsOf(p).map((rival) => keyOf({ gr, policy: rival })))]);
 }
 
 /** A Gateway changed (class, placement label, deletion): the policies targeting it, before and after. */

@@ -2,7 +2,9 @@
 import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../core/placement.ts';
+import type { TemplateOfGateway } from '../core/rivals.ts';
 import type { Informer } from '../kube/informer.ts';
+import type { ClassConfigs } from './classconfigs.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
 
 export const BY_GATEWAY = 'gateway';
@@ -49,4 +51,13 @@ export function parsePolicyKey(key: string): { gr: GroupResource; namespace: str
 /** The clusters a Gateway is placed on: the decisions of the Placement its label names. */
 export function gatewayClusters(gateway: KubeObject, decisions: Informer): string[] {
   return placementOfGateway(gateway).flatMap((p) => clustersFromDecisions(decisions.store.byIndex(BY_PLACEMENT, p)));
+}
+
+/** The downstream-namespace template of a cached Gateway's class, when the class's params are in force. */
+export function gatewayTemplates(gateways: Informer, configs: ClassConfigs): TemplateOfGateway {
+  return (namespace, name) => {
+    const gateway = gateways.store.get(`${namespace}/${name}`);
+    const [className] = gateway ? gatewayClassOf(gateway) : [];
+    return className === undefined ? undefined : configs.get(className)?.params.downstreamNamespace;
+  };
 }

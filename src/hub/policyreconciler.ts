@@ -11,6 +11,7 @@ import { objectKey, type KubeObject } from '../core/objects.ts';
 import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
 import { localPoliciesIn } from '../core/spokereport.ts';
+import { possibleRivals } from '../core/rivals.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
@@ -19,7 +20,7 @@ import { objectPath } from '../kube/resource.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayClusters, parsePolicyKey, targetedGateways } from './indexes.ts';
+import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayClusters, gatewayTemplates, parsePolicyKey, targetedGateways } from './indexes.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { LocalVerdicts, StatusReporter } from './statusreporter.ts';
 import type { WorkApplier } from './workapplier.ts';
@@ -257,7 +258,8 @@ export class PolicyReconciler {
    */
   private collisionLosses(gvr: GroupVersionResource, policy: KubeObject, desired: DesiredWorks): ReturnType<typeof resolveCollisions> {
     const informer = this.d.watches.informer(gvr)!;
-    const rivals = informer.store.byIndex(BY_NAME, policy.metadata.name).filter((p) => p !== policy && !p.metadata.deletionTimestamp);
+    const sameName = informer.store.byIndex(BY_NAME, policy.metadata.name);
+    const rivals = possibleRivals(policy, sameName, gatewayTemplates(this.d.gateways, this.d.configs)).filter((p) => !p.metadata.deletionTimestamp);
     if (rivals.length === 0) return [];
     const candidates: PlacementCandidate[] = [];
     const add = (p: KubeObject, works: Map<string, ManifestWork>): void => {

@@ -1,0 +1,34 @@
+// Which same-named hub policies of a kind can compete for one spoke object (DESIGN §3). A copy keeps its
+// policy's name and lives in the downstream namespace its Gateway's class renders; two policies can
+// only collide where they render a common namespace. With `{namespace}` in every template that never
+// happens across hub namespaces, and neither re-enqueueing nor recomputing the others is needed.
+import type { KubeObject } from './objects.ts';
+import { renderDownstreamNamespace } from './params.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from './targetrefs.ts';
+
+/** The downstream-namespace template of the class of Gateway `namespace/name`, if it is one of ours. */
+export type TemplateOfGateway = (namespace: string, name: string) => string | undefined;
+
+/** Every downstream namespace a copy of the policy could be placed in, sorted. */
+export function copyNamespaces(policy: KubeObject, templateOf: TemplateOfGateway): string[] {
+  const namespaces = new Set<string>();
+  for (const target of readTargets(policy)) {
+    if (target.group !== GATEWAY_GROUP || target.kind !== GATEWAY_KIND) continue;
+    const namespace = target.namespace ?? policy.metadata.namespace ?? '';
+    const template = templateOf(namespace, target.name);
+    if (template !== undefined) namespaces.add(renderDownstreamNamespace(template, namespace));
+  }
+  return [...namespaces].sort();
+}
+
+/**
+ * The policies among `sameName` (same kind and name as `policy`, any namespace) whose copies could be
+ * the same spoke object as one of `policy`'s: those rendering a downstream namespace in common.
+ */
+export function possibleRivals(policy: KubeObject, sameName: readonly KubeObject[], templateOf: TemplateOfGateway): KubeObject[] {
+  const others = sameName.filter((p) => p !== policy && !(p.metadata.namespace === policy.metadata.namespace && p.metadata.name === policy.metadata.name));
+  if (others.length === 0) return [];
+  const mine = new Set(copyNamespaces(policy, templateOf));
+  if (mine.size === 0) return [];
+  return others.filter((p) => copyNamespaces(p, templateOf).some((ns) => mine.has(ns)));
+}
