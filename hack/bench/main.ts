@@ -1,7 +1,8 @@
 // `npm run bench` — policy-sync's benchmark on the real local plane (DESIGN §10), printed as one table and
 // written as JSON (.local/bench/result-<timestamp>.json, and --json <path>). In one run, on one sandbox:
-//   1. fan-out of P policies × C clusters, against (a) a bare client server-side applying the same P×C
-//      ManifestWorks with as many requests in flight as the controller may have (concurrency × C), and
+//   1. fan-out of P policies × C clusters, against (a) a bare client POSTing the same P×C ManifestWorks
+//      (plain creates: the apiserver's floor, the headline ratio) with as many requests in flight as the
+//      controller may have (concurrency × C), then the same with server-side apply (for the reading), and
 //      (b) OCM's own ManifestWorkReplicaSet controller (`work manager`, same OCM module, feature gate on)
 //      producing the same works from P ManifestWorkReplicaSets over a real C-cluster Placement;
 //   2. writes, from the hub apiserver's apiserver_request_total: during the fan-out, after one policy
@@ -10,17 +11,21 @@
 //      the no-op pass done;
 //   4. feedback latency on a real spoke and work agent: a status change on the spoke copy until the hub
 //      annotation shows it, split into OCM's part (→ ManifestWork status) and ours (→ annotation).
+// With --scale (P=5000 × C=20 = 100k works), policy-sync alone (no baselines, no feedback): the fan-out
+// with its cost curve at 10 %, 50 % and 100 % of the works (elapsed, works/s, RSS, CPU), peak RSS, and a
+// restart on all the works (caches synced, no-op pass, writes); JSON in .local/bench/scale-<timestamp>.json.
 // The controller runs as its own process (the compiled CLI, as the container image runs it), so that its
 // RSS and CPU profile are its own. The bench clusters bench-c1 … bench-cC are hub namespaces with
 // ManagedClusters; no agent serves them (their works only have to exist); spoke-1 serves workload 4.
 //
 //   npm run bench                                   P=1000, C=10, K=100
 //   npm run bench -- --quick                        P=20, C=3, K=3 (the test suite runs this)
+//   npm run bench -- --scale                        P=5000, C=20: 100k works (half an hour or more on 2 vCPUs)
 //   npm run bench -- -P 2000 -C 5 -K 50 --concurrency 8
 //   options: --root DIR (sandbox, default .local/bench-sandbox), --json PATH, --cpu-prof (profile the
-//   controller of the fan-out and the restarted one; timings then carry the profiler's cost),
-//   --skip-baselines, --keep-world (leave the run's objects for a look; the next run deletes them),
-//   --down [--purge] (stop the sandbox afterwards, and delete its data)
+//   controller of the fan-out and the restarted one; timings then carry the profiler's cost; not with
+//   --scale), --skip-baselines, --keep-world (leave the run's objects for a look; the next run deletes
+//   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,7 +52,7 @@ import { AUTH_POLICIES, apply, authPolicy, gateway, gatewayClass, get, paramsCon
 import { samples } from '../../test/support/metrics.ts';
 import { delta, total, waitQuiet, withoutOwn, type Delta } from './counters.ts';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.ts';
-import { formatTable, stats, type BenchResult, type WriteReport } from './report.ts';
+import { formatScaleTable, formatTable, stats, type BenchResult, type ScalePoint, type ScaleResult, type WriteReport } from './report.ts';
 import { Tracker } from './tracker.ts';
 import {
   BENCH_LABEL,
@@ -85,6 +90,7 @@ const STATUS_COALESCE_MS = 200;
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
+    scale: { type: 'boolean', default: false },
     policies: { type: 'string', short: 'P' },
     clusters: { type: 'string', short: 'C' },
     changes: { type: 'string', short: 'K' },
@@ -105,11 +111,25 @@ function count(name: string, value: string | undefined, fallback: number): numbe
   return n;
 }
 
-const P = count('policies', flags.policies, flags.quick ? 20 : 1000);
-const C = count('clusters', flags.clusters, flags.quick ? 3 : 10);
+if (flags.quick && flags.scale) throw new Error('--quick and --scale exclude each other');
+// A profile of a 100k-work fan-out would be hundreds of MB, and the profiler's cost would bend the curve.
+if (flags.scale && flags['cpu-prof']) throw new Error('--cpu-prof is not supported with --scale');
+const SCALE = flags.scale;
+const P = count('policies', flags.policies, flags.quick ? 20 : SCALE ? 5000 : 1000);
+const C = count('clusters', flags.clusters, flags.quick ? 3 : SCALE ? 20 : 10);
 const K = count('changes', flags.changes, flags.quick ? 3 : 100);
-/** How long a fan-out may take before the run fails: a quick run that stalls says so in minutes, not half an hour. */
-const FANOUT_TIMEOUT_MS = flags.quick ? 180_000 : 30 * 60_000;
+/**
+ * How long a fan-out may take before the run fails: a quick run that stalls says so in minutes, not half an
+ * hour; 100k works at the ~200 works/s of the default run take ~10 min, and the rate may fall as they grow.
+ */
+const FANOUT_TIMEOUT_MS = flags.quick ? 180_000 : SCALE ? 60 * 60_000 : 30 * 60_000;
+/** A scale fan-out whose works stop appearing for this long has stalled (etcd out of space, say): fail then. */
+const STALL_MS = 5 * 60_000;
+/** Start-up pass and quiet waits: a restart lists all P×C works, and waits on 100k works take longer. */
+const PASS_TIMEOUT_MS = SCALE ? 15 * 60_000 : 300_000;
+const QUIET_TIMEOUT_MS = SCALE ? 600_000 : 120_000;
+/** Deadline of the harness's deletecollection calls, which the apiserver may take its full 60 s over. */
+const CLEANUP_REQUEST_TIMEOUT_MS = 120_000;
 const CONCURRENCY = count('concurrency', flags.concurrency, 4);
 const root = resolve(flags.root ?? join(repoRoot, '.local', 'bench-sandbox'));
 const runId = `${new Date().toISOString().slice(11, 19).replace(/:/g, '')}${randomBytes(2).toString('hex')}`;
@@ -205,7 +225,7 @@ function loggedAt(c: Controller, msg: string): number | undefined {
  * loop busy) — and the no-op pass done: the policy kind watched and listed (/readyz), then the policy
  * queue empty with no reconcile in flight and every policy reconciled at least once (from /metrics).
  */
-async function startupPass(c: Controller, timeoutMs = 300_000): Promise<BenchResult['startup']> {
+async function startupPass(c: Controller, timeoutMs = PASS_TIMEOUT_MS): Promise<BenchResult['startup']> {
   const deadline = Date.now() + timeoutMs;
   let ready: number | undefined;
   for (;;) {
@@ -267,6 +287,16 @@ function rssOf(pid: number): { peakMiB: number; rssMiB: number } {
   return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
 }
 
+/** Resets a process's VmHWM to its current RSS; false if that was refused. */
+function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 // ---- writes ----
 
 function report(d: Delta, own: Record<string, number>, minimum: number, quiet: boolean, target?: { text: string; ok: (w: WriteReport) => boolean }): WriteReport {
@@ -289,13 +319,32 @@ function report(d: Delta, own: Record<string, number>, minimum: number, quiet: b
 }
 
 const WORKS_KEY = (verb: string): string => `${verb} work.open-cluster-management.io/manifestworks`;
+/** The controller creates an absent work with POST and server-side applies only a change: both are work writes. */
+const WORK_WRITE_VERBS = ['POST', 'APPLY'];
 const POLICY_PATCH = 'PATCH kuadrant.io/authpolicies';
+
+function workWrites(w: WriteReport): number {
+  return WORK_WRITE_VERBS.reduce((n, verb) => n + (w.byRequest[WORKS_KEY(verb)] ?? 0), 0);
+}
+
+/** Writes to the policies themselves (the policies-synced and status annotations), whatever the verb. */
+function policyWrites(w: WriteReport): number {
+  return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' kuadrant.io/authpolicies') ? v : 0), 0);
+}
+
+/** The fan-out's writes: P×C work writes (creates, or applies) + ≤ P annotation writes, and nothing else. */
+function fanoutWrites(d: Delta, quiet: boolean, N: number): WriteReport {
+  return report(d, { 'APPLY gateway.networking.k8s.io/gateways': 1 }, N + P, quiet, {
+    text: `${N} work writes + ≤ ${P} patches`,
+    ok: (w) => workWrites(w) === N && policyWrites(w) <= P && w.total === workWrites(w) + policyWrites(w),
+  });
+}
 
 // ---- the run ----
 
 async function main(): Promise<number> {
   const startedAt = new Date();
-  log(`P=${P} policies × C=${C} clusters, K=${K} feedback changes, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
+  log(`P=${P} policies × C=${C} clusters${SCALE ? ' (scale: policy-sync alone)' : `, K=${K} feedback changes`}, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
   const sandbox = await Sandbox.up({ root, spokes: 1, log: (m) => log(`sandbox: ${m}`) });
   // Leftovers of an interrupted run: its processes, works, replica sets and namespaces.
   await sandbox.remove(PS_COMPONENT);
@@ -303,20 +352,30 @@ async function main(): Promise<number> {
   const kubeConfig = sandbox.kubeConfig('hub');
   const http = new KubeHttp(kubeConfig, { maxSockets: 32 });
   const spokeHttp = new KubeHttp(sandbox.kubeConfig(SPOKE));
+  // Deleting thousands of works in one deletecollection outlasts the client's default 30 s deadline.
+  const cleanupHttp = new KubeHttp(kubeConfig, { maxSockets: 8, requestTimeoutMs: CLEANUP_REQUEST_TIMEOUT_MS });
   let failed = false;
   try {
-    await cleanLeftovers(http, spokeHttp);
+    await cleanLeftovers(http, cleanupHttp, spokeHttp);
     log('building the CLI (tsc, as the container image runs it)');
     const cli = buildCli();
-    const result = await run(sandbox, kubeConfig, http, spokeHttp, cli, startedAt);
+    const result = SCALE ? await runScale(sandbox, kubeConfig, http, cli, startedAt) : await run(sandbox, kubeConfig, http, cleanupHttp, spokeHttp, cli, startedAt);
     result.finishedAt = new Date().toISOString();
-    const out = join(repoRoot, '.local', 'bench', `result-${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-')}.json`);
+    const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+    const out = join(repoRoot, '.local', 'bench', `${SCALE ? 'scale' : 'result'}-${stamp}.json`);
     mkdirSync(join(repoRoot, '.local', 'bench'), { recursive: true });
     const json = `${JSON.stringify(result, null, 2)}\n`;
     writeFileSync(out, json);
     if (flags.json) writeFileSync(resolve(flags.json), json);
-    console.log(formatTable(result));
-    for (const [phase, profile] of Object.entries(result.profile ?? {})) if (profile) console.log(`\nCPU profile, ${phase}: ${formatProfile(profile)}`);
+    if (result.mode === 'scale') {
+      console.log(formatScaleTable(result));
+    } else {
+      console.log(formatTable(result));
+      for (const phase of ['fanout', 'restart'] as const) {
+        const profile = result.profile?.[phase];
+        if (profile) console.log(`\nCPU profile, ${phase}: ${formatProfile(profile)}`);
+      }
+    }
     console.log(`\nJSON: ${out}${flags.json ? ` and ${resolve(flags.json)}` : ''}`);
     return 0;
   } catch (err) {
@@ -332,15 +391,24 @@ async function main(): Promise<number> {
       log(`keeping the run's objects (namespace ${ns}); the next run deletes them`);
     } else {
       log('cleaning up the run');
-      await cleanRun(http, spokeHttp, !failed).catch((err: unknown) => log(`cleanup: ${String(err)}`));
+      const cleanupStart = performance.now();
+      await cleanRun(http, cleanupHttp, spokeHttp, !failed).then(
+        () => log(`cleaned up in ${((performance.now() - cleanupStart) / 1000).toFixed(1)} s`),
+        (err: unknown) => log(`cleanup: ${String(err)}`),
+      );
     }
     http.destroy();
     spokeHttp.destroy();
+    cleanupHttp.destroy();
   }
 }
 
-async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spokeHttp: KubeHttp, cli: string, startedAt: Date): Promise<BenchResult> {
-  // ---- the world ----
+/**
+ * The world both modes start from: the C bench clusters decided by Placement `bench` in the run namespace,
+ * the run's GatewayClass and params, and P AuthPolicies targeting Gateway `gw`, which does not exist yet:
+ * until it does, they are nobody's.
+ */
+async function setupWorld(http: KubeHttp): Promise<{ clusters: string[]; policies: KubeObject[] }> {
   const clusters = await ensureClusters(http, C);
   await ensureNamespace(http, ns, 'run');
   await placement(http, ns, 'bench');
@@ -350,17 +418,22 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
   const cls = gatewayClass(className, { namespace: ns, name: 'params' }, controllerName);
   cls.metadata.labels = { [BENCH_LABEL]: 'run' };
   await apply(http, cls);
-  // The policies target Gateway `gw`, which does not exist yet: until it does, they are nobody's.
   const names = Array.from({ length: P }, (_, i) => `p-${String(i + 1).padStart(5, '0')}`);
   await pool(names, 16, (name) => apply(http, authPolicy(ns, name, 'gw')));
   const policies = (await listAll(http, AUTH_POLICIES, ns)).map((p) => ({ ...p, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }));
   if (policies.length !== P) throw new Error(`expected ${P} policies in ${ns}, found ${policies.length}`);
   log(`${P} AuthPolicies created in ${ns}`);
+  return { clusters, policies };
+}
+
+async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cleanupHttp: KubeHttp, spokeHttp: KubeHttp, cli: string, startedAt: Date): Promise<BenchResult> {
+  const { clusters, policies } = await setupWorld(http);
   const N = P * C;
 
   const [machine, bareInFlight] = [await machineInfo(http), CONCURRENCY * C];
   const result: Omit<Partial<BenchResult>, 'fanout' | 'writes'> & { fanout: Partial<BenchResult['fanout']>; writes: Partial<BenchResult['writes']> } = {
-    version: 1,
+    version: 2,
+    mode: 'default',
     startedAt: startedAt.toISOString(),
     command: process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench',
     machine,
@@ -369,8 +442,9 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
     writes: {},
   };
 
-  // ---- 1a. the bare client: the same works, server-side applied, concurrency × C in flight ----
-  // Then, for the reading only, the same works POSTed (plain creates, as OCM's controller writes them).
+  // ---- 1a. the bare client: the same works, concurrency × C in flight ----
+  // Server-side applied (for the reading only), then POSTed: plain creates, the apiserver's floor and the
+  // headline ratio's baseline (OCM's controller and policy-sync create absent works that way too).
   if (!flags['skip-baselines']) {
     const works = worksFor(policies, ns, clusters, bareName);
     const selector = `${CONTROLLER_LABEL}=${controllerLabelValue(bareName)}`;
@@ -393,14 +467,11 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
         const cpuSeconds = cpu.end();
         const after = await waitQuiet(kubeConfig);
         const fanout = { ms, works: N, requestsMs, cpuSeconds };
-        if (mode === 'apply') {
-          result.fanout.bare = fanout;
-          result.writes.bare = report(delta(before, after.snapshot), {}, N, after.quiet);
-        } else {
-          result.fanout.bareCreate = fanout;
-        }
+        const writes = report(delta(before, after.snapshot), {}, N, after.quiet);
+        if (mode === 'apply') [result.fanout.bare, result.writes.bare] = [fanout, writes];
+        else [result.fanout.bareCreate, result.writes.bareCreate] = [fanout, writes];
         log(`bare client (${mode}): ${(ms / 1000).toFixed(2)} s`);
-        await deleteWorks(http, clusters, selector);
+        await deleteWorks(cleanupHttp, clusters, selector);
         await tracker.until(() => tracker.seen.size === 0, 'the bare works to go', 300_000);
       }
     } finally {
@@ -446,10 +517,7 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
     const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
     const fanoutRss = rssOf(controller.pid);
     result.fanout.policySync = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
-    result.writes.fanout = report(delta(beforeFanout, afterFanout.snapshot), { 'APPLY gateway.networking.k8s.io/gateways': 1 }, N + P, afterFanout.quiet, {
-      text: `= ${N + P} (${N} creates + ${P} patches)`,
-      ok: (w) => w.total === N + P,
-    });
+    result.writes.fanout = fanoutWrites(delta(beforeFanout, afterFanout.snapshot), afterFanout.quiet, N);
 
     // ---- 2b. one policy changed ----
     const changed = authPolicy(ns, policies[0]!.metadata.name, 'gw', { rules: { authorization: { deny: { opa: { rego: `allow = input.bench == "${runId}"` } } } } });
@@ -464,7 +532,7 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
     result.writes.change = {
       ...report(delta(beforeChange, afterChange.snapshot), { 'APPLY kuadrant.io/authpolicies': 1 }, C, afterChange.quiet, {
         text: `${C} work updates + ≤ 1 patch`,
-        ok: (w) => (w.byRequest[WORKS_KEY('APPLY')] ?? 0) === C && w.total <= C + 1,
+        ok: (w) => workWrites(w) === C && w.total <= C + 1,
       }),
       ms: changeMs,
     };
@@ -504,9 +572,162 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, spo
   result.feedback = await feedback(kubeConfig, http, spokeHttp);
 
   const f = result.fanout;
-  if (f.bare && f.policySync) f.ratioBare = f.policySync.ms / f.bare.ms;
+  if (f.bareCreate && f.policySync) f.ratioBareCreate = f.policySync.ms / f.bareCreate.ms;
+  if (f.bare && f.policySync) f.ratioBareSsa = f.policySync.ms / f.bare.ms;
   if (f.ocm && f.policySync) f.ratioOcm = f.policySync.ms / f.ocm.ms;
   return result as BenchResult;
+}
+
+// ---- etcd, whose database 100k works fill ----
+
+/** etcd's default backend quota: the sandbox sets no --quota-backend-bytes. */
+const ETCD_DEFAULT_QUOTA_BYTES = 2 * 2 ** 30;
+
+/** The sandbox's etcd client URL and backend quota, from its command line. */
+function etcdOf(sandbox: Sandbox): { url: string; quotaBytes: number } {
+  const args = readFileSync(`/proc/${sandbox.process('etcd').pid}/cmdline`, 'utf8').split('\0');
+  const flag = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const url = flag('advertise-client-urls')?.split(',')[0];
+  if (!url) throw new Error(`no --advertise-client-urls on the sandbox's etcd: ${args.join(' ')}`);
+  const quota = Number(flag('quota-backend-bytes') ?? 0);
+  return { url, quotaBytes: quota > 0 ? quota : ETCD_DEFAULT_QUOTA_BYTES };
+}
+
+/** etcd's database size, allocated and in use (its gRPC gateway's maintenance status), MiB. */
+async function etcdDb(url: string): Promise<{ dbMiB: number; inUseMiB: number } | undefined> {
+  try {
+    const res = await fetch(`${url}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(5_000) });
+    const body = (await res.json()) as { dbSize?: string; dbSizeInUse?: string };
+    return { dbMiB: Number(body.dbSize) / 2 ** 20, inUseMiB: Number(body.dbSizeInUse) / 2 ** 20 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** etcd's raised alarms (NOSPACE once the database reached its quota: every write is refused then). */
+async function etcdAlarms(url: string): Promise<string[]> {
+  try {
+    const res = await fetch(`${url}/v3/maintenance/alarm`, { method: 'POST', body: JSON.stringify({ action: 'GET' }), signal: AbortSignal.timeout(5_000) });
+    const body = (await res.json()) as { alarms?: { alarm?: string }[] };
+    return (body.alarms ?? []).map((a) => a.alarm ?? 'unknown');
+  } catch {
+    return [];
+  }
+}
+
+// ---- --scale: policy-sync alone, to P×C works ----
+
+async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cli: string, startedAt: Date): Promise<ScaleResult> {
+  const N = P * C;
+  const etcd = etcdOf(sandbox);
+  const alarms = await etcdAlarms(etcd.url);
+  if (alarms.length > 0) {
+    throw new Error(`etcd has alarms raised (${alarms.join(', ')}): every write would be refused; start the sandbox afresh (npx tsx hack/sandbox/cli.ts down --root ${root} --purge)`);
+  }
+  const dbAtStart = await etcdDb(etcd.url);
+  log(`etcd: database ${dbAtStart ? `${dbAtStart.inUseMiB.toFixed(0)} MiB in use of ${dbAtStart.dbMiB.toFixed(0)} MiB` : 'size unknown'}, quota ${(etcd.quotaBytes / 2 ** 20).toFixed(0)} MiB`);
+  const { clusters, policies } = await setupWorld(http);
+  const machine = await machineInfo(http);
+  const apiserverPid = sandbox.process('kube-apiserver/hub').pid;
+
+  const crdUid = (await readCrd(http, AUTH_POLICIES))?.uid;
+  // Per policy, so that the harness never holds the P×C works themselves, only their hashes.
+  const expected = new Map<string, string>();
+  for (const p of policies) for (const [k, v] of hashes(worksFor([p], ns, clusters, controllerName, crdUid))) expected.set(k, v);
+  const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}` }, readSpecHash).start();
+  const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
+  const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
+  // 10k / 50k / 100k of the full run; the same fractions of a smaller world.
+  const checkpoints = [...new Set([Math.round(N / 10), Math.round(N / 2), N])].filter((k) => k > 0);
+  let stallTimer: NodeJS.Timeout | undefined;
+  try {
+    log('policy-sync: starting the controller');
+    let controller = await startController(sandbox, cli);
+    const cold = await startupPass(controller);
+    const beforeFanout = (await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS)).snapshot;
+    const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
+    log(`policy-sync: ${P} inert policies reconciled; creating Gateway ${ns}/gw (checkpoints at ${checkpoints.join(', ')} works)`);
+    // The hub's garbage collector (kube-controller-manager) watches every resource, the works too.
+    const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid, 'controller-manager': sandbox.process('kube-controller-manager/hub').pid });
+    // The apiserver's peak from here on, not over the sandbox's life (writing 5 to clear_refs resets VmHWM).
+    const apiserverPeakSinceFanout = resetPeakRss(apiserverPid);
+    let apiserverPeakMiB = 0;
+    const start = performance.now();
+    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
+    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);
+    // Read on the watch event that reaches the checkpoint: /proc at once, etcd's status over HTTP just after.
+    const points = checkpoints.map((k) =>
+      works.until(() => works.matched >= k, `${k} works`, FANOUT_TIMEOUT_MS).then(async (at) => {
+        const apiserver = rssOf(apiserverPid);
+        apiserverPeakMiB = Math.max(apiserverPeakMiB, apiserver.peakMiB);
+        const point = { works: k, elapsedMs: at - start, controllerRssMiB: rssOf(controller.pid).rssMiB, cpuSeconds: cpu.end(), apiserverRssMiB: apiserver.rssMiB };
+        const db = await etcdDb(etcd.url);
+        log(`policy-sync: ${k} works at ${(point.elapsedMs / 1000).toFixed(1)} s, controller RSS ${point.controllerRssMiB.toFixed(0)} MiB, apiserver RSS ${point.apiserverRssMiB.toFixed(0)} MiB`);
+        return { ...point, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}) };
+      }),
+    );
+    // A fan-out whose works stop appearing fails in minutes rather than at the hour's timeout.
+    const stalled = new Promise<never>((_, reject) => {
+      let [last, since] = [-1, Date.now()];
+      stallTimer = setInterval(() => {
+        if (works.matched !== last) [last, since] = [works.matched, Date.now()];
+        else if (Date.now() - since > STALL_MS) {
+          clearInterval(stallTimer);
+          void etcdAlarms(etcd.url).then((a) =>
+            reject(new Error(`the fan-out stalled: ${works.matched} of ${N} works as expected (${works.seen.size} seen) for ${STALL_MS / 60_000} min${a.length ? `; etcd alarms: ${a.join(', ')}` : ''} (see ${controller.log})`)),
+          );
+        }
+      }, 10_000);
+    });
+    void stalled.catch(() => undefined);
+    await apply(http, gateway(ns, 'gw', className, 'bench'));
+    const ms = (await Promise.race([allWorks, stalled])) - start;
+    clearInterval(stallTimer);
+    const annotatedMs = (await allAnnotated) - start;
+    const cpuSeconds = cpu.end();
+    const reached = await Promise.all(points);
+    const curve: ScalePoint[] = reached.map((p, i) => {
+      const prev = i === 0 ? { works: 0, elapsedMs: 0 } : reached[i - 1]!;
+      return { ...p, segmentWorksPerSecond: (p.works - prev.works) / Math.max(0.001, (p.elapsedMs - prev.elapsedMs) / 1000) };
+    });
+    log(`policy-sync: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
+    const afterFanout = await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS);
+    const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
+    const fanoutRss = rssOf(controller.pid);
+    const fanoutWritesReport = fanoutWrites(delta(beforeFanout, afterFanout.snapshot), afterFanout.quiet, N);
+
+    // ---- restart on the P×C works ----
+    await sandbox.remove(PS_COMPONENT, 15_000);
+    const beforeRestart = (await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS)).snapshot;
+    log(`restart: starting the controller on ${N} works`);
+    controller = await startController(sandbox, cli);
+    const pass = await startupPass(controller);
+    const afterRestart = await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS);
+    const restartRss = rssOf(controller.pid);
+    apiserverPeakMiB = Math.max(apiserverPeakMiB, rssOf(apiserverPid).peakMiB);
+    const db = await etcdDb(etcd.url);
+    log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB`);
+    return {
+      version: 2,
+      mode: 'scale',
+      startedAt: startedAt.toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`,
+      machine,
+      params: { policies: P, clusters: C, concurrency: CONCURRENCY, qps: LIFTED_QPS, burst: LIFTED_QPS, runId },
+      fanout: { ms, works: N, annotatedMs, reconciles, cpuSeconds, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, curve },
+      writes: {
+        fanout: fanoutWritesReport,
+        restart: report(delta(beforeRestart, afterRestart.snapshot), {}, 0, afterRestart.quiet, { text: '= 0', ok: (w) => w.total === 0 }),
+      },
+      memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, fanoutRssMiB: fanoutRss.rssMiB, restartPeakRssMiB: restartRss.peakMiB, restartRssMiB: restartRss.rssMiB, works: N },
+      startup: pass,
+      plane: { apiserverPeakRssMiB: apiserverPeakMiB, apiserverPeakSinceFanout, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}), etcdQuotaMiB: etcd.quotaBytes / 2 ** 20 },
+    };
+  } finally {
+    clearInterval(stallTimer);
+    await works.stop();
+    await annotations.stop();
+  }
 }
 
 async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, policies: KubeObject[], clusters: string[]): Promise<NonNullable<BenchResult['fanout']['ocm']>> {
@@ -677,24 +898,41 @@ function planePids(sandbox: Sandbox): Record<string, number> {
   return { apiserver: sandbox.process('kube-apiserver/hub').pid, etcd: sandbox.process('etcd').pid };
 }
 
-async function deleteWorks(http: KubeHttp, clusters: readonly string[], labelSelector?: string): Promise<void> {
-  await pool(clusters, 8, (c) => deleteCollection(http, RESOURCES.manifestWorks, c, labelSelector));
+/**
+ * Deletes the works (all, or those matching `labelSelector`) in each namespace, one deletecollection per
+ * namespace. The apiserver deletes a collection one object after another (--delete-collection-workers=1)
+ * and gives up at its request timeout (60 s) with the rest still there: such a call is simply made again.
+ */
+async function deleteWorks(http: KubeHttp, namespaces: readonly string[], labelSelector?: string): Promise<void> {
+  await pool(namespaces, 8, async (n) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deleteCollection(http, RESOURCES.manifestWorks, n, labelSelector);
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        log(`deleting the works in ${n}: ${err instanceof Error ? err.message : String(err)}; again`);
+      }
+    }
+  });
 }
 
 /** What an interrupted run may have left: replica sets (with finalizers), works on the bench clusters, run namespaces. */
-async function cleanLeftovers(http: KubeHttp, spokeHttp: KubeHttp): Promise<void> {
+async function cleanLeftovers(http: KubeHttp, cleanupHttp: KubeHttp, spokeHttp: KubeHttp): Promise<void> {
   await removeReplicaSets(http);
   const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
-  await deleteWorks(http, benchClusters);
-  await cleanRun(http, spokeHttp, true, true);
+  await deleteWorks(cleanupHttp, benchClusters);
+  await cleanRun(http, cleanupHttp, spokeHttp, true, true);
 }
 
 /** Deletes the run's objects (all runs' with `everyRun`) and, when `wait`, waits for the namespaces to go. */
-async function cleanRun(http: KubeHttp, spokeHttp: KubeHttp, wait: boolean, everyRun = false): Promise<void> {
+async function cleanRun(http: KubeHttp, cleanupHttp: KubeHttp, spokeHttp: KubeHttp, wait: boolean, everyRun = false): Promise<void> {
   // Works first: the bench clusters' have no agent (no finalizer); spoke-1's go through its agent.
   const mine = everyRun ? `${CONTROLLER_LABEL}` : `${CONTROLLER_LABEL} in (${controllerLabelValue(controllerName)},${controllerLabelValue(bareName)})`;
   const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
-  await deleteWorks(http, [...benchClusters, SPOKE], mine);
+  const start = performance.now();
+  await deleteWorks(cleanupHttp, [...benchClusters, SPOKE], mine);
+  log(`cleanup: works deleted in ${((performance.now() - start) / 1000).toFixed(1)} s`);
   await removeReplicaSets(http, everyRun ? undefined : ns);
   for (const c of await listAll(http, RESOURCES.gatewayClasses, undefined, `${BENCH_LABEL}=run`)) {
     if (everyRun || c.metadata.name === className) await deleteIfPresent(http, RESOURCES.gatewayClasses, undefined, c.metadata.name);
@@ -703,8 +941,8 @@ async function cleanRun(http: KubeHttp, spokeHttp: KubeHttp, wait: boolean, ever
     (await listAll(h, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=run`)).map((n) => n.metadata.name).filter((n) => everyRun || n === ns || n === fbNs);
   for (const h of [http, spokeHttp]) for (const n of await runNamespaces(h)) await deleteIfPresent(h, RESOURCES.namespaces, undefined, n);
   if (!wait) return;
-  // The namespace controller empties them: its deletions would be counted against the next window.
-  await poll('the run namespaces to go', async () => (await runNamespaces(http)).length === 0 && (await runNamespaces(spokeHttp)).length === 0, 300_000, 500);
+  // The namespace controller empties them (P policies): its deletions would be counted against the next window.
+  await poll('the run namespaces to go', async () => (await runNamespaces(http)).length === 0 && (await runNamespaces(spokeHttp)).length === 0, 900_000, 500);
 }
 
 async function machineInfo(http: KubeHttp): Promise<BenchResult['machine']> {

@@ -39,14 +39,15 @@ test('npm run bench -- --quick runs all four workloads and writes their numbers'
 
   const r = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
   const { policies, clusters, feedbackChanges } = r.params;
-  assert.deepEqual([policies, clusters, feedbackChanges, r.params.quick], [20, 3, 3, true]);
+  assert.deepEqual([r.version, r.mode, policies, clusters, feedbackChanges, r.params.quick], [2, 'default', 20, 3, 3, true]);
   // 1. fan-out, against both baselines
-  const { policySync, bare, ocm } = r.fanout;
-  for (const [what, x] of Object.entries({ policySync, bare, ocm })) {
+  const { policySync, bareCreate, bare, ocm } = r.fanout;
+  for (const [what, x] of Object.entries({ policySync, bareCreate, bare, ocm })) {
     assert.ok(x && isNumber(x.ms) && x.ms > 0, `fan-out ${what}: ${JSON.stringify(x)}`);
     assert.equal(x.works, policies * clusters, `fan-out ${what} counted every work`);
   }
-  assert.ok(isNumber(r.fanout.ratioBare) && isNumber(r.fanout.ratioOcm), `ratios: ${JSON.stringify(r.fanout)}`);
+  const { ratioBareCreate, ratioBareSsa, ratioOcm } = r.fanout;
+  assert.ok(isNumber(ratioBareCreate) && isNumber(ratioBareSsa) && isNumber(ratioOcm), `ratios: ${JSON.stringify(r.fanout)}`);
   // 2. writes
   for (const [what, w] of Object.entries(r.writes)) {
     assert.ok(isNumber(w.total) && isNumber(w.minimum), `writes ${what}: ${JSON.stringify(w)}`);
