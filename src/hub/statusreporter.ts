@@ -119,7 +119,7 @@ export class StatusReporter {
     if (this.expectations.observe(key, cached).specHash === wanted) return;
 
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
-    await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } });
+    await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
     this.expectations.applied(key, wanted);
     this.lastWrite.set(key, Date.now());
     const previousStatus = this.lastStatus.get(key);

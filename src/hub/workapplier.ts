@@ -75,7 +75,7 @@ export class WorkApplier {
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
       try {
         const created = create && (await this.create(work));
-        if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work);
+        if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
         this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
         log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, created ? 'ManifestWork created' : 'ManifestWork applied');
       } catch (err) {
@@ -104,7 +104,7 @@ export class WorkApplier {
   /** False when the work exists after all (the cache had not shown it yet): the caller applies instead. */
   private async create(work: ManifestWork): Promise<boolean> {
     try {
-      await createObject(this.d.http, RESOURCES.manifestWorks, work);
+      await createObject(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
       return true;
     } catch (err) {
       if (isAlreadyExists(err)) return false;

@@ -19,7 +19,7 @@ export interface DynamicInformersOptions {
   onSynced?: (gvr: GroupVersionResource) => void;
   /** Adds indexes to a new informer's store before it starts. */
   configure?: (informer: Informer) => void;
-  /** What the caches keep of each object (see InformerOptions.transform). */
+  /** What the caches keep of each object (see WatcherOptions.transform). */
   transform?: (object: KubeObject) => KubeObject;
   logger?: Logger;
 }

@@ -98,3 +98,21 @@ test('the write guard stops a write before it is sent; reads pass', async () => 
   assert.equal(requests.length, 2);
   http.destroy();
 });
+
+test('send drains a success body without parsing it; its failures are ApiErrors like request\'s', async () => {
+  const { kc, requests } = await serve((req, res) => {
+    if (req.url?.includes('broken')) {
+      res.writeHead(409, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', reason: 'AlreadyExists', message: 'w exists' }));
+      return;
+    }
+    res.writeHead(201, { 'Content-Type': 'application/json' });
+    res.end('{"not json'); // request would fail to parse this; send never reads it as JSON
+  });
+  const http = new KubeHttp(kc);
+  assert.equal(await http.send('POST', '/apis/x/v1/ws', { body: {} }), undefined);
+  await assert.rejects(http.request('POST', '/apis/x/v1/ws', { body: {} }), SyntaxError);
+  await assert.rejects(http.send('POST', '/apis/x/v1/broken', { body: {} }), (err: unknown) => err instanceof ApiError && err.status === 409 && err.reason === 'AlreadyExists' && /w exists/.test(err.message));
+  assert.equal(requests.length, 3);
+  http.destroy();
+});

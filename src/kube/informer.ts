@@ -8,32 +8,24 @@ import { Watcher, type WatcherOptions } from './watcher.ts';
 
 export type ChangeHandler<T extends KubeObject> = (change: StoreChange<T>) => void;
 
-export interface InformerOptions<T extends KubeObject> extends WatcherOptions {
-  /**
-   * What the cache keeps of each object as it arrives (client-go's SetTransform): only what is read
-   * back. Pure; must keep metadata.name, namespace and resourceVersion.
-   */
-  transform?: (object: T) => T;
-}
-
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store = new Store<T>();
   private readonly handlers: ChangeHandler<T>[] = [];
   private readonly watcher: Watcher<T>;
   private readonly syncWaiters: (() => void)[] = [];
 
-  constructor(http: KubeHttp, readonly resource: ResourceRef, options: InformerOptions<T> = {}) {
-    const { transform, ...watcherOptions } = options;
+  /** `options.transform` decides what the cache keeps of each object (see WatcherOptions). */
+  constructor(http: KubeHttp, readonly resource: ResourceRef, options: WatcherOptions<T> = {}) {
     this.watcher = new Watcher<T>(http, resource, {
       replace: (items) => {
-        this.commit(this.store.replace(transform ? items.map(transform) : items));
+        this.commit(this.store.replace(items));
         for (const resolve of this.syncWaiters.splice(0)) resolve();
       },
       event: (type, object) => {
-        const change = this.store.apply(type, transform ? transform(object) : object);
+        const change = this.store.apply(type, object);
         if (change) this.commit([change]);
       },
-    }, watcherOptions);
+    }, options);
   }
 
   onChange(handler: ChangeHandler<T>): this {

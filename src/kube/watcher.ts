@@ -21,7 +21,13 @@ export interface WatchSink<T extends KubeObject> {
   event(type: WatchEventType, object: T): void;
 }
 
-export interface WatcherOptions {
+export interface WatcherOptions<T extends KubeObject = KubeObject> {
+  /**
+   * What the sink gets of each object (client-go's SetTransform): only what is read back. Applied to
+   * each list page as it arrives, so a relist never holds every object whole at once. Pure; must keep
+   * metadata.name, namespace and resourceVersion.
+   */
+  transform?: (object: T) => T;
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -60,7 +66,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     private readonly http: KubeHttp,
     readonly resource: ResourceRef,
     private readonly sink: WatchSink<T>,
-    private readonly options: WatcherOptions = {},
+    private readonly options: WatcherOptions<T> = {},
   ) {
     this.clock = options.clock ?? systemClock;
     this.backoff = options.backoff ?? new Backoff({ clock: this.clock });
@@ -142,7 +148,11 @@ export class Watcher<T extends KubeObject = KubeObject> {
       const apiVersion = this.resource.group === '' ? this.resource.version : `${this.resource.group}/${this.resource.version}`;
       // List items omit apiVersion/kind; fill them so cached objects look like watched ones.
       const kind = (page as { kind?: string }).kind?.replace(/List$/, '') ?? '';
-      for (const item of page.items) items.push({ ...item, apiVersion, kind });
+      const transform = this.options.transform;
+      for (const item of page.items) {
+        const object = { ...item, apiVersion, kind };
+        items.push(transform ? transform(object) : object);
+      }
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken);
@@ -173,7 +183,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
       this.failure = undefined;
       if (ev.type !== 'BOOKMARK') {
         this.backoff.markHealthy();
-        this.sink.event(ev.type, ev.object as T);
+        const object = ev.object as T;
+        this.sink.event(ev.type, this.options.transform ? this.options.transform(object) : object);
       }
       // Only past an event the sink took: a throw above restarts the watch from before it.
       this.resourceVersion = ev.object.metadata.resourceVersion;

@@ -237,6 +237,32 @@ test('a paged list: with pageSize 5, all 23 ConfigMaps of the namespace are cach
   await inf.stop();
 });
 
+test('a transform shapes what is cached: each list page as it arrives, and every watch event', async () => {
+  const ns = await newNamespace('wtransform');
+  await withWriter(async (http) => {
+    for (let i = 0; i < 12; i += 1) await create(http, configMap(ns, `cm-${String(i).padStart(2, '0')}`, { payload: 'x'.repeat(100) }));
+  });
+  const http = tappedHttp();
+  // Which page (GETs made so far) each object was transformed in: a transform after the whole list would see 3 for all.
+  const seenInPage: number[] = [];
+  const transform = (o: KubeObject): KubeObject => {
+    seenInPage.push(http.calls.filter((c) => c.method === 'GET').length);
+    const { data: _payload, ...rest } = o as KubeObject & { data?: unknown };
+    return { ...rest, metadata: { ...rest.metadata, annotations: { slim: 'true' } } };
+  };
+  const inf = informer(http, ns, { pageSize: 5, transform }).start();
+  await inf.waitForSync();
+  assert.deepEqual(seenInPage, [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3]);
+  assert.deepEqual(inf.store.get(`${ns}/cm-03`)?.metadata.annotations, { slim: 'true' });
+  assert.equal((inf.store.get(`${ns}/cm-03`) as { data?: unknown }).data, undefined);
+
+  await withWriter((w) => create(w, configMap(ns, 'late', { payload: 'y' })));
+  await until(() => inf.store.get(`${ns}/late`) !== undefined, { what: 'the watched create in the cache' });
+  assert.equal((inf.store.get(`${ns}/late`) as { data?: unknown }).data, undefined);
+  assert.deepEqual(inf.store.get(`${ns}/late`)?.metadata.annotations, { slim: 'true' });
+  await inf.stop();
+});
+
 test('watch events: a create, an update and a delete after sync reach onChange in order, with the right types', async () => {
   const ns = await newNamespace('wevents');
   await withWriter((http) => create(http, configMap(ns, 'before', { v: '0' })));
