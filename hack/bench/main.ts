@@ -53,6 +53,7 @@ import { samples } from '../../test/support/metrics.ts';
 import { delta, total, waitQuiet, withoutOwn, type Delta } from './counters.ts';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.ts';
 import { formatScaleTable, formatTable, stats, type BenchResult, type ScalePoint, type ScaleResult, type WriteReport } from './report.ts';
+import { imageNodeFlags } from './image.ts';
 import { Tracker } from './tracker.ts';
 import {
   BENCH_LABEL,
@@ -171,6 +172,7 @@ async function startController(sandbox: Sandbox, cli: string, profileDir?: strin
   const port = await freePort();
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...imageNodeFlags(),
     cli,
     'hub',
     `--kubeconfig=${sandbox.hub.kubeconfig}`,

@@ -1,6 +1,7 @@
 // `policy-sync hub`: the hub controller.
 import { Command, Option } from 'commander';
 import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
+import { capHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
@@ -63,6 +64,7 @@ export function hubCommand(): Command {
   return addElectionOptions(addConnectionOptions(command), 'policy-sync-hub').action(async (flags: HubFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
     const metrics = new Metrics();
+    capHeapGrowth();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
     const leadership = new Leadership(flags.leaderElect);
     const election = electionFrom(flags, kubeConfig);

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { cachedObject, cachedWork } from '../core/cacheview.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
-import { controllerLabelValue } from '../core/manifestwork.ts';
+import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { possibleRivals } from '../core/rivals.ts';
@@ -114,9 +114,9 @@ export class HubController {
         const rivalsOf = (p: KubeObject) => possibleRivals(p, this.watches.informer(gvr)?.store.byIndex(BY_NAME, p.metadata.name) ?? [], templates);
         this.policyQueue.addAll(keysForPolicyChange(gvr, change, rivalsOf));
       },
-      // Keys of a kind whose watch was not synced were dropped (nothing is decided on an unsynced cache):
-      // its works' policies are looked at again now — those deleted meanwhile included.
-      onSynced: (gvr) => this.enqueueWorksOfKind(gvr),
+      // Keys of a kind whose watch was not synced were dropped (nothing is decided on an unsynced cache).
+      // Its first list brought every policy that exists; the works of those that do not are looked at now.
+      onSynced: (gvr) => this.enqueueOrphanedWorksOfKind(gvr),
       configure: (i) => i.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]),
       transform: cachedObject,
       logger: this.log,
@@ -266,7 +266,11 @@ export class HubController {
     for (const kind of this.watches.kinds()) {
       for (const p of this.watches.informer(kind.gvr)?.store.list() ?? []) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
     }
-    for (const w of this.works.store.list()) this.policyQueue.addAll(sourceKeyOfWork(w));
+    // The works of a kind still listing wait for its sync (onSynced): a reconcile now would decide nothing.
+    for (const w of this.works.store.list()) {
+      const source = readSourceRef(w);
+      if (!source || this.watches.informer(source)?.synced !== false) this.policyQueue.addAll(sourceKeyOfWork(w));
+    }
   }
 
   /** Every watched policy targeting the Gateway `namespace/name`. */
@@ -283,10 +287,13 @@ export class HubController {
     }
   }
 
-  /** The policies of the kind's works (their sources), e.g. when the kind's watch has synced. */
-  private enqueueWorksOfKind(gr: GroupResource): void {
+  /** The policies of the kind's works (their sources) that its synced cache does not hold: deleted while it listed. */
+  private enqueueOrphanedWorksOfKind(gr: GroupResource): void {
+    const store = this.watches.informer(gr)?.store;
     for (const w of this.works.store.list()) {
-      for (const key of sourceKeyOfWork(w)) if (key.startsWith(`${groupResourceKey(gr)}|`)) this.policyQueue.add(key);
+      const source = readSourceRef(w);
+      if (!source || groupResourceKey(source) !== groupResourceKey(gr)) continue;
+      if (store?.get(`${source.namespace}/${source.name}`) === undefined) this.policyQueue.addAll(sourceKeyOfWork(w));
     }
   }
 
