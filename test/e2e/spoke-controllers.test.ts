@@ -17,7 +17,7 @@ import type { KubeObject } from '../../src/core/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, getObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually, type EventuallyOptions } from '../support/eventually.ts';
 import { STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { ClusterStatus, PolicyStatus as HubPolicyStatus } from '../../src/core/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision } from '../support/fixtures.ts';
@@ -388,7 +388,12 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
   // Each copy carries the operator's status; the hub shows exactly that, cluster by cluster. Both are read
   // afresh on each try: until the operator's last word has travelled back, the hub may show an earlier one.
   for (const name of clusters) {
-    await eventually(async () => fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')), { what: `the operator's Enforced on the copy on ${name}`, context, timeoutMs: 90_000 });
+    await eventually(async () => fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')), {
+      what: `the operator's Enforced on the copy on ${name}`,
+      context,
+      timeoutMs: 90_000,
+      nudge: nudgeSilentCopy(name, AUTH_POLICIES, ns, 'shop-auth', fromConditions),
+    });
   }
   const { copies, onHub } = await eventually(async () => {
     const status = await hubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
@@ -476,6 +481,22 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
   return status;
 }
 
+/**
+ * The Kuadrant operator drops a status write that conflicts ("the object has been modified": the work agent
+ * writing the copy at that moment, seen in CI) and writes none until its next event. While waiting for a
+ * controller's word on a copy: every 15 s, a copy still without it gets an annotation, an event to react to.
+ */
+function nudgeSilentCopy(cluster: string, resource: ResourceRef, ns: string, name: string, says: (copy: Policy) => unknown): EventuallyOptions['nudge'] {
+  let nudges = 0;
+  return {
+    everyMs: 15_000,
+    run: async () => {
+      const copy = await getObject<Policy>(spoke(cluster), resource, ns, name);
+      if (copy && !says(copy)) await mergePatch(spoke(cluster), resource, ns, name, { metadata: { annotations: { 'test.policy-sync.io/nudge': String((nudges += 1)) } } });
+    },
+  };
+}
+
 /** The copy is back on `cluster` and the hub shows, for that cluster, what the copy's controller says. */
 async function restoredOnHub(resource: ResourceRef, ns: string, name: string, cluster: string, says: (copy: Policy) => Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined, context: () => string): Promise<ClusterStatus> {
   return eventually(async () => {
@@ -483,7 +504,7 @@ async function restoredOnHub(resource: ResourceRef, ns: string, name: string, cl
     const expected = copy && says(copy);
     const c = await hubCluster(resource, ns, name, cluster);
     return expected && c && c.state !== 'Overridden' && c.state !== 'Pending' && JSON.stringify(pick(c)) === JSON.stringify(expected) ? c : undefined;
-  }, { what: `the copy of ${ns}/${name} back on ${cluster}, and the hub showing its controller's word`, timeoutMs: 120_000, context });
+  }, { what: `the copy of ${ns}/${name} back on ${cluster}, and the hub showing its controller's word`, timeoutMs: 120_000, context, nudge: nudgeSilentCopy(cluster, resource, ns, name, says) });
 }
 
 /** Envoy Gateway's word on a copy, as the hub reads it: the one ancestor entry's Accepted condition. */
