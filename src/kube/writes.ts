@@ -9,31 +9,39 @@ export const FIELD_MANAGER = 'policy-sync';
 export interface WriteOptions {
   fieldManager?: string;
   subresource?: string;
-  /** The answer is not needed (the caches will show the object): it is not parsed, and undefined is returned. */
-  discardResponse?: boolean;
 }
 
-function write<T>(http: KubeHttp, method: string, path: string, o: RequestOptionsLite, discard: boolean | undefined): Promise<T> {
-  return discard ? (http.send(method, path, o) as Promise<unknown> as Promise<T>) : http.request<T>(method, path, o);
+/** The answer is not needed (the caches will show the object): it is drained unparsed, and nothing is returned. */
+export interface Discarding {
+  discardResponse: true;
 }
 
-export function serverSideApply<T extends KubeObject>(
-  http: KubeHttp,
-  resource: ResourceRef,
-  object: KubeObject,
-  options: WriteOptions & { force?: boolean } = {},
-): Promise<T> {
+function write<T>(http: KubeHttp, method: string, path: string, o: RequestOptionsLite, options: object): Promise<T | void> {
+  return 'discardResponse' in options && options.discardResponse === true ? http.send(method, path, o) : http.request<T>(method, path, o);
+}
+
+type ApplyOptions = WriteOptions & { force?: boolean };
+
+export function serverSideApply(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: ApplyOptions & Discarding): Promise<void>;
+export function serverSideApply<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options?: ApplyOptions): Promise<T>;
+export function serverSideApply<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: ApplyOptions = {}): Promise<T | void> {
   const path = objectPath(resource, object.metadata.namespace, object.metadata.name, options.subresource);
   const query = { fieldManager: options.fieldManager ?? FIELD_MANAGER, force: options.force ?? true };
-  return write<T>(http, 'PATCH', path, { query, body: object, contentType: 'application/apply-patch+yaml' }, options.discardResponse);
+  return write<T>(http, 'PATCH', path, { query, body: object, contentType: 'application/apply-patch+yaml' }, options);
 }
+
+type CreateOptions = Omit<WriteOptions, 'subresource'>;
 
 /** POST: the object must not exist (409 AlreadyExists otherwise). */
-export function createObject<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: Omit<WriteOptions, 'subresource'> = {}): Promise<T> {
+export function createObject(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: CreateOptions & Discarding): Promise<void>;
+export function createObject<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options?: CreateOptions): Promise<T>;
+export function createObject<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: CreateOptions = {}): Promise<T | void> {
   const query = { fieldManager: options.fieldManager ?? FIELD_MANAGER };
-  return write<T>(http, 'POST', collectionPath(resource, object.metadata.namespace), { query, body: object }, options.discardResponse);
+  return write<T>(http, 'POST', collectionPath(resource, object.metadata.namespace), { query, body: object }, options);
 }
 
+export function mergePatch(http: KubeHttp, resource: ResourceRef, namespace: string | undefined, name: string, patch: unknown, options: WriteOptions & Discarding): Promise<void>;
+export function mergePatch<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, namespace: string | undefined, name: string, patch: unknown, options?: WriteOptions): Promise<T>;
 export function mergePatch<T extends KubeObject>(
   http: KubeHttp,
   resource: ResourceRef,
@@ -41,12 +49,13 @@ export function mergePatch<T extends KubeObject>(
   name: string,
   patch: unknown,
   options: WriteOptions = {},
-): Promise<T> {
+): Promise<T | void> {
   const path = objectPath(resource, namespace, name, options.subresource);
   const query = { fieldManager: options.fieldManager ?? FIELD_MANAGER };
-  return write<T>(http, 'PATCH', path, { query, body: patch, contentType: 'application/merge-patch+json' }, options.discardResponse);
+  return write<T>(http, 'PATCH', path, { query, body: patch, contentType: 'application/merge-patch+json' }, options);
 }
 
+/** Deletes; a missing object counts as deleted. `resourceVersion` guards against deleting a newer object. */
 export async function deleteObject(
   http: KubeHttp,
   resource: ResourceRef,
