@@ -214,6 +214,8 @@ test('an agent that stops reporting withdraws nothing: once its report is stale 
   const local = authPolicy(ns, 'local-auth', 'gw');
   await apply(spoke2, local);
   await hubStatusWhere('spoke-2 overridden', (s) => s.clusters['spoke-2']?.state === 'Overridden');
+  // The hub says Overridden as it deletes the work; the agent removes the copy a moment later (CI saw it 6 ms on).
+  await eventually(async () => (await copyOn('spoke-2')) === undefined, { what: 'the copy withdrawn from spoke-2', context: agentLogs });
   const agent = agents.find((a) => a.cluster === 'spoke-2')!;
   await agent.stop();
   agents = agents.filter((a) => a !== agent);
