@@ -592,14 +592,20 @@ async function localAcceptedByEnvoyGateway(ns: string, name: string, context: ()
   }, { what: `Envoy Gateway to accept the local ${ns}/${name}`, timeoutMs: 90_000, context });
 }
 
-test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is never placed there; the local one keeps its Accepted ancestor; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
-  const ns = uniqueName('eg-local-first');
+/** The hub world for BackendTrafficPolicies on Gateway `edge`, placed on the Envoy Gateway spoke with its agent, and `edge` there. */
+async function envoyGatewayWorld(ns: string): Promise<KubeHttp> {
   await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], { agents: true });
   const http = spoke(ENVOY_GATEWAY_SPOKE);
   const className = uniqueName('eg');
   await createNamespace(http, ns);
   await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
   await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  return http;
+}
+
+test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is never placed there; the local one keeps its Accepted ancestor; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
+  const ns = uniqueName('eg-local-first');
+  const http = await envoyGatewayWorld(ns);
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
   await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'local-edge', 'edge', '4s'));
   await reportedOnHub(ENVOY_GATEWAY_SPOKE, 'backendtrafficpolicies.gateway.envoyproxy.io', ns, 'local-edge');
@@ -618,12 +624,7 @@ test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is ne
 
 test('hierarchy, Envoy Gateway, local BackendTrafficPolicy after the copy: Envoy Gateway would keep the older copy; the copy is withdrawn and the local one is Accepted; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
   const ns = uniqueName('eg-copy-first');
-  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], { agents: true });
-  const http = spoke(ENVOY_GATEWAY_SPOKE);
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const http = await envoyGatewayWorld(ns);
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
   await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
   const placed = await restoredOnHub(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, fromAncestors, context);
