@@ -116,3 +116,34 @@ test('send drains a success body without parsing it; its failures are ApiErrors 
   assert.equal(requests.length, 3);
   http.destroy();
 });
+
+test('the deadline and the caller\'s abort also end an answer that stalls halfway', async () => {
+  const { kc } = await serve((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"items": ['); // then nothing
+  });
+  const http = new KubeHttp(kc, { requestTimeoutMs: 300 });
+  const started = Date.now();
+  await assert.rejects(http.request('GET', '/api/v1/namespaces'), (err: unknown) => err instanceof ApiError && err.reason === 'Timeout');
+  assert.ok(Date.now() - started < 3_000);
+  await assert.rejects(http.send('POST', '/api/v1/namespaces', { body: {} }), (err: unknown) => err instanceof ApiError && err.reason === 'Timeout');
+  const patient = new KubeHttp(kc, { requestTimeoutMs: 10_000 });
+  const abort = new AbortController();
+  setTimeout(() => abort.abort(), 100);
+  await assert.rejects(patient.request('GET', '/api/v1/namespaces', { signal: abort.signal }), (err: unknown) => (err as Error).name === 'AbortError');
+  http.destroy();
+  patient.destroy();
+});
+
+test('send asks for the answer as metadata only (it is not read); request for the object', async () => {
+  const accepts: (string | undefined)[] = [];
+  const { kc } = await serve((req, res) => {
+    accepts.push(req.headers.accept);
+    res.end('{}');
+  });
+  const http = new KubeHttp(kc);
+  await http.send('POST', '/apis/x/v1/ws', { body: {} });
+  await http.request('POST', '/apis/x/v1/ws', { body: {} });
+  assert.deepEqual(accepts, ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', 'application/json']);
+  http.destroy();
+});
