@@ -31,3 +31,17 @@ export function objectKey(object: { metadata: Pick<ObjectMeta, 'name' | 'namespa
   const { namespace, name } = object.metadata;
   return namespace ? `${namespace}/${name}` : name;
 }
+
+/**
+ * The two versions of an object differ in nothing but the given annotations (and what every write
+ * changes: resourceVersion, managedFields). A false "no" is safe for callers (they look again); a key
+ * order the apiserver changed between two versions gives one.
+ */
+export function differsOnlyInAnnotations(a: KubeObject, b: KubeObject, keys: readonly string[]): boolean {
+  const rest = (o: KubeObject): string => {
+    const { resourceVersion: _rv, managedFields: _mf, annotations, ...metadata } = o.metadata;
+    const kept = Object.entries(annotations ?? {}).filter(([k]) => !keys.includes(k));
+    return JSON.stringify([{ ...o, metadata }, kept]);
+  };
+  return rest(a) === rest(b);
+}

@@ -77,6 +77,7 @@ export class HubController {
   private leading = false;
   private readonly reporter: StatusReporter;
   private readonly appliers: WorkApplier[];
+  private readonly policyWorks: WorkApplier;
   private readonly reports: SpokeReports | undefined;
   private readonly log: Logger;
 
@@ -110,6 +111,7 @@ export class HubController {
 
     this.watches = new DynamicInformers(this.http, {
       onChange: (gvr, change) => {
+        if (change.type === 'MODIFIED' && this.reporter.confirmsWrite(policyKey(gvr, change.object.metadata.namespace ?? '', change.object.metadata.name), change)) return;
         const templates = gatewayTemplates(this.gateways, this.configs);
         const rivalsOf = (p: KubeObject) => possibleRivals(p, this.watches.informer(gvr)?.store.byIndex(BY_NAME, p.metadata.name) ?? [], templates);
         this.policyQueue.addAll(keysForPolicyChange(gvr, change, rivalsOf));
@@ -139,6 +141,7 @@ export class HubController {
       ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, kinds) => this.enqueuePoliciesOfKinds(kinds), logger: this.log })
       : undefined;
     const policyWorks = new WorkApplier({ http: this.http, logger: this.log, onExpired: (key) => this.policyQueue.add(key) });
+    this.policyWorks = policyWorks;
     const policies = new PolicyReconciler(
       {
         http: this.http,
@@ -202,6 +205,7 @@ export class HubController {
       if (this.reports && isSpokeConfigWork(c.object)) this.reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object);
       const keys = keysForWorkChange(c);
       if (keys.spokeConfig) this.enqueueSpokeConfig();
+      if (c.type === 'ADDED' && keys.policies.length > 0 && this.policyWorks.confirmsCreate(c.object)) return;
       for (const key of keys.policies) this.enqueueForStatus(key);
     });
   }

@@ -9,7 +9,7 @@ import { readClusterFeedback } from '../core/feedback.ts';
 import type { GroupVersionResource } from '../core/gvr.ts';
 import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
-import type { KubeObject } from '../core/objects.ts';
+import { differsOnlyInAnnotations, type KubeObject } from '../core/objects.ts';
 import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
 import {
   aggregatePolicyStatus,
@@ -76,6 +76,16 @@ export class StatusReporter {
     return total;
   }
 
+  /**
+   * A change of the policy that is exactly our annotation write coming back (nothing else in it
+   * changed): true, and the expectation ends. The reconcile it would trigger has nothing new to see —
+   * a policy need not be reconciled again for its own status write.
+   */
+  confirmsWrite(key: string, change: { old?: KubeObject; object: KubeObject }): boolean {
+    if (!change.old || !differsOnlyInAnnotations(change.old, change.object, REPORTED)) return false;
+    return this.expectations.confirm(key, reportedAnnotations(change.object));
+  }
+
   forget(key: string): void {
     this.lastWrite.delete(key);
     this.lastStatus.delete(key);
@@ -114,13 +124,17 @@ export class StatusReporter {
       [STATUS_ANNOTATION]: status ? policyStatusAnnotation(status) : undefined,
     };
     const current = policy.metadata.annotations ?? {};
-    const cached = canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
     const wanted = canonicalJson(desired);
-    if (this.expectations.observe(key, cached).specHash === wanted) return;
+    if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) return;
 
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
-    await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
-    this.expectations.applied(key, wanted);
+    const undo = this.expectations.applied(key, wanted);
+    try {
+      await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
+    } catch (err) {
+      undo();
+      throw err;
+    }
     this.lastWrite.set(key, Date.now());
     const previousStatus = this.lastStatus.get(key);
     if (desired[STATUS_ANNOTATION] === undefined) this.lastStatus.delete(key);
@@ -135,6 +149,14 @@ export class StatusReporter {
     }
     for (const p of newProblems(before, status)) await this.d.events.record(policy, 'Warning', p.reason, p.message);
   }
+}
+
+const REPORTED = [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION];
+
+/** The annotations this reporter writes, as its expectations record them. */
+function reportedAnnotations(policy: KubeObject): string {
+  const current = policy.metadata.annotations ?? {};
+  return canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
 }
 
 /** What the reconciler decided for one policy, from which its status is aggregated. */

@@ -49,6 +49,16 @@ export class WorkApplier {
   }
 
   /**
+   * A work's first appearance in the cache that is exactly our create — the spec-hash written, no status
+   * yet — ends its expectation, and says so: the reconcile it would trigger reads the same world its
+   * plan assumed (a created work counted as present with that hash, its cluster Pending), so it need not
+   * run. Halves the reconciles of a fan-out.
+   */
+  confirmsCreate(work: KubeObject): boolean {
+    return work.status === undefined && this.expectations.confirm(workKeyOf(work), readSpecHash(work));
+  }
+
+  /**
    * The writes that make the observed works the desired ones. `delete` lists every observed work that is
    * not desired (and not retained): candidates only — the caller decides which of them really go.
    */
@@ -73,12 +83,13 @@ export class WorkApplier {
   async execute(owner: string, plan: WorkPlan, log: Logger = this.d.logger): Promise<void> {
     const failures: unknown[] = [];
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
+      const undo = this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
       try {
         const created = create && (await this.create(work));
         if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
-        this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
         log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, created ? 'ManifestWork created' : 'ManifestWork applied');
       } catch (err) {
+        undo();
         failures.push(err);
         log.error({ cluster: work.metadata.namespace, work: work.metadata.name, err: String(err) }, 'ManifestWork write failed');
       }
@@ -88,11 +99,12 @@ export class WorkApplier {
       ...plan.apply.map((work) => write(work, false)),
       ...plan.delete.map(async (key) => {
         const [cluster, name] = splitWorkKey(key);
+        const undo = this.expectations.deleted(key, owner);
         try {
           await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, name);
-          this.expectations.deleted(key, owner);
           log.info({ cluster, work: name }, 'ManifestWork deleted');
         } catch (err) {
+          undo();
           failures.push(err);
           log.error({ cluster, work: name, err: String(err) }, 'ManifestWork delete failed');
         }

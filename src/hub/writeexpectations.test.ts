@@ -45,3 +45,32 @@ test('an expectation the cache never confirms hands its owner back once, on expi
   now = 40_001;
   assert.deepEqual(e.expired(), ['policy-c']);
 });
+
+test('confirm ends an expectation when the cache shows exactly the write expected, and only then', () => {
+  const e = new WriteExpectations(() => 0);
+  e.applied('c1/w', 'h1');
+  assert.equal(e.confirm('c1/w', 'h0'), false, 'another spec-hash');
+  assert.equal(e.confirm('c2/w', 'h1'), false, 'another work');
+  assert.equal(e.confirm('c1/w', 'h1'), true);
+  assert.equal(e.size, 0);
+  assert.equal(e.confirm('c1/w', 'h1'), false, 'nothing expected any more');
+  e.deleted('c1/w');
+  assert.equal(e.confirm('c1/w', undefined), false, 'a deletion is never confirmed by an object');
+});
+
+test('a failed write is undone: what was expected before is expected again; an undo after the cache confirmed is a no-op', () => {
+  const e = new WriteExpectations(() => 0);
+  const undoFirst = e.applied('c1/w', 'h1');
+  const undoSecond = e.applied('c1/w', 'h2');
+  undoSecond();
+  assert.deepEqual(e.observe('c1/w', null), { present: true, specHash: 'h1' }, 'the first write is still expected');
+  undoFirst();
+  assert.deepEqual(e.observe('c1/w', null), { present: false });
+  const undo = e.applied('c1/w', 'h3');
+  assert.equal(e.confirm('c1/w', 'h3'), true);
+  undo();
+  assert.equal(e.size, 0);
+  const undoDelete = e.deleted('c2/w');
+  undoDelete();
+  assert.deepEqual(e.observe('c2/w', 'h'), { present: true, specHash: 'h' });
+});

@@ -22,12 +22,23 @@ export class WriteExpectations {
     readonly expiryMs = EXPIRY_MS,
   ) {}
 
-  applied(key: string, specHash: string | undefined, owner?: string): void {
-    this.pending.set(key, { specHash, at: this.now(), owner });
+  /**
+   * Records a write, best before it is sent (the watch may show it before its answer comes); returns the
+   * undo for a write that failed, which puts back what was expected before.
+   */
+  applied(key: string, specHash: string | undefined, owner?: string): () => void {
+    const before = this.pending.get(key);
+    const entry = { specHash, at: this.now(), owner };
+    this.pending.set(key, entry);
+    return () => {
+      if (this.pending.get(key) !== entry) return;
+      if (before) this.pending.set(key, before);
+      else this.pending.delete(key);
+    };
   }
 
-  deleted(key: string, owner?: string): void {
-    this.pending.set(key, { specHash: undefined, at: this.now(), owner });
+  deleted(key: string, owner?: string): () => void {
+    return this.applied(key, undefined, owner);
   }
 
   /**
@@ -44,6 +55,17 @@ export class WriteExpectations {
       return fromCache;
     }
     return e.specHash === undefined ? { present: false } : { present: true, specHash: e.specHash };
+  }
+
+  /**
+   * The cache now shows `key` with `specHash`: true, and the expectation ends, when that is exactly the
+   * write still expected (the same end observe gives it, without a reconcile to call observe).
+   */
+  confirm(key: string, specHash: string | undefined): boolean {
+    const e = this.pending.get(key);
+    if (!e || e.specHash === undefined || e.specHash !== specHash) return false;
+    this.pending.delete(key);
+    return true;
   }
 
   /** Removes the expectations older than the expiry and returns their owners (deduplicated). */
