@@ -1,7 +1,7 @@
 // `policy-sync hub`: the hub controller.
 import { Command, Option } from 'commander';
 import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
-import { capHeapGrowth } from '../runtime/gctuning.ts';
+import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
@@ -64,7 +64,7 @@ export function hubCommand(): Command {
   return addElectionOptions(addConnectionOptions(command), 'policy-sync-hub').action(async (flags: HubFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
     const metrics = new Metrics();
-    capHeapGrowth();
+    boundHeapGrowth();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
     const leadership = new Leadership(flags.leaderElect);
     const election = electionFrom(flags, kubeConfig);

@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander';
 import { parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
 import { SpokeController } from '../spoke/controller.ts';
-import { capHeapGrowth } from '../runtime/gctuning.ts';
+import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
@@ -53,7 +53,7 @@ export function spokeCommand(): Command {
   return addElectionOptions(addConnectionOptions(command), 'policy-sync-spoke').action(async (flags: SpokeFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
     const metrics = new Metrics();
-    capHeapGrowth();
+    boundHeapGrowth();
     const kubeConfig = loadKubeConfig(flags.kubeconfig);
     const leadership = new Leadership(flags.leaderElect);
     const election = electionFrom(flags, kubeConfig);
