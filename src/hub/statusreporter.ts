@@ -83,7 +83,11 @@ export class StatusReporter {
    */
   confirmsWrite(key: string, change: { old?: KubeObject; object: KubeObject }): boolean {
     if (!change.old || !differsOnlyInAnnotations(change.old, change.object, REPORTED)) return false;
-    return this.expectations.confirm(key, reportedAnnotations(change.object));
+    if (!this.expectations.confirm(key, reportedAnnotations(change.object))) return false;
+    // The cache holds the status as written now: no second copy of it is kept (~4 KB a policy on 20
+    // clusters, ~19 MiB at 5000 policies).
+    this.lastStatus.delete(key);
+    return true;
   }
 
   forget(key: string): void {
