@@ -174,11 +174,22 @@ const sourceRefSchema = z.object({
 
 /** The source policy of a work, from its source-ref annotation; undefined when absent or malformed. */
 export function readSourceRef(work: KubeObject): SourceRef | undefined {
-  const parsed = parseJson(work.metadata.annotations?.[SOURCE_REF_ANNOTATION], sourceRefSchema);
-  if (!parsed) return undefined;
-  const { uid, crdUid, ...rest } = parsed;
-  return { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
+  const annotations = work.metadata.annotations;
+  if (!annotations) return undefined;
+  // Cached works are read again and again (indexes, event keys, start-up passes over every work) and
+  // never mutated: the annotation is parsed once per annotations object.
+  const known = sourceRefs.get(annotations);
+  if (known !== undefined) return known ?? undefined;
+  const parsed = parseJson(annotations[SOURCE_REF_ANNOTATION], sourceRefSchema);
+  let ref: SourceRef | undefined;
+  if (parsed) {
+    const { uid, crdUid, ...rest } = parsed;
+    ref = { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
+  }
+  if (Object.isFrozen(annotations)) sourceRefs.set(annotations, ref ? Object.freeze(ref) : null);
+  return ref;
 }
+const sourceRefs = new WeakMap<object, SourceRef | null>();
 
 /** The spec-hash annotation of an observed work. */
 export function readSpecHash(work: KubeObject): string | undefined {
