@@ -82,12 +82,13 @@ export class WorkApplier {
   /** Creates, applies and deletes (all attempted; the first failure is thrown after). */
   async execute(owner: string, plan: WorkPlan, log: Logger = this.d.logger): Promise<void> {
     const failures: unknown[] = [];
+    const written = { created: [] as string[], applied: [] as string[] };
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
       const undo = this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
       try {
         const created = create && (await this.create(work));
         if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
-        log.info({ cluster: work.metadata.namespace, work: work.metadata.name }, created ? 'ManifestWork created' : 'ManifestWork applied');
+        (created ? written.created : written.applied).push(workKeyOf(work));
       } catch (err) {
         undo();
         failures.push(err);
@@ -110,6 +111,8 @@ export class WorkApplier {
         }
       }),
     ]);
+    // One line per reconcile, not per cluster (a policy on 100 clusters); each deletion has its own.
+    if (written.created.length + written.applied.length > 0) log.info({ created: written.created.sort(), applied: written.applied.sort() }, 'ManifestWorks written');
     if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
   }
 
