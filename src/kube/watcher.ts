@@ -1,12 +1,18 @@
-// List-then-watch of one resource, the way client-go's reflector does it: a paged list, then a watch from
-// the list's resourceVersion with bookmarks and a random 5–10 min server timeout; a relist on 410 Gone
-// (compaction or "too old resource version"); any other failure restarts the cycle after a jittered
-// backoff (800 ms → 30 s, reset after 2 min healthy). A watch silent past the client's idle timeout is
-// torn down by KubeHttp and restarted here. The resourceVersion moves past an event only once the sink
-// has taken it, so an event a sink throws on is delivered again. `stop()` aborts the open request and no
-// further request is made after it resolves.
+// List-then-watch of one resource, the way client-go's reflector does it. The initial state comes from a
+// watch-list (KEP-3157): a watch with sendInitialEvents streams every object from the apiserver's watch
+// cache, then a bookmark marking the end of that state, and the same stream goes on as the watch. One
+// stream instead of N sequential list pages (at 100k objects, 200 pages the client waits on one by
+// one), each object parsed and trimmed (transform) as it arrives. Only the complete state reaches the
+// sink: a stream that breaks before the end bookmark delivers nothing, and the next round starts a new
+// watch-list. An apiserver that refuses watch-list (before 1.27, or its WatchList gate off) gets a paged
+// list from then on, then a watch from the list's resourceVersion. Either way: bookmarks and a random
+// 5–10 min server timeout; a fresh initial state on 410 Gone (compaction or "too old resource version");
+// any other failure restarts the cycle after a jittered backoff (800 ms → 30 s, reset after 2 min
+// healthy). A watch silent past the client's idle timeout is torn down by KubeHttp and restarted here.
+// The resourceVersion moves past an event only once the sink has taken it, so an event a sink throws on
+// is delivered again. `stop()` aborts the open request and no further request is made after it resolves.
 import type { Logger } from 'pino';
-import type { KubeObject } from '../core/objects.ts';
+import { objectKey, type KubeObject } from '../core/objects.ts';
 import { Backoff } from '../runtime/backoff.ts';
 import { sleep, systemClock, type Clock } from '../runtime/clock.ts';
 import { ApiError, isGone, type KubeHttp } from './http.ts';
@@ -16,7 +22,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** Where a watcher delivers what it sees. Called synchronously, in order. */
 export interface WatchSink<T extends KubeObject> {
-  /** The complete current state, after every (re)list. */
+  /** The complete current state, after every (re)list or watch-list. */
   replace(items: T[]): void;
   event(type: WatchEventType, object: T): void;
 }
@@ -24,8 +30,8 @@ export interface WatchSink<T extends KubeObject> {
 export interface WatcherOptions<T extends KubeObject = KubeObject> {
   /**
    * What the sink gets of each object (client-go's SetTransform): only what is read back. Applied to
-   * each list page as it arrives, so a relist never holds every object whole at once. Pure; must keep
-   * metadata.name, namespace and resourceVersion.
+   * each object (watch-list) or list page as it arrives, so a relist never holds every object whole at
+   * once. Pure; must keep metadata.name, namespace and resourceVersion.
    */
   transform?: (object: T) => T;
   namespace?: string;
@@ -37,6 +43,22 @@ export interface WatcherOptions<T extends KubeObject = KubeObject> {
   clock?: Clock;
   /** Server-side watch timeout; default random 300–600 s (client-go's spread). */
   timeoutSeconds?: () => number;
+  /**
+   * The initial state by a watch-list (default true); false: by a paged list, as a watcher does anyway
+   * once its apiserver refused a watch-list.
+   */
+  watchList?: boolean;
+}
+
+/** The annotation on the bookmark that ends a watch-list's initial events. */
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/**
+ * How an apiserver that does not serve watch-list answers one: 422 Invalid ("resourceVersionMatch is
+ * forbidden for watch" before 1.27; "sendInitialEvents is forbidden…" with the WatchList gate off), or 400.
+ */
+export function refusesWatchList(err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 400 || err.status === 422);
 }
 
 interface ListResponse<T> {
@@ -57,6 +79,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
   private readonly clock: Clock;
   private listedOnce = false;
   private failure: Error | undefined;
+  private watchList: boolean;
   /** Counts (re)lists, for tests and metrics. */
   lists = 0;
   /** Counts watch streams opened (restarts included), for tests and metrics. */
@@ -70,9 +93,10 @@ export class Watcher<T extends KubeObject = KubeObject> {
   ) {
     this.clock = options.clock ?? systemClock;
     this.backoff = options.backoff ?? new Backoff({ clock: this.clock });
+    this.watchList = options.watchList ?? true;
   }
 
-  /** True once the first list has been delivered. */
+  /** True once the first complete state has been delivered. */
   get synced(): boolean {
     return this.listedOnce;
   }
@@ -108,7 +132,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     const log = this.options.logger;
     while (!this.stopped) {
       try {
-        if (this.resourceVersion === undefined) await this.list();
+        if (this.resourceVersion === undefined && !this.watchList) await this.list();
         await this.watch();
         this.backoff.markHealthy();
       } catch (err) {
@@ -121,7 +145,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         }
         const delay = this.backoff.next();
         log?.warn({ resource: this.path, err: String(err), retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
-        // A failed list leaves the cache as it was: nothing is deleted because the apiserver was away.
+        // A failed list or watch-list leaves the cache as it was: nothing is deleted because the apiserver was away.
         try {
           await sleep(this.clock, delay, this.abort.signal);
         } catch {
@@ -157,7 +181,12 @@ export class Watcher<T extends KubeObject = KubeObject> {
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken);
     if (this.stopped) return;
-    // The sink first: if it throws, no resourceVersion is kept and the next round lists again.
+    this.replace(items, resourceVersion);
+  }
+
+  /** Delivers a complete state (a list's, or a watch-list's initial events). */
+  private replace(items: T[], resourceVersion: string): void {
+    // The sink first: if it throws, no resourceVersion is kept and the next round starts over.
     this.sink.replace(items);
     this.resourceVersion = resourceVersion;
     this.lists++;
@@ -165,9 +194,15 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.listedOnce = true;
   }
 
+  /** A watch from the resourceVersion; without one, a watch-list: the current state first, then the watch. */
   private async watch(): Promise<void> {
     const timeoutSeconds = this.options.timeoutSeconds?.() ?? 300 + Math.floor(Math.random() * 300);
-    // An ERROR event ends this stream; its status decides between relist (410) and backoff.
+    const transform = this.options.transform ?? ((object: T): T => object);
+    // The initial events of a watch-list, by key, until its end bookmark: the sink gets the whole state or nothing.
+    let initial = this.resourceVersion === undefined ? new Map<string, T>() : undefined;
+    let initialEvents = 0;
+    // An ERROR event ends this stream; its status decides between relist (410), paged lists (a refused
+    // watch-list) and backoff.
     const stream = new AbortController();
     const signal = AbortSignal.any([this.abort.signal, stream.signal]);
     let failure: ApiError | undefined;
@@ -180,11 +215,25 @@ export class Watcher<T extends KubeObject = KubeObject> {
         stream.abort();
         return;
       }
+      if (initial) {
+        if (ev.type === 'BOOKMARK') {
+          if (ev.object.metadata.annotations?.[INITIAL_EVENTS_END] !== 'true') return;
+          this.replace([...initial.values()], ev.object.metadata.resourceVersion!);
+          initial = undefined;
+          this.backoff.markHealthy();
+          return;
+        }
+        initialEvents++;
+        // Changes made while the state streams come on the same stream before its end (as in client-go).
+        const key = objectKey(ev.object);
+        if (ev.type === 'DELETED') initial.delete(key);
+        else initial.set(key, transform(ev.object as T));
+        return;
+      }
       this.failure = undefined;
       if (ev.type !== 'BOOKMARK') {
         this.backoff.markHealthy();
-        const object = ev.object as T;
-        this.sink.event(ev.type, this.options.transform ? this.options.transform(object) : object);
+        this.sink.event(ev.type, transform(ev.object as T));
       }
       // Only past an event the sink took: a throw above restarts the watch from before it.
       this.resourceVersion = ev.object.metadata.resourceVersion;
@@ -196,7 +245,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
         {
           watch: true,
           allowWatchBookmarks: true,
-          resourceVersion: this.resourceVersion,
+          // Without a resourceVersion: the state as of a consistent read, as a list without one.
+          ...(initial ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : { resourceVersion: this.resourceVersion }),
           timeoutSeconds,
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
@@ -205,8 +255,19 @@ export class Watcher<T extends KubeObject = KubeObject> {
         signal,
       );
     } catch (err) {
-      throw failure ?? err;
+      // An abort or a sink's throw goes up as it is; an ApiError is judged below, as an ERROR event is.
+      if (!failure && !(err instanceof ApiError)) throw err;
+      failure ??= err as ApiError;
     }
-    if (failure) throw failure;
+    // A failure, not a normal end: retried after the backoff, the state is not streamed again at once.
+    if (!failure && initial) throw new Error(`WATCH ${this.path}: the stream ended before the end of its initial events`);
+    if (!failure) return;
+    if (initial && initialEvents === 0 && refusesWatchList(failure)) {
+      // Sticky: an apiserver's version and feature gates stay as they are while it runs.
+      this.watchList = false;
+      this.options.logger?.info({ resource: this.path, err: String(failure) }, 'the apiserver refuses watch-list; using paged lists');
+      return;
+    }
+    throw failure;
   }
 }

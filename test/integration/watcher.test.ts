@@ -1,19 +1,30 @@
-// The watcher and informer against the real hub apiserver of the sandbox: paged lists, watch events in
+// The watcher and informer against the real hub apiserver of the sandbox: the initial state by a
+// watch-list (one stream, the whole state in one replace, never a partial one), paged lists (forced, or
+// after an apiserver of our own with the WatchList gate off refused the watch-list), watch events in
 // order, surviving an apiserver restart plus an etcd compaction without missing an update, and a stop()
 // after which no request leaves the process any more.
 //
 // The informers under test talk through `TappedHttp`, the real client with a recorder around it: every
 // request and watch it makes, how each ended, and every 410 the apiserver answered. Nothing is mocked.
 import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Agent } from 'node:http';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { writeAdminKubeconfig } from '../../hack/sandbox/kubeconfig.ts';
+import { pkiPaths } from '../../hack/sandbox/pki.ts';
+import { freePort } from '../../hack/sandbox/ports.ts';
+import { waitReady } from '../../hack/sandbox/probe.ts';
+import { startProcess, stopProcess, type ProcessSpec, type RunningProcess } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
-import { KubeHttp, isGone, type Query, type RequestOptionsLite } from '../../src/kube/http.ts';
+import { ApiError, KubeHttp, isGone, type Query, type RequestOptionsLite } from '../../src/kube/http.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
 import type { StoreChange } from '../../src/kube/store.ts';
-import type { WatcherOptions } from '../../src/kube/watcher.ts';
+import { Watcher, type WatcherOptions } from '../../src/kube/watcher.ts';
 import { Backoff } from '../../src/runtime/backoff.ts';
 import { FakeClock } from '../../src/runtime/fake-clock.ts';
 import { eventually, type EventuallyOptions } from '../support/eventually.ts';
@@ -34,6 +45,10 @@ interface Call {
   outcome: string;
   /** ms since the tap was made, once it ended. */
   endedAt?: number;
+  /** Lines a watch received so far. */
+  lines: number;
+  /** The resourceVersion of a watch-list's bookmark ending its initial events, once received. */
+  initialEventsEnd?: string;
 }
 
 /** The real client, recording what the informer using it asks of the apiserver. */
@@ -42,6 +57,8 @@ class TappedHttp extends KubeHttp {
   readonly calls: Call[] = [];
   /** The message of every 410 Gone answered to a watch, as an ERROR event or as the HTTP status. */
   readonly gone: string[] = [];
+  /** When set, the next watch is broken (as a dropped connection) after this many lines. */
+  cutNextWatchAfter: number | undefined;
 
   override async request<T = unknown>(method: string, path: string, o: RequestOptionsLite = {}): Promise<T> {
     const call = this.record(method, path, o.query);
@@ -57,8 +74,22 @@ class TappedHttp extends KubeHttp {
 
   override async stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
     const call = this.record('WATCH', path, query);
+    const cutAfter = this.cutNextWatchAfter;
+    this.cutNextWatchAfter = undefined;
     const tap = (line: string): void => {
-      const ev = JSON.parse(line) as { type: string; object: { code?: number; message?: string } };
+      if (call.lines === cutAfter) {
+        // Recorded here: KubeHttp reports a stream its handler broke as an aborted connection.
+        this.end(call, `cut by the test after ${cutAfter} lines`);
+        throw new ApiError(0, 'TransportError', `cut by the test after ${cutAfter} lines`, 'WATCH', path);
+      }
+      call.lines++;
+      const ev = JSON.parse(line) as {
+        type: string;
+        object: { code?: number; message?: string; metadata?: { resourceVersion?: string; annotations?: Record<string, string> } };
+      };
+      if (ev.type === 'BOOKMARK' && ev.object.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true') {
+        call.initialEventsEnd = ev.object.metadata.resourceVersion;
+      }
       if (ev.type === 'ERROR') {
         this.end(call, `ERROR event ${ev.object.code}: ${ev.object.message}`);
         if (ev.object.code === 410) this.gone.push(ev.object.message ?? '');
@@ -88,9 +119,10 @@ class TappedHttp extends KubeHttp {
   log(): string {
     return this.calls
       .map((c) => {
-        const what = `${c.method} ${c.path}${c.query?.resourceVersion ? ` rv=${c.query.resourceVersion}` : ''}${c.query?.continue ? ' (continue)' : ''}`;
+        const what = `${c.method} ${c.path}${c.query?.resourceVersion ? ` rv=${c.query.resourceVersion}` : ''}${c.query?.continue ? ' (continue)' : ''}${c.query?.sendInitialEvents ? ' (watch-list)' : ''}`;
+        const synced = c.initialEventsEnd === undefined ? '' : `, initial events ended at rv=${c.initialEventsEnd}`;
         const ended = c.endedAt === undefined ? '' : ` (at ${c.endedAt.toFixed(0)} ms)`;
-        return `${c.at.toFixed(0).padStart(7)} ms ${what} → ${c.outcome}${ended}`;
+        return `${c.at.toFixed(0).padStart(7)} ms ${what} → ${c.outcome}${ended}${c.method === 'WATCH' ? ` [${c.lines} lines${synced}]` : ''}`;
       })
       .join('\n');
   }
@@ -103,7 +135,7 @@ class TappedHttp extends KubeHttp {
   }
 
   private record(method: string, path: string, query: Query | undefined): Call {
-    const call: Call = { at: performance.now() - this.t0, method, path, query, outcome: 'pending' };
+    const call: Call = { at: performance.now() - this.t0, method, path, query, outcome: 'pending', lines: 0 };
     this.calls.push(call);
     return call;
   }
@@ -113,6 +145,7 @@ let sandbox: Sandbox;
 const namespaces: string[] = [];
 const taps: TappedHttp[] = [];
 const informers: Informer[] = [];
+const watchers: Watcher[] = [];
 
 function tappedHttp(): TappedHttp {
   const http = new TappedHttp(sandbox.kubeConfig('hub'));
@@ -126,9 +159,12 @@ function informer(http: KubeHttp, namespace: string, options: Omit<WatcherOption
   return inf;
 }
 
-/** A fresh client for the test's own writes: after an apiserver restart, pooled connections are dead. */
-async function withWriter<T>(fn: (http: KubeHttp) => Promise<T>): Promise<T> {
-  const http = hubHttp(sandbox);
+/**
+ * A fresh client for the test's own writes (to the hub, or to the apiserver of `kubeConfig`): after an
+ * apiserver restart, pooled connections are dead.
+ */
+async function withWriter<T>(fn: (http: KubeHttp) => Promise<T>, kubeConfig?: KubeConfig): Promise<T> {
+  const http = kubeConfig ? new KubeHttp(kubeConfig) : hubHttp(sandbox);
   try {
     return await fn(http);
   } finally {
@@ -143,8 +179,8 @@ async function newNamespace(prefix: string): Promise<string> {
   return ns;
 }
 
-function configMap(ns: string, name: string, data: Record<string, string> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data };
+function configMap(ns: string, name: string, data: Record<string, string> = {}, labels?: Record<string, string>): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(labels ? { labels } : {}) }, data };
 }
 
 function create(http: KubeHttp, object: KubeObject): Promise<KubeObject> {
@@ -186,6 +222,69 @@ async function until(probe: () => boolean, options: EventuallyOptions): Promise<
   await eventually(() => Promise.resolve(probe()), options);
 }
 
+interface OwnApiserver {
+  kubeConfig: KubeConfig;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops it and deletes its data: its etcd keys, certificates and log. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A kube-apiserver of the test's own: the hub's command line with its own port, folder and etcd prefix
+ * (on the sandbox's etcd), plus `extraArgs`.
+ */
+async function ownApiserver(name: string, extraArgs: string[]): Promise<OwnApiserver> {
+  const state = JSON.parse(readFileSync(sandbox.layout.state, 'utf8')) as { components: { spec: ProcessSpec }[] };
+  const hub = state.components.find((c) => c.spec.name === HUB_APISERVER)!.spec;
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  const dir = join(sandbox.layout.data, name);
+  mkdirSync(dir, { recursive: true });
+  const prefix = `/${name}`;
+  const own: Record<string, string> = {
+    '--secure-port': String(port),
+    '--etcd-prefix': prefix,
+    '--cert-dir': join(dir, 'certs'),
+    '--audit-log-path': join(dir, 'audit.log'),
+    '--service-account-issuer': `${server}/`,
+  };
+  const args = hub.args.map((a) => {
+    const flag = a.split('=')[0]!;
+    return flag in own ? `${flag}=${own[flag]}` : a;
+  });
+  const spec: ProcessSpec = { name: `kube-apiserver/${name}`, command: hub.command, args: [...args, ...extraArgs], log: join(dir, 'kube-apiserver.log') };
+  const pki = pkiPaths(sandbox.layout.pki);
+  const kubeconfigFile = join(dir, 'kubeconfig');
+  writeAdminKubeconfig(kubeconfigFile, name, server, pki);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigFile);
+  let proc: RunningProcess | undefined;
+  const self: OwnApiserver = {
+    kubeConfig,
+    start: async () => {
+      proc = startProcess(spec);
+      await waitReady(proc, { url: `${server}/readyz`, clientTls: true }, pki, 90_000);
+    },
+    stop: async () => {
+      if (proc) await stopProcess(proc, 3_000);
+    },
+    remove: async () => {
+      await self.stop();
+      const b64 = (key: string): string => Buffer.from(key).toString('base64');
+      await etcd('/v3/kv/deleterange', { key: b64(`${prefix}/`), range_end: b64(`${prefix}0`) }); // "0" follows "/"
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await self.start();
+  } catch (err) {
+    await self.remove();
+    throw err;
+  }
+  return self;
+}
+
 async function restartHubApiserver(): Promise<number> {
   const t0 = performance.now();
   await sandbox.restart(HUB_APISERVER);
@@ -197,7 +296,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(informers.map((i) => i.stop()));
+  await Promise.all([...informers, ...watchers].map((i) => i.stop()));
   for (const t of taps) t.destroy();
   await withWriter(async (http) => {
     for (const ns of namespaces) {
@@ -208,7 +307,7 @@ after(async () => {
   });
 });
 
-test('a paged list: with pageSize 5, all 23 ConfigMaps of the namespace are cached after one list', async () => {
+test('a paged list (watchList: false): with pageSize 5, all 23 ConfigMaps of the namespace are cached after one list', async () => {
   const ns = await newNamespace('wpage');
   const names = Array.from({ length: 23 }, (_, i) => `cm-${String(i).padStart(2, '0')}`);
   await withWriter(async (http) => {
@@ -216,7 +315,7 @@ test('a paged list: with pageSize 5, all 23 ConfigMaps of the namespace are cach
   });
 
   const http = tappedHttp();
-  const inf = informer(http, ns, { pageSize: 5 }).start();
+  const inf = informer(http, ns, { pageSize: 5, watchList: false }).start();
   await inf.waitForSync();
 
   assert.deepEqual(inf.store.keys().sort(), names.map((n) => `${ns}/${n}`));
@@ -237,7 +336,7 @@ test('a paged list: with pageSize 5, all 23 ConfigMaps of the namespace are cach
   await inf.stop();
 });
 
-test('a transform shapes what is cached: each list page as it arrives, and every watch event', async () => {
+test('a transform shapes what is cached: each list page as it arrives (watchList: false), and every watch event', async () => {
   const ns = await newNamespace('wtransform');
   await withWriter(async (http) => {
     for (let i = 0; i < 12; i += 1) await create(http, configMap(ns, `cm-${String(i).padStart(2, '0')}`, { payload: 'x'.repeat(100) }));
@@ -250,7 +349,7 @@ test('a transform shapes what is cached: each list page as it arrives, and every
     const { data: _payload, ...rest } = o as KubeObject & { data?: unknown };
     return { ...rest, metadata: { ...rest.metadata, annotations: { slim: 'true' } } };
   };
-  const inf = informer(http, ns, { pageSize: 5, transform }).start();
+  const inf = informer(http, ns, { pageSize: 5, transform, watchList: false }).start();
   await inf.waitForSync();
   assert.deepEqual(seenInPage, [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3]);
   assert.deepEqual(inf.store.get(`${ns}/cm-03`)?.metadata.annotations, { slim: 'true' });
@@ -263,6 +362,104 @@ test('a transform shapes what is cached: each list page as it arrives, and every
   await inf.stop();
 });
 
+test('a watch-list: one stream, the whole state in one replace (selector and transform applied, each object as it arrives), then its events', async () => {
+  const ns = await newNamespace('wlist');
+  const names = Array.from({ length: 30 }, (_, i) => `cm-${String(i).padStart(2, '0')}`);
+  const picked = names.filter((_, i) => i % 2 === 0);
+  await withWriter(async (http) => {
+    for (const [i, name] of names.entries()) await create(http, configMap(ns, name, { payload: 'x'.repeat(100) }, { pick: i % 2 === 0 ? 'yes' : 'no' }));
+  });
+  const http = tappedHttp();
+  // The line of the stream each object was transformed on: a transform after the whole state would see one number.
+  const transformedOnLine: number[] = [];
+  const transform = (o: KubeObject): KubeObject => {
+    transformedOnLine.push(http.calls.at(-1)!.lines);
+    const { data: _payload, ...rest } = o as KubeObject & { data?: unknown };
+    return { ...rest, metadata: { ...rest.metadata, annotations: { slim: 'true' } } };
+  };
+  const replaced: KubeObject[][] = [];
+  const events: string[] = [];
+  const watcher = new Watcher(http, CM, {
+    replace: (items) => replaced.push(items),
+    event: (type, o) => events.push(`${type} ${o.metadata.name} ${JSON.stringify(o.metadata.annotations)} ${JSON.stringify((o as { data?: unknown }).data)}`),
+  }, { namespace: ns, labelSelector: 'pick=yes', transform });
+  watchers.push(watcher);
+  watcher.start();
+  await until(() => watcher.synced, { what: 'the watch-list to sync', timeoutMs: 30_000, context: () => http.log() });
+
+  assert.equal(replaced.length, 1);
+  assert.equal(watcher.lists, 1);
+  const state = replaced[0]!;
+  assert.deepEqual(state.map((o) => o.metadata.name).sort(), picked);
+  assert.ok(state.every((o) => o.apiVersion === 'v1' && o.kind === 'ConfigMap'), 'watch events carry apiVersion and kind');
+  assert.ok(state.every((o) => o.data === undefined && o.metadata.annotations?.slim === 'true'), 'every object transformed');
+  const apiserver = await withWriter((w) => list(w, CM, ns, 'pick=yes'));
+  assert.deepEqual(fingerprint(state), fingerprint(apiserver), 'the state is what the apiserver holds, at the same versions');
+  assert.deepEqual(transformedOnLine, picked.map((_, i) => i + 1), 'each object transformed on its own line, as it arrived');
+  assert.deepEqual(events, []);
+
+  // One request, still open: the watch-list, for the most recent state (no resourceVersion).
+  assert.equal(http.calls.length, 1, http.log());
+  const call = http.calls[0]!;
+  assert.equal(call.method, 'WATCH');
+  assert.equal(call.outcome, 'pending');
+  assert.equal(call.query?.sendInitialEvents, true);
+  assert.equal(call.query?.resourceVersionMatch, 'NotOlderThan');
+  assert.equal(call.query?.allowWatchBookmarks, true);
+  assert.equal(call.query?.resourceVersion, undefined);
+  assert.equal(call.query?.labelSelector, 'pick=yes');
+  assert.ok(Number(call.initialEventsEnd) >= Math.max(...apiserver.map((o) => Number(o.metadata.resourceVersion))), http.log());
+
+  // The same stream goes on as the watch.
+  await withWriter(async (w) => {
+    await create(w, configMap(ns, 'late-no', { v: '1' }, { pick: 'no' }));
+    await create(w, configMap(ns, 'late-yes', { v: '1' }, { pick: 'yes' }));
+    await patchData(w, ns, 'cm-00', { v: '2' });
+    await del(w, ns, 'cm-02');
+  });
+  await until(() => events.length >= 3, { what: 'three events', timeoutMs: 30_000, context: () => events.join('\n') });
+  assert.deepEqual(events, [
+    'ADDED late-yes {"slim":"true"} undefined',
+    'MODIFIED cm-00 {"slim":"true"} undefined',
+    'DELETED cm-02 {"slim":"true"} undefined',
+  ]);
+  assert.equal(watcher.lists, 1);
+  assert.deepEqual(http.calls.map((c) => [c.method, c.outcome]), [['WATCH', 'pending']], http.log());
+  await watcher.stop();
+});
+
+test('a watch-list cut before the end of its initial events delivers nothing; the next round streams the whole state again', async () => {
+  const ns = await newNamespace('wlistcut');
+  const names = Array.from({ length: 20 }, (_, i) => `cm-${String(i).padStart(2, '0')}`);
+  await withWriter(async (http) => {
+    for (const name of names) await create(http, configMap(ns, name, { v: '1' }));
+  });
+  const http = tappedHttp();
+  http.cutNextWatchAfter = 10;
+  // How many requests had been made when each change reached the cache.
+  const changedDuringCall: number[] = [];
+  const backoff = new Backoff({ initialMs: 300, maxMs: 300, jitter: 0 });
+  const inf = informer(http, ns, { backoff }).onChange(() => changedDuringCall.push(http.calls.length)).start();
+  await inf.waitForSync();
+
+  assert.equal(http.calls.length, 2, http.log());
+  const [cut, again] = http.calls as [Call, Call];
+  for (const c of [cut, again]) {
+    assert.equal(c.method, 'WATCH');
+    assert.equal(c.query?.sendInitialEvents, true);
+    assert.equal(c.query?.resourceVersion, undefined, 'the cut stream set no resourceVersion: the next round is a watch-list again');
+  }
+  assert.match(cut.outcome, /cut by the test after 10 lines/);
+  assert.equal(cut.lines, 10);
+  assert.equal(cut.initialEventsEnd, undefined);
+  assert.ok(again.initialEventsEnd !== undefined && again.outcome === 'pending', http.log());
+  assert.deepEqual(changedDuringCall, names.map(() => 2), 'no change came from the cut stream: the whole state, once, from the second');
+  assert.deepEqual(inf.store.keys().sort(), names.map((n) => `${ns}/${n}`));
+  assert.equal(inf.lists, 1);
+  assert.equal(inf.lastError, undefined);
+  await inf.stop();
+});
+
 test('watch events: a create, an update and a delete after sync reach onChange in order, with the right types', async () => {
   const ns = await newNamespace('wevents');
   await withWriter((http) => create(http, configMap(ns, 'before', { v: '0' })));
@@ -270,7 +467,7 @@ test('watch events: a create, an update and a delete after sync reach onChange i
   const seen: StoreChange<KubeObject>[] = [];
   const inf = informer(http, ns).onChange((c) => seen.push(c)).start();
   await inf.waitForSync();
-  assert.deepEqual(seen.map((c) => [c.type, c.object.metadata.name]), [['ADDED', 'before']], 'the list is delivered as ADDED');
+  assert.deepEqual(seen.map((c) => [c.type, c.object.metadata.name]), [['ADDED', 'before']], 'the initial state is delivered as ADDED');
   seen.length = 0;
 
   const [created, updated] = await withWriter(async (w) => {
@@ -295,8 +492,8 @@ test('watch events: a create, an update and a delete after sync reach onChange i
   assert.equal(inf.store.get(`${ns}/e`), undefined);
   assert.deepEqual(inf.store.keys(), [`${ns}/before`]);
   assert.equal(inf.lists, 1, 'the changes came from the watch, not a relist');
-  // Nothing else happened on the wire: one list and one watch still open.
-  assert.deepEqual(http.calls.map((c) => [c.method, c.outcome]), [['GET', 'ok'], ['WATCH', 'pending']], http.log());
+  // Nothing else happened on the wire: the watch-list's stream, still open.
+  assert.deepEqual(http.calls.map((c) => [c.method, c.outcome]), [['WATCH', 'pending']], http.log());
   await inf.stop();
 });
 
@@ -308,8 +505,7 @@ test('an etcd compaction alone does not disturb watches: the apiserver serves th
   const inf = informer(http, ns).onChange((c) => seen.push(`${c.type} ${c.object.metadata.name}`)).start();
   await inf.waitForSync();
   seen.length = 0;
-  await until(() => http.calls.length === 2, { what: 'the watch request', timeoutMs: 10_000 });
-  const listedAt = Number(http.calls[1]!.query?.resourceVersion); // the watch starts at the list's revision
+  const listedAt = Number(http.calls[0]!.initialEventsEnd); // the revision of the watch-list's initial state
 
   await compactEtcd();
   const updated = await withWriter((w) => patchData(w, ns, 'a', { v: '2' }));
@@ -318,7 +514,7 @@ test('an etcd compaction alone does not disturb watches: the apiserver serves th
   assert.equal(inf.store.get(`${ns}/a`)!.metadata.resourceVersion, updated.metadata.resourceVersion);
   assert.equal(inf.lists, 1);
   assert.deepEqual(http.gone, []);
-  assert.deepEqual(http.calls.map((c) => [c.method, c.outcome]), [['GET', 'ok'], ['WATCH', 'pending']], http.log());
+  assert.deepEqual(http.calls.map((c) => [c.method, c.outcome]), [['WATCH', 'pending']], http.log());
   await inf.stop();
 
   // Even a new watch from a revision etcd has compacted away is served (from the watch cache's history).
@@ -401,7 +597,7 @@ test('survives a hub apiserver restart and an etcd compaction without missing an
   assert.deepEqual(fingerprint(inf.store.list()), fingerprint(apiserver), 'the cache is exactly what the apiserver holds');
 
   // How it got there: the watch from the old resourceVersion was answered 410 Gone, and the watcher
-  // relisted. The 410 is the restarted apiserver's watch cache's: its history starts at the revision of
+  // took the state afresh, by a watch-list. The 410 is the restarted apiserver's watch cache's: its history starts at the revision of
   // its own initial list, taken when it started, before the changes and the compaction. The compaction
   // is not what the watcher hits (a watch from a resourceVersion is served from the watch cache, not by
   // etcd; see the test above).
@@ -416,9 +612,13 @@ test('survives a hub apiserver restart and an etcd compaction without missing an
   assert.ok(m, after[goneAt]!.outcome);
   assert.equal(m[1], oldRv);
   assert.ok(Number(m[2]) > Number(oldRv) && Number(m[2]) < compactedAt, `the watch cache's window starts after the restart, before the compaction: ${m[0]}`);
-  assert.ok(after.slice(goneAt + 1).some((c) => c.method === 'GET' && c.outcome === 'ok'), `a successful list follows the 410\n${http.log()}`);
-  assert.equal(after.at(-1)?.method, 'WATCH');
-  assert.equal(after.at(-1)?.outcome, 'pending', 'and it watches again');
+  const relist = after.slice(goneAt + 1).find((c) => c.initialEventsEnd !== undefined);
+  assert.ok(relist, `a watch-list to the end of its initial events follows the 410\n${http.log()}`);
+  assert.equal(relist.query?.sendInitialEvents, true);
+  assert.equal(relist.query?.resourceVersion, undefined);
+  assert.ok(http.calls.every((c) => c.method === 'WATCH'), `no list request at all\n${http.log()}`);
+  assert.equal(after.at(-1), relist, 'and it watches on, on that same stream');
+  assert.equal(relist.outcome, 'pending');
   await inf.stop();
 });
 
@@ -438,7 +638,7 @@ test('stop() really stops: no request from a stopped informer, even when a live 
     timeoutMs: 30_000,
   });
   const before = stopped.store.list();
-  assert.deepEqual(stoppedHttp.calls.map((c) => [c.method, c.outcome]), [['GET', 'ok'], ['WATCH', 'pending']], 'the watch is open when stop() is called');
+  assert.deepEqual(stoppedHttp.calls.map((c) => [c.method, c.outcome]), [['WATCH', 'pending']], 'the watch is open when stop() is called');
 
   const stopAt = performance.now();
   await stopped.stop(); // resolves: the open watch was closed, and the loop ended
@@ -469,7 +669,7 @@ test('stop() really stops: no request from a stopped informer, even when a live 
 });
 
 test('stop() during a backoff sleep cancels the retry', async () => {
-  // A resource the apiserver does not serve: every list fails (404) and the watcher backs off.
+  // A resource the apiserver does not serve: every watch-list fails (404) and the watcher backs off.
   const missing: ResourceRef = { group: 'nosuch.policy-sync.io', version: 'v1', resource: 'things', namespaced: true };
   const ns = await newNamespace('wbackoff');
   const backoff = (): Backoff => new Backoff({ initialMs: 300, maxMs: 300, jitter: 0 });
@@ -479,9 +679,9 @@ test('stop() during a backoff sleep cancels the retry', async () => {
   const live = new Informer(liveHttp, missing, { namespace: ns, backoff: backoff() }).start();
   informers.push(stopped, live);
 
-  // Two lists failed and none is open: the watcher is asleep in its backoff.
+  // Two watch-lists failed and none is open: the watcher is asleep in its backoff.
   await until(() => stoppedHttp.calls.length >= 2 && stoppedHttp.calls.every((c) => c.outcome !== 'pending'), {
-    what: 'two failed lists',
+    what: 'two failed watch-lists',
     timeoutMs: 10_000,
   });
   assert.match(stoppedHttp.calls[0]!.outcome, /404/);
@@ -493,4 +693,50 @@ test('stop() during a backoff sleep cancels the retry', async () => {
   assert.equal(stoppedHttp.calls.length, callsAtStop, stoppedHttp.log());
   assert.equal(stopped.synced, false);
   await live.stop();
+});
+
+test('an apiserver with the WatchList gate off refuses the watch-list: the watcher says so once and lists in pages from then on, relists included', async (t) => {
+  const apiserver = await ownApiserver(uniqueName('wl-gate-off'), ['--feature-gates=WatchList=false']);
+  t.after(() => apiserver.remove());
+  const ns = uniqueName('wfallback');
+  await withWriter(async (w) => {
+    await createNamespace(w, ns);
+    for (let i = 0; i < 7; i += 1) await create(w, configMap(ns, `cm-${i}`, { v: '1' }));
+  }, apiserver.kubeConfig);
+
+  const http = new TappedHttp(apiserver.kubeConfig);
+  taps.push(http);
+  const logs: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(line) });
+  const refusals = (): string[] => logs.filter((l) => l.includes('refuses watch-list'));
+  const backoff = new Backoff({ initialMs: 500, maxMs: 500, jitter: 0 });
+  const inf = informer(http, ns, { pageSize: 5, logger, backoff }).start();
+  await inf.waitForSync();
+  await until(() => http.calls.length === 4, { what: 'the watch after the list', timeoutMs: 10_000, context: () => http.log() });
+
+  assert.equal(http.calls[0]!.query?.sendInitialEvents, true);
+  assert.match(http.calls[0]!.outcome, /422 Invalid: .*sendInitialEvents is forbidden/, http.log());
+  assert.deepEqual(http.calls.slice(1).map((c) => [c.method, c.outcome]), [['GET', 'ok'], ['GET', 'ok'], ['WATCH', 'pending']], http.log());
+  assert.ok(http.calls[3]!.query?.resourceVersion !== undefined && http.calls[3]!.query.sendInitialEvents === undefined, http.log());
+  assert.deepEqual(inf.store.keys().sort(), Array.from({ length: 7 }, (_, i) => `${ns}/cm-${i}`));
+  assert.equal(inf.lists, 1);
+  assert.equal(inf.lastError, undefined, 'the refusal is no failure');
+  assert.equal(refusals().length, 1, logs.join(''));
+
+  // A relist: while that apiserver is away, etcd moves on (a write to the hub), so the restarted one's
+  // watch cache begins past the watcher's resourceVersion and answers its watch 410.
+  const callsBefore = http.calls.length;
+  const hubNs = await newNamespace('wfallbackhub');
+  await apiserver.stop();
+  await withWriter((w) => create(w, configMap(hubNs, 'moves-etcd')));
+  await apiserver.start();
+  await withWriter((w) => create(w, configMap(ns, 'late', { v: '1' })), apiserver.kubeConfig);
+  await until(() => inf.store.get(`${ns}/late`) !== undefined, { what: 'the new ConfigMap in the cache', timeoutMs: 60_000, context: () => http.log() });
+  t.diagnostic(`calls:\n${http.log()}`);
+  assert.ok(http.gone.length > 0 && inf.lists >= 2, `a 410 and a relist\n${http.log()}`);
+  const afterRestart = http.calls.slice(callsBefore);
+  assert.ok(afterRestart.some((c) => c.method === 'GET' && c.outcome === 'ok'), http.log());
+  assert.ok(afterRestart.every((c) => c.query?.sendInitialEvents === undefined), `no watch-list again\n${http.log()}`);
+  assert.equal(refusals().length, 1);
+  await inf.stop();
 });
