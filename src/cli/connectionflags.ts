@@ -8,6 +8,7 @@ import { duration } from './duration.ts';
 export interface ConnectionFlags {
   requestTimeout: number;
   watchIdleTimeout: number;
+  watchList: boolean;
 }
 
 export function addConnectionOptions(command: Command): Command {
@@ -17,16 +18,19 @@ export function addConnectionOptions(command: Command): Command {
       new Option('--watch-idle-timeout <duration>', 'a watch that receives nothing (no event, no bookmark) this long is restarted')
         .argParser(duration)
         .default(DEFAULT_WATCH_IDLE_TIMEOUT_MS, '3m'),
-    );
+    )
+    .option('--no-watch-list', 'take the initial state of each watch from paged lists instead of a streaming watch (WatchList); an apiserver without WatchList gets paged lists anyway');
 }
 
 /**
  * `identity` (the leader-election identity, or host and pid without election) goes into the User-Agent,
  * so the apiserver's audit log tells replicas apart.
  */
-export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent'> {
-  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})` };
+export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): ConnectionOptions {
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList };
 }
+
+export type ConnectionOptions = Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
 
 /** The identity of a process that runs without leader election. */
 export function processIdentity(): string {

@@ -54,7 +54,7 @@ export interface HubOptions {
   /** Whether writes are allowed now (leader election); default: always. */
   leadership?: Leadership;
   /** Request deadline and watch idle timeout. */
-  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent'>;
+  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';

@@ -103,6 +103,8 @@ export interface KubeHttpOptions {
   watchIdleTimeoutMs?: number;
   /** Sent on every request: the apiserver's audit log and metrics name the client by it. */
   userAgent?: string;
+  /** Watchers take their initial state from a streaming watch (WatchList), not paged lists; default true. */
+  watchList?: boolean;
 }
 
 /** Sees every answered request (for client metrics). */
@@ -124,6 +126,8 @@ export class KubeHttp {
   /** kubeconfig `tls-server-name`: the name the server certificate is checked against. */
   private readonly serverName: string | undefined;
   private readonly userAgent: string;
+  /** See KubeHttpOptions.watchList: the watchers' default. */
+  readonly watchList: boolean;
 
   constructor(
     private readonly kc: KubeAccess,
@@ -135,6 +139,7 @@ export class KubeHttp {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+    this.watchList = options.watchList ?? true;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);

@@ -44,8 +44,8 @@ export interface WatcherOptions<T extends KubeObject = KubeObject> {
   /** Server-side watch timeout; default random 300–600 s (client-go's spread). */
   timeoutSeconds?: () => number;
   /**
-   * The initial state by a watch-list (default true); false: by a paged list, as a watcher does anyway
-   * once its apiserver refused a watch-list.
+   * The initial state by a watch-list (default: the client's, KubeHttpOptions.watchList); false: by a
+   * paged list, as a watcher does anyway once its apiserver refused a watch-list.
    */
   watchList?: boolean;
 }
@@ -93,7 +93,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
   ) {
     this.clock = options.clock ?? systemClock;
     this.backoff = options.backoff ?? new Backoff({ clock: this.clock });
-    this.watchList = options.watchList ?? true;
+    this.watchList = options.watchList ?? http.watchList;
   }
 
   /** True once the first complete state has been delivered. */

@@ -33,7 +33,7 @@ export interface SpokeOptions {
   /** Whether writes are allowed now (leader election); default: always. */
   leadership?: Leadership;
   /** Request deadline and watch idle timeout. */
-  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent'>;
+  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
 }
 
 const KINDS_KEY = 'kinds';
