@@ -168,7 +168,7 @@ function buildCli(): string {
   return join(dist, 'cli', 'main.js');
 }
 
-async function startController(sandbox: Sandbox, cli: string, profileDir?: string): Promise<Controller> {
+async function startController(sandbox: Sandbox, cli: string, profileDir?: string, extraArgs: string[] = []): Promise<Controller> {
   const port = await freePort();
   const args = [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
@@ -184,6 +184,7 @@ async function startController(sandbox: Sandbox, cli: string, profileDir?: strin
     '--spoke-config=none',
     `--health-probe-bind-address=127.0.0.1:${port}`,
     `--metrics-bind-address=127.0.0.1:${port}`,
+    ...extraArgs,
   ];
   const log = join(sandbox.layout.logs, 'bench-policy-sync.log');
   const [startedAt, startedAtEpoch] = [performance.now(), Date.now()];
@@ -709,6 +710,15 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
     apiserverPeakMiB = Math.max(apiserverPeakMiB, rssOf(apiserverPid).peakMiB);
     const db = await etcdDb(etcd.url);
     log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB`);
+
+    // ---- the same restart with paged lists (--no-watch-list), for the reading ----
+    await sandbox.remove(PS_COMPONENT, 15_000);
+    await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS);
+    log(`restart with paged lists: starting the controller on ${N} works`);
+    controller = await startController(sandbox, cli, undefined, ['--no-watch-list']);
+    const paged = await startupPass(controller);
+    const pagedRss = rssOf(controller.pid);
+    log(`restart with paged lists: caches synced ${paged.cachesSyncedMs.toFixed(0)} ms, pass done ${paged.passMs.toFixed(0)} ms; peak RSS ${pagedRss.peakMiB.toFixed(1)} MiB`);
     return {
       version: 2,
       mode: 'scale',
@@ -723,6 +733,7 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
       },
       memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, fanoutRssMiB: fanoutRss.rssMiB, restartPeakRssMiB: restartRss.peakMiB, restartRssMiB: restartRss.rssMiB, works: N },
       startup: pass,
+      pagedStartup: { ...paged, peakRssMiB: pagedRss.peakMiB },
       plane: { apiserverPeakRssMiB: apiserverPeakMiB, apiserverPeakSinceFanout, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}), etcdQuotaMiB: etcd.quotaBytes / 2 ** 20 },
     };
   } finally {
