@@ -30,15 +30,15 @@ const copy: KubeObject = {
 };
 const value = (name: string, v: string | number) => ({ name, fieldValue: typeof v === 'number' ? { type: 'Integer', integer: v } : { type: 'String', string: v } });
 
-/** A work as the apiserver sends it: with managedFields and the work agent's status. */
-function observedWork(): KubeObject {
-  const built = buildManifestWork({ gvr: btp, policy, cluster: 'c1', copy, feedbackRules: feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['api', 'shop'] }), deleteOption: 'Foreground', controller: 'abc' });
+/** A work as the apiserver sends it (parsed: each its own copy): with managedFields and the work agent's status. */
+function observedWork(cluster = 'c1', uid = 'w1'): KubeObject {
+  const built = buildManifestWork({ gvr: btp, policy, cluster, copy, feedbackRules: feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['api', 'shop'] }), deleteOption: 'Foreground', controller: 'abc' });
   const applied = { type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', message: 'ok', observedGeneration: 2, lastTransitionTime: '2026-01-01T00:00:00Z' };
-  return {
+  return JSON.parse(JSON.stringify({
     ...built,
     metadata: {
       ...built.metadata,
-      uid: 'w1',
+      uid,
       resourceVersion: '42',
       generation: 2,
       creationTimestamp: '2026-01-01T00:00:00Z',
@@ -60,7 +60,7 @@ function observedWork(): KubeObject {
         ],
       },
     },
-  };
+  })) as KubeObject;
 }
 
 test('cachedWork keeps what the hub reads back: every reader answers the same as on the whole work', () => {
@@ -140,4 +140,27 @@ test('cachedObject drops managedFields and kubectl\'s last-applied annotation, n
   });
   const bare: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } };
   assert.deepEqual(cachedObject(bare), bare);
+});
+
+test('the works of a policy on several clusters share what they hold alike, and every reader still answers as on each whole work', () => {
+  const wholes = ['c1', 'c2', 'c3', 'c4'].map((cluster, i) => observedWork(cluster, `w${i}`));
+  const cached = wholes.map((w) => cachedWork(structuredClone(w)));
+  cached.forEach((c, i) => {
+    const whole = wholes[i]!;
+    assert.deepEqual(readClusterFeedback(c), readClusterFeedback(whole));
+    assert.deepEqual(countWorkStates([c]), countWorkStates([whole]));
+    assert.equal(readSpecHash(c), readSpecHash(whole));
+    assert.deepEqual(readSourceRef(c), readSourceRef(whole));
+    assert.deepEqual(c.metadata, { ...whole.metadata, managedFields: [{ time: '2026-01-01T00:05:00Z' }, { time: '2026-01-01T00:09:00Z', subresource: 'status' }] });
+    assert.deepEqual(c.status, whole.status);
+  });
+  // Held once from the second work on at the latest (a part holding a string seen for the first time is not kept).
+  const [, second, ...rest] = cached;
+  for (const c of rest) {
+    for (const part of ['labels', 'annotations', 'managedFields', 'finalizers'] as const) assert.equal(c.metadata[part], second!.metadata[part], part);
+    assert.equal(c.spec, second!.spec);
+    assert.equal(c.status, second!.status);
+    assert.notEqual(c.metadata, second!.metadata);
+  }
+  assert.deepEqual(new Set(cached.map((c) => c.metadata.uid)), new Set(['w0', 'w1', 'w2', 'w3']));
 });

@@ -1,6 +1,7 @@
 // What the caches keep of an object: only what is read back (client-go's SetTransform). The apiserver
 // sends every object whole; at 10k ManifestWorks their payloads and managedFields would be most of the
 // controller's memory, and nothing reads them.
+import { Interner } from './intern.ts';
 import { LAST_APPLIED_ANNOTATION } from './metadatakeys.ts';
 import type { KubeObject, ObjectMeta } from './objects.ts';
 
@@ -17,13 +18,35 @@ export function cachedObject<T extends KubeObject>(object: T): T {
  * subresource each manager wrote: feedback.ts dates an apply by it), status whole, and of the spec only
  * each manifest's identity and targets (feedback.ts matches ancestor entries to the copy's Gateways).
  * The copy's payload, the feedback rules and the delete option are known from the spec-hash annotation.
+ *
+ * What works hold alike (all but uid and resourceVersion) is shared between them, frozen (intern.ts): the
+ * 20 works of a policy on 20 clusters share its labels, annotations and spec. Takes over the parts of
+ * `work` it keeps (the watcher hands over what it parsed): they are frozen, and those equal to shared
+ * ones replaced by them in place.
  */
 export function cachedWork<T extends KubeObject>(work: T): T {
   const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
-  const view: KubeObject = { apiVersion: work.apiVersion, kind: work.kind, metadata: slimMetadata(work.metadata, true) };
-  if (Array.isArray(manifests)) view.spec = { workload: { manifests: manifests.map(manifestIdentity) } };
-  if (work.status !== undefined) view.status = work.status;
-  return view as T;
+  const spec = Array.isArray(manifests) ? shared.value({ workload: { manifests: manifests.map(manifestIdentity) } }) : undefined;
+  const status = work.status === undefined ? undefined : shared.value(work.status);
+  return workView(shared.value(work.apiVersion), shared.value(work.kind), workMetadata(work.metadata), spec, status) as T;
+}
+
+/** One table for every work: the works of a policy on each cluster, and of all policies, share values. */
+const shared = new Interner();
+
+/** What is a work's own: equal to no other's (in the table, it would only push out what is shared). */
+const OWN_FIELDS: ReadonlySet<string> = new Set(['uid', 'resourceVersion']);
+
+function workMetadata(metadata: ObjectMeta): ObjectMeta {
+  const slim = slimMetadata(metadata, true);
+  for (const key of Object.keys(slim)) if (!OWN_FIELDS.has(key)) slim[key] = shared.value(slim[key]);
+  return slim;
+}
+
+/** One literal per shape: a property added to an object literal later goes to a separate backing store. */
+function workView(apiVersion: string, kind: string, metadata: ObjectMeta, spec: Record<string, unknown> | undefined, status: unknown): KubeObject {
+  if (spec === undefined) return status === undefined ? { apiVersion, kind, metadata } : { apiVersion, kind, metadata, status };
+  return status === undefined ? { apiVersion, kind, metadata, spec } : { apiVersion, kind, metadata, spec, status };
 }
 
 function slimMetadata(metadata: ObjectMeta, keepWriteTimes: boolean): ObjectMeta {
@@ -40,7 +63,8 @@ function slimMetadata(metadata: ObjectMeta, keepWriteTimes: boolean): ObjectMeta
 function writeTime(entry: unknown): { time?: unknown; subresource?: unknown } {
   if (entry === null || typeof entry !== 'object') return {};
   const { time, subresource } = entry as { time?: unknown; subresource?: unknown };
-  return { ...(time === undefined ? {} : { time }), ...(subresource === undefined ? {} : { subresource }) };
+  if (subresource === undefined) return time === undefined ? {} : { time };
+  return time === undefined ? { subresource } : { time, subresource };
 }
 
 function manifestIdentity(manifest: unknown): unknown {

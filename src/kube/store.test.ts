@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { cachedWork } from '../core/cacheview.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { Store } from './store.ts';
 
@@ -120,6 +121,27 @@ describe('Store: cached objects are deep-frozen', () => {
     assert.equal(s.get('ns/a')!.metadata.labels!.team, 'red');
   });
 
+  it('cached works, whose shared parts come in frozen already (core/intern.ts), are frozen throughout', () => {
+    const s = new Store();
+    const work = (cluster: string): KubeObject =>
+      JSON.parse(
+        JSON.stringify({
+          apiVersion: 'work.open-cluster-management.io/v1',
+          kind: 'ManifestWork',
+          metadata: { name: 'w', namespace: cluster, resourceVersion: '1', labels: { team: 'a team with a long name' }, managedFields: [{ time: '2026-01-01T00:00:00Z' }] },
+          spec: { workload: { manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a config map' } }] } },
+          status: { conditions: [{ type: 'Applied', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+        }),
+      ) as KubeObject;
+    for (const cluster of ['c1', 'c2', 'c3']) s.apply('ADDED', cachedWork(work(cluster)));
+    const frozen = (value: unknown, path: string): void => {
+      if (value === null || typeof value !== 'object') return;
+      assert.ok(Object.isFrozen(value), path);
+      for (const [key, item] of Object.entries(value)) frozen(item, `${path}.${key}`);
+    };
+    for (const cached of s.list()) frozen(cached, cached.metadata.namespace!);
+  });
+
   it('objects that come in through replace() are frozen too', () => {
     const s = new Store();
     s.replace([cm('a', '1', { k: 'v' })]);
@@ -190,6 +212,47 @@ describe('Store indexes', () => {
     assert.deepEqual(names(s.byIndex('name', 'a')), ['a']);
     assert.deepEqual(names(s.byIndex('team', 'blue')), ['a']);
     assert.deepEqual(s.byIndex('team', 'red'), []);
+  });
+
+  it('a value of many objects (past the small buckets) keeps them all in insertion order; a modified one moves last', () => {
+    const s = new Store().addIndex('team', byTeam);
+    const order = Array.from({ length: 40 }, (_, i) => `o${i}`);
+    for (const name of order) s.apply('ADDED', cm(name, '1', {}, { team: 'red' }));
+    const inOrder = (): string[] => s.byIndex('team', 'red').map((o) => o.metadata.name);
+    assert.deepEqual(inOrder(), order);
+    s.apply('MODIFIED', cm('o3', '2', {}, { team: 'red' }));
+    assert.deepEqual(inOrder(), [...order.filter((n) => n !== 'o3'), 'o3']);
+    for (const name of order.slice(0, 39)) s.apply('DELETED', cm(name, '3'));
+    assert.deepEqual(inOrder(), ['o39']);
+    s.apply('DELETED', cm('o39', '3'));
+    assert.deepEqual(s.byIndex('team', 'red'), []);
+  });
+
+  it('a few objects of one value keep their insertion order; a modified one moves last', () => {
+    const s = new Store().addIndex('team', byTeam);
+    for (const name of ['a', 'b', 'c']) s.apply('ADDED', cm(name, '1', {}, { team: 'red' }));
+    s.apply('MODIFIED', cm('a', '2', {}, { team: 'red' }));
+    assert.deepEqual(s.byIndex('team', 'red').map((o) => o.metadata.name), ['b', 'c', 'a']);
+    s.apply('DELETED', cm('c', '3'));
+    assert.deepEqual(s.byIndex('team', 'red').map((o) => o.metadata.name), ['b', 'a']);
+  });
+
+  it('an index function returning one value twice puts the object in its bucket once', () => {
+    const s = new Store().addIndex('twice', (o) => [o.metadata.name, o.metadata.name, 'all', 'all']);
+    s.apply('ADDED', cm('a', '1'));
+    s.apply('ADDED', cm('b', '1'));
+    assert.deepEqual(names(s.byIndex('twice', 'a')), ['a']);
+    assert.deepEqual(names(s.byIndex('twice', 'all')), ['a', 'b']);
+    s.apply('DELETED', cm('a', '2'));
+    assert.deepEqual(s.byIndex('twice', 'a'), []);
+    assert.deepEqual(names(s.byIndex('twice', 'all')), ['b']);
+  });
+
+  it('byIndex hands out a new array: changing it changes nothing in the store', () => {
+    const s = new Store().addIndex('team', byTeam);
+    for (const name of ['a', 'b']) s.apply('ADDED', cm(name, '1', {}, { team: 'red' }));
+    s.byIndex('team', 'red').pop();
+    assert.deepEqual(names(s.byIndex('team', 'red')), ['a', 'b']);
   });
 
   it('byIndex on an unknown index throws', () => {

@@ -13,7 +13,8 @@ export interface StoreChange<T> {
 export class Store<T extends KubeObject = KubeObject> {
   private readonly objects = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
-  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  /** Per index, per value: the objects whose index function returned it. */
+  private readonly indexes = new Map<string, Map<string, Bucket<T>>>();
 
   /** Adds an index; must be called before objects arrive. */
   addIndex(name: string, fn: IndexFunc<T>): this {
@@ -43,7 +44,8 @@ export class Store<T extends KubeObject = KubeObject> {
   byIndex(index: string, value: string): T[] {
     const idx = this.indexes.get(index);
     if (!idx) throw new Error(`no index ${index}`);
-    return [...(idx.get(value) ?? [])].map((k) => this.objects.get(k)).filter((o): o is T => o !== undefined);
+    const bucket = idx.get(value);
+    return bucket === undefined ? [] : members(bucket);
   }
 
   /** Applies one watch event; returns the change, or undefined when nothing changed. */
@@ -52,15 +54,15 @@ export class Store<T extends KubeObject = KubeObject> {
     const old = this.objects.get(key);
     if (type === 'DELETED') {
       if (!old) return undefined;
-      this.unindex(key, old);
+      this.unindex(old);
       this.objects.delete(key);
       return { type, old, object: old };
     }
     if (old && old.metadata.resourceVersion === incoming.metadata.resourceVersion) return undefined;
     const object = deepFreeze(incoming);
-    if (old) this.unindex(key, old);
+    if (old) this.unindex(old);
     this.objects.set(key, object);
-    this.index(key, object);
+    this.index(object);
     return old ? { type: 'MODIFIED', old, object } : { type: 'ADDED', object };
   }
 
@@ -84,37 +86,72 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const change of [...changes].reverse()) {
       const key = objectKey(change.object);
       const current = this.objects.get(key);
-      if (current) this.unindex(key, current);
+      if (current) this.unindex(current);
       this.objects.delete(key);
       const before = change.type === 'ADDED' ? undefined : change.old;
       if (before) {
         this.objects.set(key, before);
-        this.index(key, before);
+        this.index(before);
       }
     }
   }
 
-  private index(key: string, object: T): void {
+  private index(object: T): void {
     for (const [name, fn] of this.indexers) {
       const idx = this.indexes.get(name)!;
       for (const value of fn(object)) {
-        let set = idx.get(value);
-        if (!set) idx.set(value, (set = new Set()));
-        set.add(key);
+        const bucket = idx.get(value);
+        idx.set(value, bucket === undefined ? object : withMember(bucket, object));
       }
     }
   }
 
-  private unindex(key: string, object: T): void {
+  private unindex(object: T): void {
     for (const [name, fn] of this.indexers) {
       const idx = this.indexes.get(name)!;
       for (const value of fn(object)) {
-        const set = idx.get(value);
-        set?.delete(key);
-        if (set?.size === 0) idx.delete(value);
+        const bucket = idx.get(value);
+        const rest = bucket === undefined ? undefined : withoutMember(bucket, object);
+        if (rest === undefined) idx.delete(value);
+        else idx.set(value, rest);
       }
     }
   }
+}
+
+/**
+ * The objects of one index value: the object itself while it is the only one, then an array, then a Set
+ * (a Set costs ~160 bytes even for one entry, and most index values have one object or a few: a work's
+ * policy has one per cluster). Insertion order throughout, as a Set of keys had it.
+ */
+type Bucket<T> = T | T[] | Set<T>;
+
+/** Up to this many objects an array: removing one is a short scan. */
+const MAX_ARRAY_BUCKET = 32;
+
+function members<T extends object>(bucket: Bucket<T>): T[] {
+  if (bucket instanceof Set) return [...bucket];
+  return Array.isArray(bucket) ? [...bucket] : [bucket];
+}
+
+/** The bucket with `object` in it (an index function may return one value twice: still once). */
+function withMember<T extends object>(bucket: Bucket<T>, object: T): Bucket<T> {
+  if (bucket instanceof Set) return bucket.add(object);
+  if (!Array.isArray(bucket)) return bucket === object ? bucket : [bucket, object];
+  if (bucket.includes(object)) return bucket;
+  // Exactly as long as needed: an array grown by push keeps spare capacity.
+  return bucket.length < MAX_ARRAY_BUCKET ? [...bucket, object] : new Set([...bucket, object]);
+}
+
+/** The bucket without `object`; undefined once empty. */
+function withoutMember<T extends object>(bucket: Bucket<T>, object: T): Bucket<T> | undefined {
+  if (bucket instanceof Set) {
+    bucket.delete(object);
+    return bucket.size === 0 ? undefined : bucket;
+  }
+  if (!Array.isArray(bucket)) return bucket === object ? undefined : bucket;
+  const rest = bucket.filter((member) => member !== object);
+  return rest.length === 1 ? rest[0] : rest;
 }
 
 function deepFreeze<T>(value: T): T {
