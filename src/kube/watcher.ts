@@ -31,7 +31,9 @@ export interface WatcherOptions<T extends KubeObject = KubeObject> {
   /**
    * What the sink gets of each object (client-go's SetTransform): only what is read back. Applied to
    * each object (watch-list) or list page as it arrives, so a relist never holds every object whole at
-   * once. Pure; must keep metadata.name, namespace and resourceVersion.
+   * once. It may take the parsed object over (cacheview.ts freezes and shares its parts) — the watcher
+   * reads only its key and resourceVersion after the call — and must keep metadata.name, namespace and
+   * resourceVersion.
    */
   transform?: (object: T) => T;
   namespace?: string;
