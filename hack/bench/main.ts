@@ -711,14 +711,14 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
     const db = await etcdDb(etcd.url);
     log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB`);
 
-    // ---- the same restart with paged lists (--no-watch-list), for the reading ----
+    // ---- the same restart with a streaming initial list (--watch-list), for the reading ----
     await sandbox.remove(PS_COMPONENT, 15_000);
     await waitQuiet(kubeConfig, 2_000, QUIET_TIMEOUT_MS);
-    log(`restart with paged lists: starting the controller on ${N} works`);
-    controller = await startController(sandbox, cli, undefined, ['--no-watch-list']);
-    const paged = await startupPass(controller);
-    const pagedRss = rssOf(controller.pid);
-    log(`restart with paged lists: caches synced ${paged.cachesSyncedMs.toFixed(0)} ms, pass done ${paged.passMs.toFixed(0)} ms; peak RSS ${pagedRss.peakMiB.toFixed(1)} MiB`);
+    log(`restart with --watch-list: starting the controller on ${N} works`);
+    controller = await startController(sandbox, cli, undefined, ['--watch-list']);
+    const streamed = await startupPass(controller);
+    const streamedRss = rssOf(controller.pid);
+    log(`restart with --watch-list: caches synced ${streamed.cachesSyncedMs.toFixed(0)} ms, pass done ${streamed.passMs.toFixed(0)} ms; peak RSS ${streamedRss.peakMiB.toFixed(1)} MiB`);
     return {
       version: 2,
       mode: 'scale',
@@ -733,7 +733,7 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
       },
       memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, fanoutRssMiB: fanoutRss.rssMiB, restartPeakRssMiB: restartRss.peakMiB, restartRssMiB: restartRss.rssMiB, works: N },
       startup: pass,
-      pagedStartup: { ...paged, peakRssMiB: pagedRss.peakMiB },
+      watchListStartup: { ...streamed, peakRssMiB: streamedRss.peakMiB },
       plane: { apiserverPeakRssMiB: apiserverPeakMiB, apiserverPeakSinceFanout, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}), etcdQuotaMiB: etcd.quotaBytes / 2 ** 20 },
     };
   } finally {

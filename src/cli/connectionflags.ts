@@ -8,7 +8,7 @@ import { duration } from './duration.ts';
 export interface ConnectionFlags {
   requestTimeout: number;
   watchIdleTimeout: number;
-  watchList: boolean;
+  watchList?: boolean;
 }
 
 export function addConnectionOptions(command: Command): Command {
@@ -19,7 +19,7 @@ export function addConnectionOptions(command: Command): Command {
         .argParser(duration)
         .default(DEFAULT_WATCH_IDLE_TIMEOUT_MS, '3m'),
     )
-    .option('--no-watch-list', 'take the initial state of each watch from paged lists instead of a streaming watch (WatchList); an apiserver without WatchList gets paged lists anyway');
+    .option('--watch-list', 'take the initial state of each watch from one streaming watch (WatchList, KEP-3157) instead of paged lists; an apiserver without WatchList gets paged lists anyway (default: false: at 100k works, paged lists synced in 36 s, the stream in 53 s)');
 }
 
 /**
@@ -27,7 +27,7 @@ export function addConnectionOptions(command: Command): Command {
  * so the apiserver's audit log tells replicas apart.
  */
 export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): ConnectionOptions {
-  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList };
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList ?? false };
 }
 
 export type ConnectionOptions = Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
