@@ -147,3 +147,26 @@ test('send asks for the answer as metadata only (it is not read); request for th
   assert.deepEqual(accepts, ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', 'application/json']);
   http.destroy();
 });
+
+test('a 429 with Retry-After is sent again after the wait (up to a limit); one without is an ApiError at once', async () => {
+  let calls = 0;
+  const { kc } = await serve((req, res) => {
+    calls++;
+    const status = { kind: 'Status', reason: 'TooManyRequests', message: 'storage is (re)initializing' };
+    if (req.url?.includes('bare')) res.writeHead(429);
+    else if (req.url?.includes('never') || calls < 3) res.writeHead(429, { 'Retry-After': '0' });
+    else return void res.end('{"ok":true}');
+    res.end(JSON.stringify(status));
+  });
+  const http = new KubeHttp(kc);
+  calls = 0;
+  assert.deepEqual(await http.request('GET', '/api/v1/twice'), { ok: true });
+  assert.equal(calls, 3, 'two 429s, then the answer');
+  calls = 0;
+  await assert.rejects(http.request('GET', '/api/v1/bare'), (err: unknown) => err instanceof ApiError && err.status === 429);
+  assert.equal(calls, 1, 'no Retry-After: no retry');
+  calls = 0;
+  await assert.rejects(http.request('GET', '/api/v1/never'), (err: unknown) => err instanceof ApiError && err.status === 429 && err.retryAfterSeconds === 0);
+  assert.equal(calls, 6, 'the first try and 5 retries');
+  http.destroy();
+});

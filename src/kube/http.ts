@@ -35,6 +35,9 @@ export class ApiError extends Error {
     super(`${method} ${path}: ${status} ${reason}: ${message}`);
     this.name = 'ApiError';
   }
+
+  /** A 429's Retry-After: the request was not processed, and may be sent again after this wait. */
+  retryAfterSeconds: number | undefined;
 }
 
 export function isNotFound(err: unknown): boolean {
@@ -83,6 +86,9 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The apiserver sends a watch bookmark about every minute: three missed ones mean the watch is dead. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 180_000;
 const TCP_KEEPALIVE_MS = 15_000;
+/** client-go's default for 429s with Retry-After is 10; a controller's own backoff takes over sooner here. */
+const MAX_RETRIES_429 = 5;
+const MAX_RETRY_AFTER_S = 10;
 const DEFAULT_USER_AGENT = 'policy-sync';
 /**
  * For an answer nobody reads: the apiserver sends only the object's metadata (as it does for
@@ -215,6 +221,20 @@ export class KubeHttp {
   }
 
   private async exchange(method: string, path: string, o: RequestOptionsLite, parse: boolean): Promise<unknown> {
+    // As client-go: a 429 with Retry-After (APF throttling, or a watch cache still initialising after an
+    // apiserver start) was not processed; it is sent again after the wait the server asks for.
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.exchangeOnce(method, path, o, parse);
+      } catch (err) {
+        const wait = err instanceof ApiError ? err.retryAfterSeconds : undefined;
+        if (wait === undefined || retries >= MAX_RETRIES_429 || o.signal?.aborted) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(wait, MAX_RETRY_AFTER_S) * 1000));
+      }
+    }
+  }
+
+  private async exchangeOnce(method: string, path: string, o: RequestOptionsLite, parse: boolean): Promise<unknown> {
     // The deadline and the caller's abort destroy the request (and so its answer) directly: an
     // AbortSignal.timeout joined by AbortSignal.any per request costs measurable CPU at 10k writes.
     let req: ClientRequest | undefined;
@@ -240,7 +260,7 @@ export class KubeHttp {
         throw new ApiError(0, 'TransportError', `answer cut off: ${err.message}`, method, path);
       });
       this.onResponse?.(method, path, status);
-      if (!ok) throw toApiError(status, text, method, path);
+      if (!ok) throw toApiError(status, text, method, path, status === 429 ? res.headers['retry-after'] : undefined);
       return text.length > 0 ? JSON.parse(text) : undefined;
     } catch (err) {
       // The caller's own abort stays an AbortError; our deadline becomes an ApiError it can retry.
@@ -349,12 +369,15 @@ function readBody(res: IncomingMessage): Promise<string> {
   });
 }
 
-function toApiError(status: number, text: string, method: string, path: string): ApiError {
+function toApiError(status: number, text: string, method: string, path: string, retryAfter?: string): ApiError {
   let s: Status;
   try {
     s = JSON.parse(text) as Status;
   } catch {
     s = { message: text.slice(0, 500) };
   }
-  return new ApiError(status, s.reason ?? 'Unknown', s.message ?? '', method, path);
+  const error = new ApiError(status, s.reason ?? 'Unknown', s.message ?? '', method, path);
+  const seconds = retryAfter === undefined ? NaN : Number(retryAfter);
+  if (Number.isInteger(seconds) && seconds >= 0) error.retryAfterSeconds = seconds;
+  return error;
 }
