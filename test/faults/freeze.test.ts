@@ -125,9 +125,13 @@ test('e. the hub apiserver frozen past the lease duration with two replicas: the
 
   const writes = audit.since();
   const by = (id: string) => writes.filter((w) => w.userAgent.includes(id));
-  const lateByLeader = by(leaderId).filter((w) => Date.parse(w.at) >= acquired);
+  // The old leader exited during the freeze (asserted above): what the apiserver reads from it after the
+  // thaw was sent before, while its lease was valid, and sat in the frozen server's socket (only server-side
+  // fencing could refuse it). Counted here: those the apiserver answered with success, a write after the
+  // standby leads. CI met twice a class status patch read after the thaw and answered 504 (the client gone).
+  const lateByLeader = by(leaderId).filter((w) => Date.parse(w.at) >= acquired && w.code >= 200 && w.code < 300);
   const earlyByStandby = by(standbyId).filter((w) => Date.parse(w.at) < acquired);
-  assert.deepEqual(lateByLeader.map(describeWrite), [], 'no write from the old leader once the standby held the lease');
+  assert.deepEqual(lateByLeader.map(describeWrite), [], 'no write from the old leader accepted once the standby held the lease');
   assert.deepEqual(earlyByStandby.map(describeWrite), [], 'no write from the standby before it held the lease');
   assert.ok(by(standbyId).length >= clusters.length, 'the new leader wrote the new policy\'s works');
   await deletions.assertNone('hub apiserver frozen past the lease duration');
