@@ -2,7 +2,7 @@
 // stay silent before it is torn down and restarted (DESIGN §7: every connection is live or replaced).
 import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
-import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_IDLE_TIMEOUT_MS, type KubeHttpOptions } from '../kube/http.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_IDLE_TIMEOUT_MS, type ConnectionOptions } from '../kube/http.ts';
 import { duration } from './duration.ts';
 
 export interface ConnectionFlags {
@@ -29,8 +29,6 @@ export function addConnectionOptions(command: Command): Command {
 export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): ConnectionOptions {
   return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList ?? false };
 }
-
-export type ConnectionOptions = Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
 
 /** The identity of a process that runs without leader election. */
 export function processIdentity(): string {

@@ -11,7 +11,7 @@ import { possibleRivals } from '../core/rivals.ts';
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
-import { KubeHttp, type KubeHttpOptions } from '../kube/http.ts';
+import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import type { Leadership } from '../runtime/leadership.ts';
@@ -54,7 +54,7 @@ export interface HubOptions {
   /** Whether writes are allowed now (leader election); default: always. */
   leadership?: Leadership;
   /** Request deadline and watch idle timeout. */
-  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
+  connection?: ConnectionOptions;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';

@@ -57,6 +57,11 @@ export class WriteExpectations {
     return e.specHash === undefined ? { present: false } : { present: true, specHash: e.specHash };
   }
 
+  /** A write of `key` is still expected (the cache has not shown it yet). */
+  has(key: string): boolean {
+    return this.pending.has(key);
+  }
+
   /**
    * The cache now shows `key` with `specHash`: true, and the expectation ends, when that is exactly the
    * write still expected (the same end observe gives it, without a reconcile to call observe).

@@ -113,6 +113,9 @@ export interface KubeHttpOptions {
   watchList?: boolean;
 }
 
+/** What the CLI's connection flags set (hub and spoke alike). */
+export type ConnectionOptions = Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
+
 /** Sees every answered request (for client metrics). */
 export type ResponseObserver = (method: string, path: string, status: number) => void;
 

@@ -9,7 +9,7 @@ import type { KubeObject } from '../core/objects.ts';
 import { parseParamsJson } from '../core/params.ts';
 import { findServedResource } from '../kube/discovery.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
-import { KubeHttp, type KubeHttpOptions } from '../kube/http.ts';
+import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import type { Leadership } from '../runtime/leadership.ts';
@@ -33,7 +33,7 @@ export interface SpokeOptions {
   /** Whether writes are allowed now (leader election); default: always. */
   leadership?: Leadership;
   /** Request deadline and watch idle timeout. */
-  connection?: Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
+  connection?: ConnectionOptions;
 }
 
 const KINDS_KEY = 'kinds';
