@@ -50,6 +50,11 @@ export class ClassConfigs {
     return had;
   }
 
+  /** The class's params were read since start-up — valid or not: what is in force for it is known. */
+  paramsRead(className: string): boolean {
+    return this.states.has(className);
+  }
+
   get(className: string): ClassConfig | undefined {
     return this.states.get(className)?.config;
   }

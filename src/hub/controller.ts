@@ -1,5 +1,6 @@
 // Assembly of the hub controller: the informers, the event → key mappings (eventkeys.ts), the reconcilers
 // and their runners. Handlers here only map changes to keys; all work happens in the reconcilers.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { cachedObject, cachedWork } from '../core/cacheview.ts';
@@ -20,7 +21,7 @@ import { TokenBucket } from '../runtime/ratelimiter.ts';
 import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
 import { ClassConfigs } from './classconfigs.ts';
-import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
+import { GatewayClassReconciler, ownsClass } from './gatewayclassreconciler.ts';
 import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, sourceKeyOfWork, type KindedPolicy } from './eventkeys.ts';
 import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
@@ -59,6 +60,9 @@ export interface HubOptions {
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
 
+/** How often start-up looks whether the GatewayClass params are read and the policy kinds listed. */
+const CONFIG_KNOWN_POLL_MS = 50;
+
 export class HubController {
   private readonly http: KubeHttp;
   private readonly classes: Informer;
@@ -75,6 +79,9 @@ export class HubController {
   /** The runners that write; started only while leading. */
   private readonly writers: ControllerRunner[];
   private leading = false;
+  private stopped = false;
+  /** The configuration at start-up is known (whenConfigKnown); the writers wait for it. Set by startCaches. */
+  private configKnown: Promise<void> = Promise.resolve();
   private readonly reporter: StatusReporter;
   private readonly appliers: WorkApplier[];
   private readonly policyWorks: WorkApplier;
@@ -219,6 +226,7 @@ export class HubController {
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.waitForSync()));
     this.log.info({ works: this.works.store.size, gatewayClasses: this.classes.store.size }, 'caches synced');
     this.classRunner.start();
+    this.configKnown = this.whenConfigKnown(this.classes.store.list().map((c) => c.metadata.name));
   }
 
   /** Leadership: GatewayClass status writes on, and the reconcilers that write start. */
@@ -228,7 +236,12 @@ export class HubController {
     this.log.info({}, 'leading: starting reconcilers');
     for (const c of this.classes.store.list()) this.classQueue.add(c.metadata.name);
     for (const a of this.appliers) a.start();
-    for (const r of this.writers) r.start();
+    // Not before the GatewayClass params are read: every policy queued by the works' first list would be
+    // reconciled for nothing — its kind not watched yet, its class unknown to the deletion rule (which
+    // keeps the works and warns) — and again once the kind is listed. Its key waits in the queue instead.
+    void this.configKnown.then(() => {
+      if (!this.stopped) for (const r of this.writers) r.start();
+    });
   }
 
   /** Without leader election: caches, then lead at once. */
@@ -250,6 +263,7 @@ export class HubController {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all([this.classRunner, ...this.writers].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     for (const a of this.appliers) a.stop();
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
@@ -257,6 +271,25 @@ export class HubController {
     await this.paramsRefs.stop();
     this.reports?.stop();
     this.http.destroy();
+  }
+
+  /**
+   * Resolves once the configuration in force at start-up is known: each GatewayClass present at sync had
+   * its params read by the class reconciler (valid, or invalid or missing: known unusable counts, so
+   * such a class holds nothing up), and each policy kind watch this started has listed or failed to
+   * (its keys then wait for its sync, as always). Polled: a class deleted or disowned meanwhile, or a
+   * failed list, has no event of its own here.
+   */
+  private async whenConfigKnown(classNames: readonly string[]): Promise<void> {
+    const started = Date.now();
+    const classesRead = (): boolean => classNames.every((n) => !ownsClass(this.classes.store.get(n), this.o.controllerName) || this.configs.paramsRead(n));
+    const kindsListed = (): boolean =>
+      this.watches.kinds().every((k) => {
+        const informer = this.watches.informer(k.gvr);
+        return !informer || informer.synced || informer.lastError !== undefined;
+      });
+    while (!this.stopped && !(classesRead() && kindsListed())) await sleep(CONFIG_KNOWN_POLL_MS, undefined, { ref: false });
+    if (!this.stopped) this.log.info({ gatewayClasses: classNames.length, kinds: this.watches.kinds().length, waitedMs: Date.now() - started }, 'GatewayClass params read, policy kinds listed');
   }
 
   /** The kinds in force changed: adjust the watches, then look again at every policy and every work. */
