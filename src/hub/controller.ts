@@ -20,6 +20,7 @@ import type { Metrics } from '../runtime/metrics.ts';
 import { TokenBucket } from '../runtime/ratelimiter.ts';
 import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
+import { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler, ownsClass } from './gatewayclassreconciler.ts';
 import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, sourceKeyOfWork, type KindedPolicy } from './eventkeys.ts';
@@ -46,6 +47,8 @@ export interface HubOptions {
   rawFeedback: boolean;
   /** Least time between two status annotation writes of one policy. */
   statusCoalesceMs: number;
+  /** The longest a status annotation write waits behind ManifestWork writes (default 60 s). */
+  statusYieldMaxMs?: number;
   /** Where the spoke agent's configuration is placed on each spoke (its report read beside it); undefined: neither. */
   spokeConfig?: { namespace: string; name: string };
   /** How old a spoke agent's report may be and still be acted on (default DEFAULT_REPORT_STALE_MS). */
@@ -59,6 +62,11 @@ export interface HubOptions {
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
+
+/** How long a status write yields to ManifestWork writes at most, by default. */
+export const DEFAULT_STATUS_YIELD_MAX_MS = 60_000;
+/** Works written this recently count as a burst under way. */
+const STATUS_YIELD_WINDOW_MS = 1_000;
 
 /** How often start-up looks whether the GatewayClass params are read and the policy kinds listed. */
 const CONFIG_KNOWN_POLL_MS = 50;
@@ -83,6 +91,7 @@ export class HubController {
   /** The configuration at start-up is known (whenConfigKnown); the writers wait for it. Set by startCaches. */
   private configKnown: Promise<void> = Promise.resolve();
   private readonly reporter: StatusReporter;
+  private readonly statusWrites: YieldingWrites;
   private readonly appliers: WorkApplier[];
   private readonly policyWorks: WorkApplier;
   private readonly reports: SpokeReports | undefined;
@@ -143,7 +152,19 @@ export class HubController {
       canWrite: () => this.leading,
       logger: this.log,
     });
-    this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes });
+    // Enforcement first: while a burst of ManifestWork writes is under way (policies waiting, works
+    // written within the last second), the annotation writes wait — the apiserver is the bottleneck of a
+    // fan-out — and a policy changed again meanwhile ends in one write. A lone change is reported at once.
+    this.statusWrites = new YieldingWrites({
+      busy: () => this.policyQueue.len() > 0 && this.policyWorks.writing(STATUS_YIELD_WINDOW_MS),
+      maxDelayMs: o.statusYieldMaxMs ?? DEFAULT_STATUS_YIELD_MAX_MS,
+      concurrency: o.concurrency,
+      onError: (key, err) => {
+        this.log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
+        this.policyQueue.addRateLimited(key);
+      },
+    });
+    this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: this.statusWrites });
     this.reports = o.spokeConfig
       ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, kinds) => this.enqueuePoliciesOfKinds(kinds), logger: this.log })
       : undefined;
@@ -255,16 +276,17 @@ export class HubController {
   }
 
   /**
-   * No key is waiting or being reconciled in either queue. Keys scheduled for later (periodic re-checks,
+   * No key is waiting or being reconciled in either queue, and no status write is held back. Keys scheduled for later (periodic re-checks,
    * retries after a backoff) do not count: this says "nothing to do right now", not "nothing ever again".
    */
   idle(): boolean {
-    return [this.classQueue, this.policyQueue, this.spokeConfigQueue].every((q) => q.len() === 0 && q.processingCount() === 0);
+    return [this.classQueue, this.policyQueue, this.spokeConfigQueue].every((q) => q.len() === 0 && q.processingCount() === 0) && this.statusWrites.size === 0;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all([this.classRunner, ...this.writers].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    this.statusWrites.stop();
     for (const a of this.appliers) a.stop();
     await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
     await this.watches.stop();

@@ -1,7 +1,9 @@
 // Reports a hub policy's sync state on the policy itself (DESIGN §5): the RFC annotation
 // `kuadrant.io/policies-synced` and the aggregated `policysync.kuadrant.io/status`, in one merge patch
 // written only when a value changed, coalesced per policy (leading edge, then batched), with Events for
-// transitions; and the per-policy cluster counts behind the policysync_clusters gauge.
+// transitions; and the per-policy cluster counts behind the policysync_clusters gauge. While the
+// controller is busy writing ManifestWorks the annotation writes give way (`writes`, YieldingWrites):
+// enforcement on the spokes comes before the hub's report of it.
 import type { Logger } from 'pino';
 import { canonicalJson } from '../core/canonical.ts';
 import type { CollisionLoss, DesiredWorks } from '../core/desiredworks.ts';
@@ -28,6 +30,7 @@ import {
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { mergePatch } from '../kube/writes.ts';
+import { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
@@ -40,6 +43,8 @@ export interface StatusReporterDeps {
   /** Least time between two annotation writes of one policy. */
   coalesceMs: number;
   maxWorkBytes: number;
+  /** How the annotation writes are made: at once by default; the hub's give way to ManifestWork writes. */
+  writes?: YieldingWrites;
 }
 
 export class StatusReporter {
@@ -48,8 +53,11 @@ export class StatusReporter {
   private readonly lastWrite = new Map<string, number>();
   private readonly lastStatus = new Map<string, string>();
   private readonly counts = new Map<string, ClusterStateCounts>();
+  private readonly writes: YieldingWrites;
 
-  constructor(private readonly d: StatusReporterDeps) {}
+  constructor(private readonly d: StatusReporterDeps) {
+    this.writes = d.writes ?? new YieldingWrites({ busy: () => false, maxDelayMs: 0, onError: () => undefined });
+  }
 
   /**
    * How long a status-driven reconcile of `key` should wait: none after a quiet spell (a single change
@@ -92,6 +100,7 @@ export class StatusReporter {
   }
 
   forget(key: string): void {
+    this.writes.cancel(key);
     this.lastWrite.delete(key);
     this.lastStatus.delete(key);
     this.counts.delete(key);
@@ -128,10 +137,16 @@ export class StatusReporter {
       ),
       [STATUS_ANNOTATION]: status ? policyStatusAnnotation(status) : undefined,
     };
-    const current = policy.metadata.annotations ?? {};
     const wanted = canonicalJson(desired);
-    if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) return;
+    if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) {
+      // What is on the policy (or written and not cached yet) is what is wanted: a write held is moot.
+      this.writes.cancel(key);
+      return;
+    }
+    await this.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status));
+  }
 
+  private async patch(key: string, gvr: GroupVersionResource, policy: KubeObject, desired: Record<string, string | undefined>, wanted: string, status: PolicyStatus | undefined): Promise<void> {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
     const undo = this.expectations.applied(key, wanted);
     try {
@@ -147,7 +162,7 @@ export class StatusReporter {
     if (!status) return;
     // Against the status last written (the cache may lag), else the annotation as it was: a restart
     // raises no Event for what was already reported.
-    const before = readPolicyStatus(previousStatus ?? current[STATUS_ANNOTATION]);
+    const before = readPolicyStatus(previousStatus ?? policy.metadata.annotations?.[STATUS_ANNOTATION]);
     for (const t of statusTransitions(before, status)) {
       const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
       await this.d.events.record(policy, type, t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);

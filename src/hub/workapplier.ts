@@ -30,6 +30,8 @@ export interface WorkApplierDeps {
 export class WorkApplier {
   private readonly expectations: WriteExpectations;
   private sweeper: NodeJS.Timeout | undefined;
+  private writesInFlight = 0;
+  private lastWriteEnded = -Infinity;
 
   constructor(private readonly d: WorkApplierDeps) {
     this.expectations = d.expectations ?? new WriteExpectations();
@@ -46,6 +48,11 @@ export class WorkApplier {
   stop(): void {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+  }
+
+  /** A work write is under way, or one ended less than `withinMs` ago (performance.now() time). */
+  writing(withinMs: number, now = performance.now()): boolean {
+    return this.writesInFlight > 0 || now - this.lastWriteEnded < withinMs;
   }
 
   /**
@@ -85,6 +92,7 @@ export class WorkApplier {
     const written = { created: [] as string[], applied: [] as string[] };
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
       const undo = this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
+      this.writesInFlight++;
       try {
         const created = create && (await this.create(work));
         if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
@@ -93,6 +101,9 @@ export class WorkApplier {
         undo();
         failures.push(err);
         log.error({ cluster: work.metadata.namespace, work: work.metadata.name, err: String(err) }, 'ManifestWork write failed');
+      } finally {
+        this.writesInFlight--;
+        this.lastWriteEnded = performance.now();
       }
     };
     await Promise.all([

@@ -14,6 +14,7 @@ import { policiesSyncedAnnotation } from '../../src/core/policiessynced.ts';
 import { policyKey } from '../../src/hub/indexes.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
+import { AuditCursor } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   AUTH_POLICIES,
@@ -123,6 +124,7 @@ after(async () => {
 
 test(`first run: the controller converges ${EXPECTED_WORKS} works, and the counters see its writes`, { timeout: 180_000 }, async (t) => {
   const before = await snapshot();
+  const audit = AuditCursor.at(await testSandbox(), 'hub');
   const started = Date.now();
   const { hub, logs } = await startCapturing();
   running = hub;
@@ -152,6 +154,13 @@ test(`first run: the controller converges ${EXPECTED_WORKS} works, and the count
   const reconciles = logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').length;
   t.diagnostic(`policy reconciles of the first run: ${reconciles} for ${expectedSynced.size} policies`);
   assert.ok(reconciles <= expectedSynced.size * 1.25, `${reconciles} policy reconciles for ${expectedSynced.size} policies: own writes coming back reconcile again`);
+  // Enforcement first: the annotation writes wait while the works are being written. Before, the first
+  // policy's annotation followed its own works (after CLUSTER_COUNT creates).
+  const ours = audit.since().filter((w) => w.namespace === ns || clusters.includes(w.namespace ?? ''));
+  const firstPatch = ours.findIndex((w) => w.verb === 'patch');
+  const createsBefore = ours.slice(0, firstPatch < 0 ? ours.length : firstPatch).filter((w) => w.verb === 'create' && w.resource === 'manifestworks').length;
+  t.diagnostic(`ManifestWorks created before the first annotation write: ${createsBefore} of ${EXPECTED_WORKS}`);
+  assert.ok(createsBefore >= EXPECTED_WORKS / 2, `only ${createsBefore} of ${EXPECTED_WORKS} works were created before the first annotation write: status writes did not give way to the fan-out`);
 });
 
 test('restart on the unchanged world: no write of any verb to any resource', { timeout: 180_000 }, async (t) => {
