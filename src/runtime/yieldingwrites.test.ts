@@ -16,8 +16,9 @@ function setup(o: { maxDelayMs?: number; concurrency?: number } = {}) {
     onError: (key) => errors.push(key),
     clock,
   });
-  const write = (label: string) => async (): Promise<void> => {
+  const write = (label: string) => (): Promise<void> => {
     written.push(label);
+    return Promise.resolve();
   };
   return { clock, writes, written, errors, write, setBusy: (b: boolean) => (busy = b) };
 }
@@ -32,9 +33,7 @@ test('not busy: a write is made at once, and submit resolves with it', async () 
 test('not busy: a failing write rejects submit (the caller retries it)', async () => {
   const { writes } = setup();
   await assert.rejects(
-    writes.submit('a', async () => {
-      throw new Error('boom');
-    }),
+    writes.submit('a', () => Promise.reject(new Error('boom'))),
     /boom/,
   );
 });
@@ -97,9 +96,7 @@ test('cancel drops a held write; stop drops all and writes nothing after', async
 test('a held write that fails goes to onError; the others are still made', async () => {
   const { clock, writes, written, errors, write, setBusy } = setup();
   setBusy(true);
-  await writes.submit('a', async () => {
-    throw new Error('conflict');
-  });
+  await writes.submit('a', () => Promise.reject(new Error('conflict')));
   await writes.submit('b', write('b1'));
   setBusy(false);
   await clock.advanceAsync(100);
@@ -121,8 +118,9 @@ test('one write per key at a time: a submit waits for the held write of its key 
   setBusy(false);
   await clock.advanceAsync(100);
   assert.deepEqual(order, ['a1 start']);
-  const second = writes.submit('a', async () => {
+  const second = writes.submit('a', () => {
     order.push('a2');
+    return Promise.resolve();
   });
   await settle();
   assert.deepEqual(order, ['a1 start'], 'a2 waits for a1');
