@@ -136,8 +136,8 @@ export interface ScaleResult {
   writes: { fanout: WriteReport; restart: WriteReport };
   memory: BenchResult['memory'];
   startup: BenchResult['startup'];
-  /** The same restart again with `--watch-list` (a streaming initial list instead of paged lists). */
-  watchListStartup?: BenchResult['startup'] & { peakRssMiB: number };
+  /** The restart again: with paged lists (`--no-watch-list`), then both ways on a quiet hub (see main.ts). */
+  restarts?: (BenchResult['startup'] & { label: string; args: string[]; peakRssMiB: number })[];
   /** What the works cost the plane: the hub apiserver's peak RSS over the run and etcd's database against its quota. */
   plane: { apiserverPeakRssMiB: number; apiserverPeakSinceFanout: boolean; etcdDbMiB?: number; etcdDbInUseMiB?: number; etcdQuotaMiB: number };
 }
@@ -261,8 +261,11 @@ export function formatScaleTable(r: ScaleResult): string {
   rows.push(['', 'controller restart, unchanged world', writeLine(r.writes.restart), r.writes.restart.target ?? '', verdict(r.writes.restart.ok)]);
   rows.push(...memoryRows(r.memory));
   rows.push(...startupRows(r.startup, SCALE_CACHES_SYNCED_MS));
-  const pg = r.watchListStartup;
-  if (pg) rows.push(['', '  (again, --watch-list: one streaming list)', `caches synced ${secs(pg.cachesSyncedMs)}, pass done ${secs(pg.passMs)}, peak RSS ${r1(pg.peakRssMiB)} MiB`, '', '']);
+  for (const again of r.restarts ?? []) {
+    // The target holds for the controller as deployed (default flags), on a quiet hub too.
+    const target = again.args.length === 0 ? ([`≤ ${SCALE_CACHES_SYNCED_MS / 1000} s`, verdict(again.cachesSyncedMs <= SCALE_CACHES_SYNCED_MS)] as const) : (['', ''] as const);
+    rows.push(['', `  again, ${again.label}${again.args.length ? ` (${again.args.join(' ')})` : ''}: caches synced`, `${secs(again.cachesSyncedMs)}; pass done ${secs(again.passMs)}, peak RSS ${r1(again.peakRssMiB)} MiB`, ...target]);
+  }
   const pl = r.plane;
   rows.push(['  plane', `hub apiserver peak RSS (${pl.apiserverPeakSinceFanout ? 'since the fan-out started' : 'over its life'})`, `${r1(pl.apiserverPeakRssMiB)} MiB`, '', '']);
   const db = pl.etcdDbMiB === undefined ? 'n/a' : `${r1(pl.etcdDbInUseMiB ?? NaN)} MiB in use, ${r1(pl.etcdDbMiB)} MiB allocated`;

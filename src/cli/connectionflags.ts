@@ -19,7 +19,7 @@ export function addConnectionOptions(command: Command): Command {
         .argParser(duration)
         .default(DEFAULT_WATCH_IDLE_TIMEOUT_MS, '3m'),
     )
-    .option('--watch-list', 'take the initial state of each watch from one streaming watch (WatchList, KEP-3157) instead of paged lists; an apiserver without WatchList gets paged lists anyway (default: false: at 100k works, paged lists synced in 36 s, the stream in 53 s)');
+    .option('--no-watch-list', 'take the initial state of each watch from paged lists instead of one streaming watch (WatchList, KEP-3157; an apiserver without it gets paged lists anyway). Streaming is served from the watch cache; on a quiet hub a paged list\'s continuations go to etcd (20k works: 7 s streamed, 17 s paged)');
 }
 
 /**
@@ -27,7 +27,7 @@ export function addConnectionOptions(command: Command): Command {
  * so the apiserver's audit log tells replicas apart.
  */
 export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): ConnectionOptions {
-  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList ?? false };
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList ?? true };
 }
 
 /** The identity of a process that runs without leader election. */
