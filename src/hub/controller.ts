@@ -12,7 +12,7 @@ import { possibleRivals } from '../core/rivals.ts';
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
-import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
+import { KubeHttp, isNotFound, type ConnectionOptions } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import type { Leadership } from '../runtime/leadership.ts';
@@ -160,7 +160,8 @@ export class HubController {
       maxDelayMs: o.statusYieldMaxMs ?? DEFAULT_STATUS_YIELD_MAX_MS,
       concurrency: o.concurrency,
       onError: (key, err) => {
-        this.log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
+        // A policy deleted while its write was held: the reconcile forgets it.
+        if (!isNotFound(err)) this.log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
         this.policyQueue.addRateLimited(key);
       },
     });
@@ -276,11 +277,12 @@ export class HubController {
   }
 
   /**
-   * No key is waiting or being reconciled in either queue, and no status write is held back. Keys scheduled for later (periodic re-checks,
-   * retries after a backoff) do not count: this says "nothing to do right now", not "nothing ever again".
+   * No key is waiting or being reconciled in either queue, and no status write is held back or under
+   * way. Keys scheduled for later (periodic re-checks, retries after a backoff) do not count: this says
+   * "nothing to do right now", not "nothing ever again".
    */
   idle(): boolean {
-    return [this.classQueue, this.policyQueue, this.spokeConfigQueue].every((q) => q.len() === 0 && q.processingCount() === 0) && this.statusWrites.size === 0;
+    return [this.classQueue, this.policyQueue, this.spokeConfigQueue].every((q) => q.len() === 0 && q.processingCount() === 0) && this.statusWrites.pending === 0;
   }
 
   async stop(): Promise<void> {

@@ -27,7 +27,7 @@ test('not busy: a write is made at once, and submit resolves with it', async () 
   const { writes, written, write } = setup();
   await writes.submit('a', write('a1'));
   assert.deepEqual(written, ['a1']);
-  assert.equal(writes.size, 0);
+  assert.equal(writes.pending, 0);
 });
 
 test('not busy: a failing write rejects submit (the caller retries it)', async () => {
@@ -45,13 +45,13 @@ test('busy: writes are held, the newest per key, and all made once the controlle
   await writes.submit('b', write('b1'));
   await writes.submit('a', write('a2'));
   assert.deepEqual(written, []);
-  assert.equal(writes.size, 2);
+  assert.equal(writes.pending, 2);
   await clock.advanceAsync(500);
   assert.deepEqual(written, [], 'still busy: nothing written');
   setBusy(false);
   await clock.advanceAsync(100);
   assert.deepEqual(written.sort(), ['a2', 'b1'], 'one write per key, the newest');
-  assert.equal(writes.size, 0);
+  assert.equal(writes.pending, 0);
 });
 
 test('busy for ever: a held write is made once it waited maxDelayMs, others keep waiting', async () => {

@@ -66,8 +66,9 @@ export class YieldingWrites {
     return this.held.has(key);
   }
 
-  get size(): number {
-    return this.held.size;
+  /** Writes held or under way. */
+  get pending(): number {
+    return this.held.size + this.running.size;
   }
 
   stop(): void {
