@@ -64,7 +64,7 @@ test('tls-server-name: the certificate is checked against that name, not the add
   wrong.destroy();
 });
 
-test('proxy-url: requests and watches go through the HTTP CONNECT proxy', async () => {
+test('proxy-url: requests and watches go through the HTTP CONNECT proxy', async (t) => {
   const tunnels: string[] = [];
   const proxy = createServer();
   proxy.on('connect', (req, client, head) => {
@@ -84,28 +84,32 @@ test('proxy-url: requests and watches go through the HTTP CONNECT proxy', async 
   const proxied = new KubeHttp(hubConfig((c) => (c.proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)));
   // Paged lists: the list and the watch are two requests, each through the proxy.
   const informer = new Informer(proxied, RESOURCES.configMaps, { namespace: ns, watchList: false });
+  // Stopped however the test ends: an informer left running keeps the file's process alive.
+  t.after(async () => {
+    await informer.stop();
+    proxied.destroy();
+  });
   informer.start();
   await informer.waitForSync();
   await apply(http, cm('through-proxy'));
   await eventually(() => Promise.resolve(informer.store.get(`${ns}/through-proxy`)), { what: 'the watch, through the proxy, to see the ConfigMap' });
   const apiserver = new URL(sandbox.hub.server).host;
-  assert.ok(tunnels.length >= 2 && tunnels.every((t) => t === apiserver), `tunnels: ${tunnels.join(', ')}`);
-  await informer.stop();
-  proxied.destroy();
+  assert.ok(tunnels.length >= 2 && tunnels.every((host) => host === apiserver), `tunnels: ${tunnels.join(', ')}`);
 });
 
-test('a list that fails says why: lastError on a kind that is not served', async () => {
+test('a list that fails says why: lastError on a kind that is not served', async (t) => {
   const informer = new Informer(http, { group: 'nosuch.example.com', version: 'v1', resource: 'things', namespaced: true }, { backoff: fast() });
+  t.after(() => informer.stop());
   informer.start();
   const error = await eventually(() => Promise.resolve(informer.lastError), { what: 'the informer to report its failing list' });
   assert.match(error.message, /404/);
   assert.equal(informer.synced, false);
-  await informer.stop();
 });
 
-test('an event a handler throws on is delivered again, from a watch and from a list', async () => {
+test('an event a handler throws on is delivered again, from a watch and from a list', async (t) => {
   await apply(http, cm('listed'));
   const informer = new Informer(http, RESOURCES.configMaps, { namespace: ns, backoff: fast() });
+  t.after(() => informer.stop());
   const seen: string[] = [];
   const thrown = new Set<string>();
   informer.onChange((c) => {
@@ -124,5 +128,4 @@ test('an event a handler throws on is delivered again, from a watch and from a l
   await apply(http, cm('watched'));
   await eventually(() => Promise.resolve(seen.filter((n) => n === 'watched').length === 2 || undefined), { what: 'the watched event delivered again' });
   assert.ok(informer.store.get(`${ns}/watched`));
-  await informer.stop();
 });
