@@ -30,7 +30,7 @@ import {
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { mergePatch } from '../kube/writes.ts';
-import { YieldingWrites } from '../runtime/yieldingwrites.ts';
+import type { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
@@ -43,8 +43,8 @@ export interface StatusReporterDeps {
   /** Least time between two annotation writes of one policy. */
   coalesceMs: number;
   maxWorkBytes: number;
-  /** How the annotation writes are made: at once by default; the hub's give way to ManifestWork writes. */
-  writes?: YieldingWrites;
+  /** How the annotation writes are made: the hub's give way to ManifestWork writes. */
+  writes: YieldingWrites;
 }
 
 export class StatusReporter {
@@ -53,11 +53,8 @@ export class StatusReporter {
   private readonly lastWrite = new Map<string, number>();
   private readonly lastStatus = new Map<string, string>();
   private readonly counts = new Map<string, ClusterStateCounts>();
-  private readonly writes: YieldingWrites;
 
-  constructor(private readonly d: StatusReporterDeps) {
-    this.writes = d.writes ?? new YieldingWrites({ busy: () => false, maxDelayMs: 0, onError: () => undefined });
-  }
+  constructor(private readonly d: StatusReporterDeps) {}
 
   /**
    * How long a status-driven reconcile of `key` should wait: none after a quiet spell (a single change
@@ -100,7 +97,7 @@ export class StatusReporter {
   }
 
   forget(key: string): void {
-    this.writes.cancel(key);
+    this.d.writes.cancel(key);
     this.lastWrite.delete(key);
     this.lastStatus.delete(key);
     this.counts.delete(key);
@@ -140,10 +137,10 @@ export class StatusReporter {
     const wanted = canonicalJson(desired);
     if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) {
       // What is on the policy (or written and not cached yet) is what is wanted: a write held is moot.
-      this.writes.cancel(key);
+      this.d.writes.cancel(key);
       return;
     }
-    await this.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status));
+    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status));
   }
 
   private async patch(key: string, gvr: GroupVersionResource, policy: KubeObject, desired: Record<string, string | undefined>, wanted: string, status: PolicyStatus | undefined): Promise<void> {
