@@ -8,7 +8,8 @@ import { duration } from './duration.ts';
 export interface ConnectionFlags {
   requestTimeout: number;
   watchIdleTimeout: number;
-  watchList?: boolean;
+  /** commander's `--no-watch-list`: true unless given. */
+  watchList: boolean;
 }
 
 export function addConnectionOptions(command: Command): Command {
@@ -27,7 +28,7 @@ export function addConnectionOptions(command: Command): Command {
  * so the apiserver's audit log tells replicas apart.
  */
 export function connectionFrom(flags: ConnectionFlags, component: string, identity: string): ConnectionOptions {
-  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList ?? true };
+  return { requestTimeoutMs: flags.requestTimeout, watchIdleTimeoutMs: flags.watchIdleTimeout, userAgent: `policy-sync-${component} (${identity})`, watchList: flags.watchList };
 }
 
 /** The identity of a process that runs without leader election. */

@@ -50,9 +50,9 @@ export class WorkApplier {
     this.sweeper = undefined;
   }
 
-  /** A work write is under way, or one ended less than `withinMs` ago (performance.now() time). */
-  writing(withinMs: number, now = performance.now()): boolean {
-    return this.writesInFlight > 0 || now - this.lastWriteEnded < withinMs;
+  /** A work write is under way, or one ended less than `withinMs` ago. */
+  writing(withinMs: number): boolean {
+    return this.writesInFlight > 0 || performance.now() - this.lastWriteEnded < withinMs;
   }
 
   /**
