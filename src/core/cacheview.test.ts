@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cachedObject, cachedWork } from './cacheview.ts';
+import { cachedObject, workCacheView } from './cacheview.ts';
 import { readClusterFeedback } from './feedback.ts';
 import { feedbackRulesFor } from './feedbackrules.ts';
 import { buildManifestWork, readSourceRef, readSpecHash } from './manifestwork.ts';
@@ -8,6 +8,8 @@ import type { KubeObject } from './objects.ts';
 import { buildSpokeConfigWork, readSpokeReport, isSpokeConfigWork } from './spokeconfig.ts';
 import { countWorkStates } from './workstate.ts';
 
+/** One cache's transform: the tests below share its table, as the works of one cache do. */
+const cachedWork = workCacheView();
 const GW = 'gateway.networking.k8s.io';
 const btp = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
 const policy: KubeObject = {
@@ -163,4 +165,18 @@ test('the works of a policy on several clusters share what they hold alike, and 
     assert.notEqual(c.metadata, second!.metadata);
   }
   assert.deepEqual(new Set(cached.map((c) => c.metadata.uid)), new Set(['w0', 'w1', 'w2', 'w3']));
+});
+
+test('each cache shares within its own table: works of two caches share nothing', () => {
+  const wholes = ['c1', 'c2', 'c3'].map((cluster, i) => observedWork(cluster, `w${i}`));
+  const cache = (): KubeObject[] => {
+    const view = workCacheView();
+    return wholes.map((w) => view(structuredClone(w)));
+  };
+  const [a, b] = [cache(), cache()];
+  // A part is shared once every string in it has been seen: from a policy's second work on.
+  assert.equal(a[2]!.metadata.labels, a[1]!.metadata.labels, 'one cache: shared');
+  assert.equal(b[2]!.metadata.labels, b[1]!.metadata.labels, 'one cache: shared');
+  assert.notEqual(b[2]!.metadata.labels, a[2]!.metadata.labels, 'two caches: each its own');
+  assert.deepEqual(b, a);
 });

@@ -14,32 +14,33 @@ export function cachedObject<T extends KubeObject>(object: T): T {
 }
 
 /**
- * A ManifestWork as the hub reads it back: metadata (managedFields down to when and through which
- * subresource each manager wrote: feedback.ts dates an apply by it), status whole, and of the spec only
- * each manifest's identity and targets (feedback.ts matches ancestor entries to the copy's Gateways).
- * The copy's payload, the feedback rules and the delete option are known from the spec-hash annotation.
+ * The transform of a ManifestWork cache: each work as the hub reads it back — metadata (managedFields down
+ * to when and through which subresource each manager wrote: feedback.ts dates an apply by it), status
+ * whole, and of the spec only each manifest's identity and targets (feedback.ts matches ancestor entries to
+ * the copy's Gateways). The copy's payload, the feedback rules and the delete option are known from the
+ * spec-hash annotation.
  *
- * What works hold alike (all but uid and resourceVersion) is shared between them, frozen (intern.ts): the
- * 20 works of a policy on 20 clusters share its labels, annotations and spec. Takes over the parts of
- * `work` it keeps (the watcher hands over what it parsed): they are frozen, and those equal to shared
- * ones replaced by them in place.
+ * What the works of one cache hold alike (all but uid and resourceVersion) is shared between them through
+ * one table, `interner`, frozen (intern.ts): the 20 works of a policy on 20 clusters share its labels,
+ * annotations and spec, and all policies' works their condition and feedback names. The transform takes
+ * over the parts of each work it keeps (the watcher hands over what it parsed): they are frozen, and those
+ * equal to shared ones replaced by them in place.
  */
-export function cachedWork<T extends KubeObject>(work: T): T {
-  const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
-  const spec = Array.isArray(manifests) ? shared.value({ workload: { manifests: manifests.map(manifestIdentity) } }) : undefined;
-  const status = work.status === undefined ? undefined : shared.value(work.status);
-  return workView(shared.value(work.apiVersion), shared.value(work.kind), workMetadata(work.metadata), spec, status) as T;
+export function workCacheView(interner = new Interner()): <T extends KubeObject>(work: T) => T {
+  return <T extends KubeObject>(work: T): T => {
+    const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
+    const spec = Array.isArray(manifests) ? interner.value({ workload: { manifests: manifests.map(manifestIdentity) } }) : undefined;
+    const status = work.status === undefined ? undefined : interner.value(work.status);
+    return workView(interner.value(work.apiVersion), interner.value(work.kind), workMetadata(work.metadata, interner), spec, status) as T;
+  };
 }
-
-/** One table for every work: the works of a policy on each cluster, and of all policies, share values. */
-const shared = new Interner();
 
 /** What is a work's own: equal to no other's (in the table, it would only push out what is shared). */
 const OWN_FIELDS: ReadonlySet<string> = new Set(['uid', 'resourceVersion']);
 
-function workMetadata(metadata: ObjectMeta): ObjectMeta {
+function workMetadata(metadata: ObjectMeta, interner: Interner): ObjectMeta {
   const slim = slimMetadata(metadata, true);
-  for (const key of Object.keys(slim)) if (!OWN_FIELDS.has(key)) slim[key] = shared.value(slim[key]);
+  for (const key of Object.keys(slim)) if (!OWN_FIELDS.has(key)) slim[key] = interner.value(slim[key]);
   return slim;
 }
 

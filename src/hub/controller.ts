@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
-import { cachedObject, cachedWork } from '../core/cacheview.ts';
+import { cachedObject, workCacheView } from '../core/cacheview.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
@@ -117,7 +117,7 @@ export class HubController {
     this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
     this.gateways = informer('gateways', RESOURCES.gateways);
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
-    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, cachedWork);
+    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
     this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
     this.works.store.addIndex(BY_SOURCE, (w) => {

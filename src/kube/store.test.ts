@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cachedWork } from '../core/cacheview.ts';
+import { workCacheView } from '../core/cacheview.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { Store } from './store.ts';
 
@@ -133,6 +133,7 @@ describe('Store: cached objects are deep-frozen', () => {
           status: { conditions: [{ type: 'Applied', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
         }),
       ) as KubeObject;
+    const cachedWork = workCacheView();
     for (const cluster of ['c1', 'c2', 'c3']) s.apply('ADDED', cachedWork(work(cluster)));
     const frozen = (value: unknown, path: string): void => {
       if (value === null || typeof value !== 'object') return;
