@@ -640,8 +640,12 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cle
 const ETCD_DEFAULT_QUOTA_BYTES = 2 * 2 ** 30;
 
 /** The sandbox's etcd client URL and backend quota, from its command line. */
-/** How long a quiet hub is waited for: the apiserver compacts etcd every 5 min. */
-const COMPACTION_TIMEOUT_MS = 8 * 60_000;
+/**
+ * How long a quiet hub is waited for. The apiserver compacts etcd every 5 min, each time to the revision
+ * it read at the previous tick: a revision is compacted 5 to 10 min after it was written (444 s in one
+ * run, over 480 s in the next).
+ */
+const COMPACTION_TIMEOUT_MS = 12 * 60_000;
 
 /**
  * Waits until the revision the works are at now is compacted (an exact-revision list of it answers 410
@@ -805,10 +809,16 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
     };
     await restartAgain('paged lists', ['--no-watch-list']);
     await sandbox.remove(PS_COMPONENT, 15_000);
-    const compactedMs = await waitCompacted(http, COMPACTION_TIMEOUT_MS);
-    log(`quiet hub: the works' last revision compacted after ${(compactedMs / 1000).toFixed(0)} s`);
-    await restartAgain('quiet hub', []);
-    await restartAgain('quiet hub, paged lists', ['--no-watch-list']);
+    // Measured in the reading only: a hub that does not become quiet in time loses these two, not the run.
+    const compactedMs = await waitCompacted(http, COMPACTION_TIMEOUT_MS).catch((err: unknown) => {
+      log(`quiet hub: ${String(err)}; its two restarts are not made`);
+      return undefined;
+    });
+    if (compactedMs !== undefined) {
+      log(`quiet hub: the works' last revision compacted after ${(compactedMs / 1000).toFixed(0)} s`);
+      await restartAgain('quiet hub', []);
+      await restartAgain('quiet hub, paged lists', ['--no-watch-list']);
+    }
     return {
       version: 2,
       mode: 'scale',
