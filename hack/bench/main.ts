@@ -2,10 +2,10 @@
 // written as JSON (.local/bench/result-<timestamp>.json, and --json <path>). In one run, on one sandbox:
 //   1. fan-out of P policies × C clusters, against (a) a bare client writing the same P×C ManifestWorks
 //      with as many requests in flight as the controller may have (concurrency × C): server-side applied
-//      (for the reading), then POSTed — plain creates, the apiserver's floor — in --rounds rounds (default
-//      3) alternating with policy-sync's fan-out, the headline ratio being the median of the rounds'; and
-//      (b) OCM's own ManifestWorkReplicaSet controller (`work manager`, same OCM module, feature gate on)
-//      producing the same works from P ManifestWorkReplicaSets over a real C-cluster Placement;
+//      (for the reading), then POSTed — plain creates, the apiserver's floor — and (b) OCM's own
+//      ManifestWorkReplicaSet controller (`work manager`, same OCM module, feature gate on) producing the
+//      same works from P ManifestWorkReplicaSets over a real C-cluster Placement; OCM, bare creates and
+//      policy-sync in --rounds rounds (default 3), each ratio being the median of the rounds';
 //   2. writes, from the hub apiserver's apiserver_request_total: during the fan-out, after one policy
 //      changed, and over a controller restart on the unchanged world;
 //   3. peak RSS of the controller process with the P×C works cached, and its start-up to caches synced and
@@ -136,9 +136,9 @@ const CLEANUP_REQUEST_TIMEOUT_MS = 120_000;
 const CONCURRENCY = count('concurrency', flags.concurrency, 4);
 if (flags.scale && flags.rounds !== undefined) throw new Error('--rounds is not supported with --scale (policy-sync alone, one fan-out)');
 /**
- * Rounds of the headline pair — the bare client's creates, then policy-sync — back to back: the machine's
- * speed drifts by ±20 % over minutes (shared vCPUs, steal), so one pair measured minutes apart compares the
- * moments more than the writers. The headline ratio is the median of the rounds' ratios. The quick run
+ * Rounds of the compared fan-outs — OCM, the bare client's creates, then policy-sync — back to back: the
+ * machine's speed drifts by ±20 % over minutes (shared vCPUs, steal), so fan-outs measured once, minutes
+ * apart, compare the moments more than the writers. Each ratio is the median of the rounds'. The quick run
  * makes two, so that the test suite goes through the reset between rounds.
  */
 const ROUNDS = count('rounds', flags.rounds, flags.quick ? 2 : 3);
@@ -542,7 +542,6 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cle
     if (!skipBaselines) {
       const ssa = await bareFanout('apply', 'bare client (apply)');
       [result.fanout.bare, result.writes.bare] = [ssa.fanout, ssa.writes];
-      result.fanout.ocm = await ocmBaseline(sandbox, kubeConfig, http, policies, clusters);
     }
     const roundCount = skipBaselines ? 1 : ROUNDS;
     let ps: Awaited<ReturnType<typeof policySyncFanout>> | undefined;
@@ -550,15 +549,17 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cle
       const last = round === roundCount;
       const label = (what: string): string => (roundCount > 1 ? `${what}, round ${round}/${roundCount}` : what);
       if (!skipBaselines) {
+        result.fanout.ocm = await ocmBaseline(sandbox, kubeConfig, http, policies, clusters, label('OCM'));
         const bareCreates = await bareFanout('create', label('bare client (create)'));
         [result.fanout.bareCreate, result.writes.bareCreate] = [bareCreates.fanout, bareCreates.writes];
       }
       // The last round's world (its controller, its works) goes on to the change, the restart and the feedback.
       ps = await policySyncFanout(label('policy-sync'), last ? fanoutProfile : undefined);
-      const creates = result.fanout.bareCreate;
-      if (creates) {
+      const [creates, ocm] = [result.fanout.bareCreate, result.fanout.ocm];
+      if (creates && ocm) {
         const apiserverCpuSeconds = { bareCreate: creates.cpuSeconds.apiserver ?? NaN, policySync: ps.fanout.cpuSeconds.apiserver ?? NaN };
-        rounds.push({ bareCreateMs: creates.ms, policySyncMs: ps.fanout.ms, ratio: ps.fanout.ms / creates.ms, apiserverCpuSeconds });
+        const policySyncMs = ps.fanout.ms;
+        rounds.push({ bareCreateMs: creates.ms, ocmMs: ocm.ms, policySyncMs, ratio: policySyncMs / creates.ms, ratioOcm: policySyncMs / ocm.ms, apiserverCpuSeconds });
       }
       if (!last) await resetPolicySync();
     }
@@ -626,11 +627,10 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cle
   if (rounds.length > 0) {
     f.rounds = rounds;
     f.ratioBareCreate = median(rounds.map((r) => r.ratio));
+    f.ratioOcm = median(rounds.map((r) => r.ratioOcm));
+    // Against SSA, measured once (for the reading): policy-sync's median round.
+    if (f.bare) f.ratioBareSsa = median(rounds.map((r) => r.policySyncMs)) / f.bare.ms;
   }
-  // Against the baselines measured once: policy-sync's median round.
-  const policySyncMs = rounds.length > 0 ? median(rounds.map((r) => r.policySyncMs)) : f.policySync?.ms;
-  if (f.bare && policySyncMs !== undefined) f.ratioBareSsa = policySyncMs / f.bare.ms;
-  if (f.ocm && policySyncMs !== undefined) f.ratioOcm = policySyncMs / f.ocm.ms;
   return result as BenchResult;
 }
 
@@ -843,10 +843,10 @@ async function runScale(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp
   }
 }
 
-async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, policies: KubeObject[], clusters: string[]): Promise<NonNullable<BenchResult['fanout']['ocm']>> {
+async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, policies: KubeObject[], clusters: string[], label: string): Promise<NonNullable<BenchResult['fanout']['ocm']>> {
   const N = P * C;
   const port = await freePort();
-  log('OCM: starting `work manager --feature-gates=ManifestWorkReplicaSet=true`');
+  log(`${label}: starting \`work manager --feature-gates=ManifestWorkReplicaSet=true\``);
   const manager = await sandbox.run(
     {
       name: MANAGER_COMPONENT,
@@ -883,7 +883,7 @@ async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeH
       }),
     );
     const before = (await waitQuiet(kubeConfig, 2_000, 120_000)).snapshot;
-    log(`OCM: ${P} ManifestWorkReplicaSets created; creating Placement ${ns}/bench-ocm`);
+    log(`${label}: ${P} ManifestWorkReplicaSets created; creating Placement ${ns}/bench-ocm`);
     const cpu = new CpuWindow({ ...planePids(sandbox), 'work manager': manager.pid, harness: process.pid });
     const start = performance.now();
     const decided = decisions.until(() => [...decisions.seen.values()].reduce((n, v) => n + (v ? v.split(',').length : 0), 0) === C, `Placement bench-ocm to decide ${C} clusters`, 120_000);
@@ -897,11 +897,11 @@ async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeH
     const decidedAt = await decided;
     const doneAt = await all;
     const cpuSeconds = cpu.end();
-    log(`OCM: ${N} works in ${((doneAt - decidedAt) / 1000).toFixed(2)} s after the decision (${((doneAt - start) / 1000).toFixed(2)} s after the Placement)`);
+    log(`${label}: ${N} works in ${((doneAt - decidedAt) / 1000).toFixed(2)} s after the decision (${((doneAt - start) / 1000).toFixed(2)} s after the Placement)`);
     // Its replica sets keep reporting rollout progress for a while: their status writes are counted too.
     const after = await waitQuiet(kubeConfig, 2_000, 120_000);
     const writes = report(delta(before, after.snapshot), { 'APPLY cluster.open-cluster-management.io/placements': 1 }, N, after.quiet);
-    log('OCM: deleting the replica sets (its controller deletes their works)');
+    log(`${label}: deleting the replica sets (its controller deletes their works)`);
     await deleteCollection(http, REPLICA_SETS, ns);
     await works.until(() => works.seen.size === 0, 'the replica sets\' works to go', 600_000);
     await poll('the replica sets to go', async () => (await listAll(http, REPLICA_SETS, ns)).length === 0, 120_000);
@@ -912,6 +912,11 @@ async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeH
     await decisions.stop();
     await removeReplicaSets(http, ns);
     await deleteIfPresent(http, PLACEMENTS, ns, 'bench-ocm');
+    // Gone with its decisions before the next round: a decision left over would start its clock early.
+    await poll('Placement bench-ocm and its decisions to go', async () => {
+      const left = [...(await listAll(http, PLACEMENTS, ns)), ...(await listAll(http, RESOURCES.placementDecisions, ns))];
+      return !left.some((o) => o.metadata.name === 'bench-ocm' || o.metadata.labels?.[PLACEMENT_LABEL] === 'bench-ocm');
+    }, 120_000);
   }
 }
 
