@@ -536,7 +536,6 @@ function apiserverArgs(o: { port: number; etcdUrl: string; prefix: string; pki: 
     `--service-account-issuer=https://127.0.0.1:${o.port}/`,
     `--service-account-key-file=${o.pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${o.pki.serviceAccountKey}`,
-    '--profiling=false',
     '--v=1',
   ];
 }
