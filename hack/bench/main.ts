@@ -639,7 +639,6 @@ async function run(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeHttp, cle
 /** etcd's default backend quota: the sandbox sets no --quota-backend-bytes. */
 const ETCD_DEFAULT_QUOTA_BYTES = 2 * 2 ** 30;
 
-/** The sandbox's etcd client URL and backend quota, from its command line. */
 /**
  * How long a quiet hub is waited for. The apiserver compacts etcd every 5 min, each time to the revision
  * it read at the previous tick: a revision is compacted 5 to 10 min after it was written (444 s in one
@@ -668,6 +667,7 @@ async function waitCompacted(http: KubeHttp, timeoutMs: number): Promise<number>
   throw new Error(`revision ${now.metadata.resourceVersion} not compacted within ${timeoutMs / 1000} s`);
 }
 
+/** The sandbox's etcd client URL and backend quota, from its command line. */
 function etcdOf(sandbox: Sandbox): { url: string; quotaBytes: number } {
   const args = readFileSync(`/proc/${sandbox.process('etcd').pid}/cmdline`, 'utf8').split('\0');
   const flag = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
