@@ -485,6 +485,8 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
  * The Kuadrant operator drops a status write that conflicts ("the object has been modified": the work agent
  * writing the copy at that moment, seen in CI) and writes none until its next event. While waiting for a
  * controller's word on a copy: every 15 s, a copy still without it gets an annotation, an event to react to.
+ * The operator may not react to it (a clean-clone run on 2026-11-24: seven nudges, no event logged; it wrote
+ * at its next pass, 120 s after the conflict), hence the waits below outlast one such pass.
  */
 function nudgeSilentCopy(cluster: string, resource: ResourceRef, ns: string, name: string, says: (copy: Policy) => unknown): EventuallyOptions['nudge'] {
   let nudges = 0;
@@ -504,7 +506,7 @@ async function restoredOnHub(resource: ResourceRef, ns: string, name: string, cl
     const expected = copy && says(copy);
     const c = await hubCluster(resource, ns, name, cluster);
     return expected && c && c.state !== 'Overridden' && c.state !== 'Pending' && JSON.stringify(pick(c)) === JSON.stringify(expected) ? c : undefined;
-  }, { what: `the copy of ${ns}/${name} back on ${cluster}, and the hub showing its controller's word`, timeoutMs: 120_000, context, nudge: nudgeSilentCopy(cluster, resource, ns, name, says) });
+  }, { what: `the copy of ${ns}/${name} back on ${cluster}, and the hub showing its controller's word`, timeoutMs: 180_000, context, nudge: nudgeSilentCopy(cluster, resource, ns, name, says) });
 }
 
 /** Envoy Gateway's word on a copy, as the hub reads it: the one ancestor entry's Accepted condition. */
