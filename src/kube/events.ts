@@ -1,9 +1,12 @@
 // Kubernetes Events on the objects the controllers act for (core/v1 Events, which `kubectl describe`
 // shows). A repeat of the same reason and message on the same object bumps the count of the existing
 // Event instead of creating another. Best effort: a failed Event write is logged, never fatal.
+// Reason, message and name are made valid here whatever the caller passes (spoke text reaches some
+// messages): the apiserver refuses an invalid name, and events.k8s.io readers an invalid reason.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/objects.ts';
+import { eventMessage, eventName, eventReason } from '../core/sanitize.ts';
 import type { KubeHttp } from './http.ts';
 import { RESOURCES, collectionPath, objectPath } from './resource.ts';
 
@@ -27,7 +30,9 @@ export class EventRecorder {
     private readonly instance = process.env.HOSTNAME ?? 'policy-sync',
   ) {}
 
-  async record(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+  async record(object: KubeObject, type: EventType, rawReason: string, rawMessage: string): Promise<void> {
+    const reason = eventReason(rawReason);
+    const message = eventMessage(rawMessage);
     const namespace = object.metadata.namespace ?? 'default';
     const key = `${object.metadata.uid ?? `${namespace}/${object.metadata.name}`}|${reason}|${message}`;
     const now = new Date().toISOString();
@@ -41,7 +46,7 @@ export class EventRecorder {
         });
         return;
       }
-      const name = `${object.metadata.name}.${randomBytes(8).toString('hex')}`;
+      const name = eventName(object.metadata.name, randomBytes(8).toString('hex'));
       await this.http.request('POST', collectionPath(RESOURCES.coreEvents, namespace), {
         body: {
           apiVersion: 'v1',
@@ -56,7 +61,7 @@ export class EventRecorder {
             resourceVersion: object.metadata.resourceVersion,
           },
           reason,
-          message: message.slice(0, 1024),
+          message,
           type,
           source: { component: this.component },
           reportingComponent: this.component,
