@@ -635,3 +635,13 @@ test('aggregatePolicyStatus: a local note replaces reason and message only while
   const gep = one({ ...ancestors({ gw: [ACCEPTED] }), local: { reason: 'OverridesLocal', message: 'BackendTrafficPolicy overrides [ns/l] on the cluster' } } as ClusterInput);
   assert.deepEqual([gep.state, gep.reason, gep.message], ['Enforced', 'OverridesLocal', 'BackendTrafficPolicy overrides [ns/l] on the cluster']);
 });
+
+test('a spoke reason reaches the status (and its Events) as a valid reason: UpperCamelCase, at most 128 characters', () => {
+  const rejected = (reason: string) => one(work({ accepted: { status: 'False', reason, message: 'no' } }));
+  assert.equal(rejected('target_not_found').reason, 'TargetNotFound');
+  assert.equal(rejected(`Bad ${'x'.repeat(100_000)}`).reason.length, 128);
+  assert.equal(rejected('!!!').reason, 'SpokeReason');
+  assert.equal(rejected('TargetNotFound').reason, 'TargetNotFound');
+  const enforced = one(work({ enforced: { status: 'False', reason: '\u001b[31mno\u001b[0m' } }));
+  assert.match(enforced.reason, /^[A-Z][A-Za-z0-9]{0,127}$/);
+});

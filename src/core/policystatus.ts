@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { canonicalJson } from './canonical.ts';
 import { parseJson } from './parsejson.ts';
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from './feedback.ts';
+import { eventReason } from './sanitize.ts';
 
 /** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
 export const MAX_STATUS_MESSAGE_LENGTH = 256;
@@ -359,7 +360,8 @@ function gatewayList(names: readonly string[]): string {
 }
 
 function entry(state: ClusterState, base: Base, reason: string, message: string): ClusterStatus {
-  return { state, ...base, reason, message: cutMessage(message) };
+  // Many reasons are the spoke's words: the annotation and the Events hold valid, bounded ones only.
+  return { state, ...base, reason: eventReason(reason), message: cutMessage(message) };
 }
 
 /** The status with the kind's own statusFeedback values of the cluster, sorted by name; unchanged when none. */
