@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from './objects.ts';
-import { PLACEMENT_LABEL, clustersFromDecisions } from './placement.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions, placementState } from './placement.ts';
 
 function decision(name: string, status: unknown): KubeObject {
   return {
@@ -28,4 +28,44 @@ test('clustersFromDecisions skips empty names and decisions without status', () 
   ];
   assert.deepEqual(clustersFromDecisions(decisions), ['c1']);
   assert.deepEqual(clustersFromDecisions([]), []);
+});
+
+function owned(d: KubeObject): KubeObject {
+  return { ...d, metadata: { ...d.metadata, ownerReferences: [{ apiVersion: 'cluster.open-cluster-management.io/v1beta1', kind: 'Placement', name: 'pl', uid: 'u1', controller: true }] } };
+}
+
+function placement(selected: number, groups: string[][] = [['pl-decision-1']], deleting = false): KubeObject {
+  return {
+    apiVersion: 'cluster.open-cluster-management.io/v1beta1',
+    kind: 'Placement',
+    metadata: { name: 'pl', namespace: 'ns', uid: 'u1', ...(deleting ? { deletionTimestamp: '2026-11-25T05:00:00Z' } : {}) },
+    status: { numberOfSelectedClusters: selected, decisionGroups: groups.map((decisions, i) => ({ decisionGroupIndex: i, decisions, clustersCount: 0 })) },
+  };
+}
+
+const entries = (...clusters: string[]) => ({ decisions: clusters.map((clusterName) => ({ clusterName, reason: '' })) });
+
+test('a Placement whose decisions hold what its status says it selected is settled', () => {
+  assert.deepEqual(placementState('ns/pl', placement(2), [owned(decision('pl-decision-1', entries('c1', 'c2')))]), { state: 'settled' });
+  // Decision groups over two PlacementDecisions.
+  const split = [owned(decision('pl-decision-1', entries('c1'))), owned(decision('pl-decision-2', entries('c2')))];
+  assert.deepEqual(placementState('ns/pl', placement(2, [['pl-decision-1'], ['pl-decision-2']]), split), { state: 'settled' });
+});
+
+test('decisions being rewritten (a cluster moved between PlacementDecisions, a decision not cached yet) are not settled', () => {
+  // OCM wrote decision-1 without c2 and has not written decision-2 yet: 1 held of 2 selected.
+  const moving = placementState('ns/pl', placement(2, [['pl-decision-1'], ['pl-decision-2']]), [owned(decision('pl-decision-1', entries('c1')))]);
+  assert.deepEqual(moving, { state: 'unsettled', reason: 'DecisionsUpdating', message: 'Placement ns/pl selected 2 clusters, its PlacementDecisions hold 1' });
+  const unseen = placementState('ns/pl', placement(1, [['pl-decision-1', 'pl-decision-2']]), [owned(decision('pl-decision-1', entries('c1')))]);
+  assert.deepEqual(unseen, { state: 'unsettled', reason: 'DecisionsUpdating', message: 'Placement ns/pl names PlacementDecisions not seen yet: pl-decision-2' });
+});
+
+test('a Placement deleted (its decisions left to the garbage collector, or gone) or being deleted is not settled', () => {
+  assert.equal(placementState('ns/pl', undefined, [owned(decision('pl-decision-1', entries('c1')))]).state, 'unsettled');
+  assert.equal(placementState('ns/pl', undefined, []).state, 'unsettled');
+  assert.equal(placementState('ns/pl', placement(1, [['pl-decision-1']], true), [owned(decision('pl-decision-1', entries('c1')))]).state, 'unsettled');
+});
+
+test('PlacementDecisions written on their own (no Placement owns them) are taken as they are', () => {
+  assert.deepEqual(placementState('ns/pl', undefined, [decision('pl-decision-1', entries('c1'))]), { state: 'settled' });
 });
