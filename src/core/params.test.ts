@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDns1123Subdomain } from './dns.ts';
 import { downstreamNamespaceTemplateErrors, parseParams, parseParamsJson, renderDownstreamNamespace } from './params.ts';
 
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
@@ -198,4 +199,40 @@ test('renderDownstreamNamespace replaces every {namespace}', () => {
   assert.equal(renderDownstreamNamespace('kuadrant-{namespace}', 'team-a'), 'kuadrant-team-a');
   assert.equal(renderDownstreamNamespace('{namespace}', 'team-a'), 'team-a');
   assert.equal(renderDownstreamNamespace('fixed', 'team-a'), 'fixed');
+});
+
+test('parseParams caps policiesToSync (and its alias) at 64 kinds, as the PolicySyncParams CRD does', () => {
+  const kinds = (count: number) => Array.from({ length: count }, (_, i) => ({ ...auth, resource: `kind${i}` }));
+  assert.equal(parseParams({ policiesToSync: kinds(64) }).ok, true);
+  assert.deepEqual(parseParams({ policiesToSync: kinds(65) }), { ok: false, errors: ['policiesToSync: must list at most 64 kinds'] });
+  assert.deepEqual(parseParams({ experimentalPolicySync: kinds(65) }), { ok: false, errors: ['experimentalPolicySync: must list at most 64 kinds'] });
+});
+
+test('parseParams caps statusFeedback rules, their names and paths, and the free-text fields', () => {
+  const rules = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `r${i}`, path: '.status.x' }));
+  assert.equal(parseParams({ policiesToSync: [{ ...rlp, statusFeedback: rules(16) }] }).ok, true);
+  assert.deepEqual(parseParams({ policiesToSync: [{ ...rlp, statusFeedback: rules(17) }] }), {
+    ok: false,
+    errors: ['policiesToSync[0].statusFeedback: must list at most 16 rules'],
+  });
+  assert.deepEqual(parseParams({ policiesToSync: [{ ...rlp, statusFeedback: [{ name: 'n'.repeat(64), path: `.${'p'.repeat(1024)}` }] }] }), {
+    ok: false,
+    errors: ['policiesToSync[0].statusFeedback[0].name: must be at most 63 characters', 'policiesToSync[0].statusFeedback[0].path: must be at most 1024 characters'],
+  });
+  assert.deepEqual(parseParams({ policiesToSync: [auth], downstreamNamespace: 'x'.repeat(254), downstreamClass: 'c'.repeat(254) }), {
+    ok: false,
+    errors: ['downstreamClass: must be at most 253 characters', 'downstreamNamespace: must be at most 253 characters'],
+  });
+  assert.deepEqual(parseParams({ policiesToSync: [{ ...auth, resource: 'r'.repeat(64) }] }), {
+    ok: false,
+    errors: ['policiesToSync[0].resource: must be at most 63 characters'],
+  });
+});
+
+test('the group pattern accepts exactly "" and the DNS-1123 subdomains', () => {
+  const samples = ['', 'kuadrant.io', 'a', 'a.b.c', 'a-b.c-d', '-a', 'a-', 'a..b', '.a', 'a.', 'A.io', 'a_b', 'x'.repeat(253), 'x'.repeat(254), `${'a.'.repeat(126)}a`];
+  for (const group of samples) {
+    const accepted = parseParams({ policiesToSync: [{ ...auth, group }] }).ok;
+    assert.equal(accepted, group === '' || isDns1123Subdomain(group), JSON.stringify(group));
+  }
 });

@@ -1,7 +1,7 @@
 // The GatewayClass params document (DESIGN §2.1), from a ConfigMap's `params` key or a
 // PolicySyncParams spec. Errors name the field, since they are shown on GatewayClass status.
 import { z } from 'zod';
-import { isDns1123Label, isDns1123Subdomain } from './dns.ts';
+import { DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, isDns1123Label } from './dns.ts';
 import { RESERVED_FEEDBACK_NAMES } from './feedbackrules.ts';
 import type { FeedbackJsonPath } from './feedbackrules.ts';
 import { gvrKey } from './gvr.ts';
@@ -21,28 +21,53 @@ export type SyncParams = { policiesToSync: PolicyKindConfig[]; downstreamNamespa
 
 export type ParamsResult = { ok: true; params: SyncParams } | { ok: false; errors: string[] };
 
-const dnsLabel = z.string().refine(isDns1123Label, 'must be a lowercase DNS-1123 label');
+/** Most policy kinds one params document lists (also the CRD's maxItems: test/unit/params-crd.test.ts). */
+export const MAX_POLICY_KINDS = 64;
+/** Most statusFeedback rules of one kind: each is a value on every work of the kind, on every cluster. */
+export const MAX_STATUS_FEEDBACK_RULES = 16;
+/** A statusFeedback rule name: letters, digits, `_`, `.`, `-`, at most MAX_FEEDBACK_RULE_NAME_LENGTH. */
+export const FEEDBACK_RULE_NAME = /^[A-Za-z0-9_.-]+$/;
+export const MAX_FEEDBACK_RULE_NAME_LENGTH = 63;
+const MAX_FEEDBACK_PATH_LENGTH = 1024;
+
+// The limits are zod checks, not refinements, so that z.toJSONSchema shows them and a test holds the
+// PolicySyncParams CRD (the other way in) to the same rules. Patterns are the apimachinery ones (dns.ts).
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
+
+const dnsLabel = z.string().max(DNS1123_LABEL_MAX_LENGTH, `must be at most ${DNS1123_LABEL_MAX_LENGTH} characters`).regex(DNS1123_LABEL, 'must be a lowercase DNS-1123 label');
 
 const feedbackRuleSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be non-empty and use only letters, digits, "_", "." or "-"'),
-  path: z.string().regex(/^\.\S/, 'must be a JSONPath starting with "." (e.g. .status.limits)'),
+  name: z
+    .string()
+    .max(MAX_FEEDBACK_RULE_NAME_LENGTH, `must be at most ${MAX_FEEDBACK_RULE_NAME_LENGTH} characters`)
+    .regex(FEEDBACK_RULE_NAME, 'must be non-empty and use only letters, digits, "_", "." or "-"'),
+  path: z
+    .string()
+    .max(MAX_FEEDBACK_PATH_LENGTH, `must be at most ${MAX_FEEDBACK_PATH_LENGTH} characters`)
+    .regex(/^\.\S/, 'must be a JSONPath starting with "." (e.g. .status.limits)'),
 });
 
 const policyKindSchema = z.strictObject({
-  group: z.string().refine((group) => group === '' || isDns1123Subdomain(group), {
-    message: 'must be "" (core) or a lowercase DNS-1123 subdomain',
-  }),
+  group: z
+    .string()
+    .max(DNS1123_SUBDOMAIN_MAX_LENGTH, `must be at most ${DNS1123_SUBDOMAIN_MAX_LENGTH} characters`)
+    .regex(GROUP, 'must be "" (core) or a lowercase DNS-1123 subdomain'),
   version: dnsLabel,
   resource: dnsLabel,
-  statusFeedback: z.array(feedbackRuleSchema).optional(),
+  statusFeedback: z.array(feedbackRuleSchema).max(MAX_STATUS_FEEDBACK_RULES, `must list at most ${MAX_STATUS_FEEDBACK_RULES} rules`).optional(),
 });
 
-const paramsSchema = z.strictObject({
-  policiesToSync: z.array(policyKindSchema).optional(),
-  experimentalPolicySync: z.array(policyKindSchema).optional(),
+const policyKindList = z.array(policyKindSchema).max(MAX_POLICY_KINDS, `must list at most ${MAX_POLICY_KINDS} kinds`);
+const shortText = z.string().max(DNS1123_SUBDOMAIN_MAX_LENGTH, `must be at most ${DNS1123_SUBDOMAIN_MAX_LENGTH} characters`);
+
+/** The params document (a PolicySyncParams spec); exported for the CRD agreement test. */
+export const paramsSchema = z.strictObject({
+  policiesToSync: policyKindList.optional(),
+  experimentalPolicySync: policyKindList.optional(),
   // MGC's key: accepted so MGC params keep working, otherwise ignored.
-  downstreamClass: z.string().optional(),
-  downstreamNamespace: z.string().optional(),
+  downstreamClass: shortText.optional(),
+  downstreamNamespace: shortText.optional(),
 });
 
 type PolicyKindInput = z.infer<typeof policyKindSchema>;
