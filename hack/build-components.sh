@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
 # kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
-# (agent + manager), `placement` and `addon` (manager), and the spoke policy controllers kuadrant-operator and
-# envoy-gateway. Each is rebuilt only when its pin in hack/versions.env changes.
+# (agent + manager), `placement`, `addon` (manager) and `registration` (hub controller + agent), and the spoke
+# policy controllers kuadrant-operator and envoy-gateway. Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
 set -euo pipefail
@@ -42,7 +42,8 @@ new_module() {
 }
 
 # kube-apiserver; kube-controller-manager, of which the sandbox runs only the ClusterRole aggregation and
-# namespace controllers (aggregated RBAC as deploy/ uses it, namespace deletion that completes); and
+# namespace controllers (aggregated RBAC as deploy/ uses it, namespace deletion that completes), and on the hub
+# the garbage collector and the CSR signer (OCM registration agents get their hub certificates by CSR); and
 # kubectl (with kustomize) for the tests that render and dry-run deploy/.
 build_kubernetes() {
   local pin="kubernetes=$KUBERNETES_VERSION"
@@ -85,11 +86,12 @@ build_etcd() {
   mark_built etcd "$pin"
 }
 
-# OCM, one module: `work` (agent, and the hub manager the benchmark runs), `placement` (controller) and
-# `addon` (manager: ClusterManagementAddOn install strategies and AddOnTemplate addons). Each binary is
-# checked on its own, so that one added here is built into an existing .local/bin without rebuilding the rest.
+# OCM, one module: `work` (agent, and the hub manager the benchmark runs), `placement` (controller),
+# `addon` (manager: ClusterManagementAddOn install strategies and AddOnTemplate addons) and `registration`
+# (hub controller and spoke agent: cluster leases, availability and taints). Each binary is checked on its own,
+# so that one added here is built into an existing .local/bin without rebuilding the rest.
 build_ocm() {
-  local pin="ocm=$OCM_VERSION" wanted=(work placement addon) missing=() b
+  local pin="ocm=$OCM_VERSION" wanted=(work placement addon registration) missing=() b
   for b in "${wanted[@]}"; do up_to_date "$b" "$pin" || missing+=("$b"); done
   if [ "${#missing[@]}" -eq 0 ]; then log "OCM $OCM_VERSION (${wanted[*]}) up to date"; return; fi
   log "building OCM $OCM_VERSION: ${missing[*]}"
