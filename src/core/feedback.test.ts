@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readClusterFeedback } from './feedback.ts';
+import { MAX_FEEDBACK_VALUES, readClusterFeedback } from './feedback.ts';
 import type { KubeObject } from './objects.ts';
 
 type Value = { name: string; fieldValue: Record<string, unknown> };
@@ -342,4 +342,80 @@ test('readClusterFeedback: appliedAt is the later of the Applied transition and 
   assert.equal(later.appliedAt, Date.parse('2026-01-01T00:07:00Z'));
   const unknown = readClusterFeedback(workFor(['shop'], [], { conditions: [{ ...applied, lastTransitionTime: undefined }] }));
   assert.equal(unknown.appliedAt, undefined);
+});
+
+// Everything below is written by the spoke agent: a spoke can put anything there (DESIGN §7, "Tenant lanes").
+
+test('readClusterFeedback makes spoke reasons valid reasons and caps spoke messages at 4096 code points, marking the cut', () => {
+  const feedback = readClusterFeedback(
+    appliedWork([
+      str('acceptedStatus', 'False'),
+      str('acceptedReason', 'target_not_found'),
+      str('acceptedMessage', 'm'.repeat(1_000_000)),
+      str('enforcedStatus', 'False'),
+      str('enforcedReason', `X${'y'.repeat(10_000)}`),
+      str('enforcedMessage', 'red \u001b[31malert\u001b[0m'),
+    ]),
+  );
+  assert.equal(feedback.accepted?.reason, 'TargetNotFound');
+  assert.equal(feedback.accepted?.message, `${'m'.repeat(4095)}…`);
+  assert.equal(feedback.enforced?.reason?.length, 128);
+  assert.equal(feedback.enforced?.message, 'red \uFFFD[31malert\uFFFD[0m');
+});
+
+test('readClusterFeedback: an empty spoke reason is no reason, one with nothing usable becomes SpokeReason', () => {
+  const feedback = readClusterFeedback(
+    appliedWork([str('acceptedStatus', 'False'), str('acceptedReason', ''), str('enforcedStatus', 'False'), str('enforcedReason', '???')]),
+  );
+  assert.deepEqual(feedback.accepted, { status: 'False' });
+  assert.deepEqual(feedback.enforced, { status: 'False', reason: 'SpokeReason' });
+});
+
+test('readClusterFeedback caps the reasons and messages of raw conditions and ancestor entries, and the names it reports', () => {
+  const fromRaw = readClusterFeedback(appliedWork([raw('conditions', [{ type: 'Enforced', status: 'True', reason: 'all good!', message: 'ok\u0000' }])]));
+  assert.deepEqual(fromRaw.enforced, { status: 'True', reason: 'AllGood', message: 'ok\uFFFD' });
+  const ancestors = readClusterFeedback(
+    workFor(['shop'], [str('ancestor0Status', 'False'), str('ancestor0Reason', 'not-accepted'), str('ancestor0Controller', `example.com/${'c'.repeat(400)}`)]),
+  );
+  assert.equal(ancestors.ancestors[0]?.entries[0]?.reason, 'NotAccepted');
+  assert.equal(ancestors.ancestors[0]?.entries[0]?.controllerName?.length, 253);
+  const names = readClusterFeedback(appliedWork([str('firstConditionType', 'T'.repeat(1000)), str('firstAncestorName', 'g'.repeat(1000))]));
+  assert.equal(names.firstConditionType, `${'T'.repeat(252)}…`);
+  assert.equal(names.firstAncestorName, `${'g'.repeat(252)}…`);
+});
+
+test('readClusterFeedback caps apply and feedback errors like messages', () => {
+  const failed = work({
+    conditions: [workCondition('Applied', 'False')],
+    resourceStatus: {
+      manifests: [
+        manifestStatus(undefined, [
+          { type: 'Applied', status: 'False', reason: 'AppliedManifestFailed', message: `\r${'x'.repeat(50_000)}` },
+          { type: 'StatusFeedbackSynced', status: 'False', reason: 'bad reason', message: '' },
+        ]),
+      ],
+    },
+  });
+  const feedback = readClusterFeedback(failed);
+  assert.equal(feedback.applyError, `\uFFFD${'x'.repeat(4094)}…`);
+  assert.equal(feedback.feedbackError, 'BadReason: status feedback failed');
+});
+
+test('readClusterFeedback keeps at most 16 of the kind\'s own values, named as rules may be, their strings capped', () => {
+  const own = Array.from({ length: 20 }, (_, i) => str(`value${String(i).padStart(2, '0')}`, 'v'.repeat(5000)));
+  const feedback = readClusterFeedback(appliedWork([str('bad name!', 'x'), str('n'.repeat(64), 'x'), ...own]));
+  assert.deepEqual(Object.keys(feedback.extra), own.slice(0, 16).map((v) => v.name));
+  assert.equal(feedback.extra.value00, `${'v'.repeat(4095)}…`);
+});
+
+test('readClusterFeedback drops a JsonRaw value over 4 KiB (a cut JSON text is no JSON) and reads no more values than the rules can give', () => {
+  const big = [{ type: 'Enforced', status: 'True', reason: 'Enforced', message: 'x'.repeat(5000) }];
+  const feedback = readClusterFeedback(appliedWork([raw('conditions', big), raw('limits', 'y'.repeat(5000))]));
+  assert.equal(feedback.enforced, undefined);
+  assert.deepEqual(feedback.extra, {});
+  // A JsonRaw value that fits is kept, as its text (cut only where shown).
+  assert.deepEqual(readClusterFeedback(appliedWork([raw('limits', { a: 1 })])).extra, { limits: '{"a":1}' });
+  const padding = Array.from({ length: MAX_FEEDBACK_VALUES }, (_, i) => str(`pad${i}`, 'p'));
+  const late = readClusterFeedback(appliedWork([...padding, str('enforcedStatus', 'True')]));
+  assert.equal(late.enforced, undefined);
 });

@@ -1,18 +1,23 @@
 // One ManifestWork's status read into what the hub aggregates for one cluster (DESIGN §4.3, §5).
-// Work status is written by the spoke agent: every field is checked, nothing is trusted to be there.
+// Work status is written by the spoke agent: every field is checked, nothing is trusted to be there,
+// and every string and size is capped (core/sanitize.ts) before the hub holds or shows it.
 import { readConditions } from './conditions.ts';
 import type { Condition } from './conditions.ts';
 import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackGateways, ancestorFeedbackName } from './feedbackrules.ts';
 import type { AncestorField } from './feedbackrules.ts';
 import { kubeTimeMillis } from './kubetime.ts';
 import type { KubeObject } from './objects.ts';
+import { FEEDBACK_RULE_NAME, MAX_FEEDBACK_RULE_NAME_LENGTH, MAX_STATUS_FEEDBACK_RULES } from './params.ts';
+import { MAX_SPOKE_JSON_BYTES, MAX_SPOKE_NAME_LENGTH, eventReason, spokeText } from './sanitize.ts';
 
 export type ConditionStatus = Condition['status'];
 
 /** A spoke policy condition as reported by feedback. */
 export interface FeedbackCondition {
   status: ConditionStatus;
+  /** A valid Event reason (sanitize.ts eventReason), never empty. */
   reason?: string;
+  /** At most MAX_SPOKE_TEXT_LENGTH code points, control characters replaced. */
   message?: string;
 }
 
@@ -61,7 +66,10 @@ export interface ClusterFeedback {
    * a retargeted copy back to its first apply).
    */
   appliedAt?: number;
-  /** The kind's own statusFeedback values (names outside the reserved ones); JsonRaw stays a string. */
+  /**
+   * The kind's own statusFeedback values (names outside the reserved ones); JsonRaw stays a string. At
+   * most MAX_STATUS_FEEDBACK_RULES of them (the params' limit), each named as a rule may be.
+   */
   extra: Record<string, FeedbackScalar>;
   /** The manifest could not be applied on the spoke (e.g. its namespace is missing). */
   applyError?: string;
@@ -71,6 +79,11 @@ export interface ClusterFeedback {
 
 const CONDITION_STATUSES: readonly string[] = ['True', 'False', 'Unknown'];
 const RESERVED = new Set(RESERVED_FEEDBACK_NAMES);
+/**
+ * The most feedback values one work can rightly carry: one per rule the hub writes (the reserved ones and
+ * the kind's own). Entries past it are not read: an agent cannot make the hub walk or keep more.
+ */
+export const MAX_FEEDBACK_VALUES = RESERVED_FEEDBACK_NAMES.length + MAX_STATUS_FEEDBACK_RULES;
 
 export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   const workConditions = readConditions(work);
@@ -104,13 +117,17 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced') ?? statusGeneration;
   if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
   feedback.ancestors = copyGateways(work).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));
-  const firstConditionType = string(values.get('firstConditionType'));
+  const firstConditionType = spokeText(string(values.get('firstConditionType')), MAX_SPOKE_NAME_LENGTH);
   if (firstConditionType !== undefined) feedback.firstConditionType = firstConditionType;
-  const firstAncestorName = string(values.get('firstAncestorName'));
+  const firstAncestorName = spokeText(string(values.get('firstAncestorName')), MAX_SPOKE_NAME_LENGTH);
   if (firstAncestorName !== undefined) feedback.firstAncestorName = firstAncestorName;
 
+  let extras = 0;
   for (const [name, value] of values) {
-    if (!RESERVED.has(name)) feedback.extra[name] = value.value;
+    if (RESERVED.has(name)) continue;
+    if (extras++ >= MAX_STATUS_FEEDBACK_RULES) break;
+    // A JsonRaw value is cut only here, where it is shown as text; above, it is parsed whole or not at all.
+    feedback.extra[name] = value.type === 'JsonRaw' ? spokeText(value.value)! : value.value;
   }
 
   const manifestConditions = asConditionList(manifest?.conditions);
@@ -155,7 +172,7 @@ function ancestorEntries(values: ReadonlyMap<string, TypedValue>, index: number)
     const entry: AncestorCondition = withText(status, reasons[i], messages[i]);
     const generation = generations[i];
     if (generation !== undefined) entry.observedGeneration = generation;
-    const controllerName = controllers[i];
+    const controllerName = spokeText(controllers[i], MAX_SPOKE_NAME_LENGTH);
     if (controllerName !== undefined) entry.controllerName = controllerName;
     entries.push(entry);
   });
@@ -203,17 +220,24 @@ function ourManifest(status: unknown): ManifestStatus | undefined {
   return entries.find((entry) => isRecord(entry.resourceMeta) && entry.resourceMeta.ordinal === 0) ?? entries[0];
 }
 
-/** Feedback values by name; entries whose fieldValue does not hold a value of its declared type are skipped. */
+/**
+ * Feedback values by name, from the first MAX_FEEDBACK_VALUES entries. Skipped: entries named as no rule
+ * can be, and those whose fieldValue does not hold a value of its declared type (or holds one too big).
+ */
 function readValues(statusFeedback: unknown): Map<string, TypedValue> {
   const values = new Map<string, TypedValue>();
   const list = isRecord(statusFeedback) ? statusFeedback.values : undefined;
   if (!Array.isArray(list)) return values;
-  for (const entry of list) {
-    if (!isRecord(entry) || typeof entry.name !== 'string' || values.has(entry.name)) continue;
+  for (const entry of list.slice(0, MAX_FEEDBACK_VALUES)) {
+    if (!isRecord(entry) || !isRuleName(entry.name) || values.has(entry.name)) continue;
     const value = typedValue(entry.fieldValue);
     if (value !== undefined) values.set(entry.name, value);
   }
   return values;
+}
+
+function isRuleName(name: unknown): name is string {
+  return typeof name === 'string' && name.length <= MAX_FEEDBACK_RULE_NAME_LENGTH && FEEDBACK_RULE_NAME.test(name);
 }
 
 function typedValue(field: unknown): TypedValue | undefined {
@@ -222,11 +246,14 @@ function typedValue(field: unknown): TypedValue | undefined {
     case 'Integer':
       return typeof field.integer === 'number' && Number.isInteger(field.integer) ? { type: 'Integer', value: field.integer } : undefined;
     case 'String':
-      return typeof field.string === 'string' ? { type: 'String', value: field.string } : undefined;
+      return typeof field.string === 'string' ? { type: 'String', value: spokeText(field.string)! } : undefined;
     case 'Boolean':
       return typeof field.boolean === 'boolean' ? { type: 'Boolean', value: field.boolean } : undefined;
     case 'JsonRaw':
-      return typeof field.jsonRaw === 'string' ? { type: 'JsonRaw', value: field.jsonRaw } : undefined;
+      // Parsed later (ancestor lists, raw conditions): a cut JSON text would not parse, so too long is dropped.
+      return typeof field.jsonRaw === 'string' && Buffer.byteLength(field.jsonRaw, 'utf8') <= MAX_SPOKE_JSON_BYTES
+        ? { type: 'JsonRaw', value: field.jsonRaw }
+        : undefined;
     default:
       return undefined;
   }
@@ -270,10 +297,12 @@ function rawGeneration(conditions: readonly Record<string, unknown>[], type: str
   return typeof generation === 'number' && Number.isInteger(generation) ? generation : undefined;
 }
 
+/** The condition with the spoke's reason made a valid reason and its message capped; an empty reason is none. */
 function withText(status: ConditionStatus, reason: string | undefined, message: string | undefined): FeedbackCondition {
   const condition: FeedbackCondition = { status };
-  if (reason !== undefined) condition.reason = reason;
-  if (message !== undefined) condition.message = message;
+  if (reason) condition.reason = eventReason(reason);
+  const text = spokeText(message);
+  if (text !== undefined) condition.message = text;
   return condition;
 }
 
@@ -291,10 +320,10 @@ function findCondition(conditions: readonly Condition[], type: string): Conditio
 
 /** The condition's message, else its reason, else the fallback: never an empty error. */
 function describe(condition: Condition, fallback: string): string {
-  const message = optionalString(condition.message);
+  const message = spokeText(condition.message);
   if (message) return message;
   const reason = optionalString(condition.reason);
-  return reason ? `${reason}: ${fallback}` : fallback;
+  return reason ? `${eventReason(reason)}: ${fallback}` : fallback;
 }
 
 function isConditionStatus(value: string): value is ConditionStatus {
