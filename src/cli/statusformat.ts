@@ -122,14 +122,17 @@ export function formatRows(rows: readonly PolicyRowView[], wide: boolean): strin
 }
 
 export function formatTable(rows: readonly PolicyRowView[]): string[] {
+  // UNKNOWN (clusters whose works are kept while OCM cannot vouch for them) only when some policy has one.
+  const withUnknown = rows.some((r) => (r.status.summary.unknown ?? 0) > 0);
+  const header = withUnknown ? [...TABLE_HEADER, 'UNKNOWN'] : TABLE_HEADER;
   const cells = rows.map((r) => {
     const s = r.status.summary;
-    return [policyLabel(r), `${s.enforced}/${s.clusters}`, String(s.overridden), String(s.pending), String(s.failed)];
+    return [policyLabel(r), `${s.enforced}/${s.clusters}`, String(s.overridden), String(s.pending), String(s.failed), ...(withUnknown ? [String(s.unknown ?? 0)] : [])];
   });
-  const widths = TABLE_HEADER.map((h, i) => Math.max(width(h), ...cells.map((c) => width(c[i]!))));
+  const widths = header.map((h, i) => Math.max(width(h), ...cells.map((c) => width(c[i]!))));
   const rest = widths.slice(1).reduce((sum, w) => sum + GAP.length + w, 0);
   widths[0] = Math.max(Math.min(widths[0]!, MIN_POLICY_WIDTH), Math.min(widths[0]!, LINE_WIDTH - rest));
-  const out = [line(TABLE_HEADER, widths)];
+  const out = [line(header, widths)];
   for (const c of cells) out.push(line([ellipsize(c[0]!, widths[0]), ...c.slice(1)], widths));
   const troubled = rows.filter((r) => (r.status.problems ?? []).length > 0);
   if (troubled.length > 0) {
@@ -145,7 +148,7 @@ export function formatTable(rows: readonly PolicyRowView[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // The matrix: one row per policy, one column per cluster.
 
-type Cell = 'Enforced' | 'Partial' | 'Overridden' | 'Pending' | 'Failed' | 'None';
+type Cell = 'Enforced' | 'Partial' | 'Overridden' | 'Pending' | 'Failed' | 'Unknown' | 'None';
 
 const FULL: Record<Cell, string> = {
   Enforced: 'Enforced',
@@ -153,18 +156,20 @@ const FULL: Record<Cell, string> = {
   Overridden: 'Overridden',
   Pending: 'Pending',
   Failed: 'Failed',
+  Unknown: 'Unknown',
   None: '-',
 };
-const SHORT: Record<Cell, string> = { Enforced: 'Enf', Partial: 'Part', Overridden: 'Ovr', Pending: 'Pend', Failed: 'Fail', None: '-' };
+const SHORT: Record<Cell, string> = { Enforced: 'Enf', Partial: 'Part', Overridden: 'Ovr', Pending: 'Pend', Failed: 'Fail', Unknown: 'Unkn', None: '-' };
 const MEANING: Record<Cell, string> = {
   Enforced: 'Enforced',
   Partial: 'PartiallyEnforced',
   Overridden: 'Overridden',
   Pending: 'Pending',
   Failed: 'Failed',
+  Unknown: 'Unknown (OCM cannot vouch for the cluster: its ManifestWork is kept)',
   None: 'not synced to that cluster',
 };
-const CELL_ORDER: readonly Cell[] = ['Enforced', 'Partial', 'Overridden', 'Pending', 'Failed', 'None'];
+const CELL_ORDER: readonly Cell[] = ['Enforced', 'Partial', 'Overridden', 'Pending', 'Failed', 'Unknown', 'None'];
 
 function cellOf(cluster: ClusterStatus | undefined): Cell {
   if (cluster === undefined) return 'None';
@@ -296,7 +301,7 @@ export function formatExplain(row: PolicyRow): string {
     ...top(
       'Summary',
       `${s.clusters} ${s.clusters === 1 ? 'cluster' : 'clusters'}: ${s.enforced} enforced, ${s.overridden} overridden, ` +
-        `${s.pending} pending, ${s.failed} failed; ${s.applied} applied`,
+        `${s.pending} pending, ${s.failed} failed${s.unknown ? `, ${s.unknown} unknown` : ''}; ${s.applied} applied`,
     ),
   );
   if (s.truncated) {

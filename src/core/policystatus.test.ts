@@ -645,3 +645,13 @@ test('a spoke reason reaches the status (and its Events) as a valid reason: Uppe
   const enforced = one(work({ enforced: { status: 'False', reason: '\u001b[31mno\u001b[0m' } }));
   assert.match(enforced.reason, /^[A-Z][A-Za-z0-9]{0,127}$/);
 });
+
+test('a cluster whose work is kept while OCM cannot vouch for it counts as unknown, reads back, and its entry is a transition', () => {
+  const status = aggregatePolicyStatus({ clusters: { c2: { state: 'unknown', reason: 'ManagedClusterLeaseUpdateStopped', message: 'OCM marks cluster c2 unreachable' } }, now: 0 });
+  assert.deepEqual(status.summary, { clusters: 1, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 1 });
+  assert.equal(status.clusters?.c2?.state, 'Unknown');
+  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
+  assert.deepEqual(statusTransitions(undefined, status).map((t) => [t.cluster, t.type, t.reason]), [['c2', 'Unknown', 'ManagedClusterLeaseUpdateStopped']]);
+  // The common case has no `unknown` count at all: annotations written before are unchanged.
+  assert.equal('unknown' in aggregatePolicyStatus({ clusters: {}, now: 0 }).summary, false);
+});

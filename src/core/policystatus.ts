@@ -18,7 +18,7 @@ export const MAX_STATUS_ANNOTATION_BYTES = 64 * 1024;
 export const STATUS_GRACE_MS = 60_000;
 
 /** Where a cluster stands; every cluster is in exactly one of these. */
-export type ClusterState = 'Enforced' | 'Overridden' | 'Pending' | 'Failed';
+export type ClusterState = 'Enforced' | 'Overridden' | 'Pending' | 'Failed' | 'Unknown';
 
 /** What the hub knows about one cluster of the policy. */
 export type ClusterInput =
@@ -35,7 +35,12 @@ export type ClusterInput =
   /** Another hub policy owns the spoke object here (DESIGN §3). */
   | { state: 'conflicted'; message: string }
   /** Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there. */
-  | { state: 'overridden'; message: string };
+  | { state: 'overridden'; message: string }
+  /**
+   * The cluster left the decisions while OCM cannot vouch for it, or while the Placement is in flux: its
+   * work is kept as it was (DESIGN §7). OCM's reason and since when; the kept work's last feedback, if any.
+   */
+  | { state: 'unknown'; reason: string; message: string; since?: string; feedback?: ClusterFeedback };
 
 /** What local policies do to a placed copy, by the spoke agent's report. */
 export interface LocalNote {
@@ -74,6 +79,8 @@ export interface StatusSummary {
   overridden: number;
   pending: number;
   failed: number;
+  /** Clusters whose works are kept while OCM cannot vouch for them; absent when none (the common case). */
+  unknown?: number;
   /**
    * Set when the annotation did not hold everything: the statusFeedback values were left out, and when
    * that was not enough, the per-cluster part too. The works have the rest (the CLI reads them).
@@ -96,7 +103,7 @@ export interface PolicyStatus {
 
 export interface StatusTransition {
   cluster: string;
-  type: 'Enforced' | 'Overridden' | 'Failed';
+  type: 'Enforced' | 'Overridden' | 'Failed' | 'Unknown';
   reason: string;
   message: string;
 }
@@ -111,6 +118,7 @@ export interface AggregateInput {
 /**
  * The status of a policy across its clusters. Each cluster's state is decided by the first rule
  * that matches, so it lands in exactly one count:
+ * -1. unknown (left the decisions while OCM cannot vouch for it) → Unknown, with OCM's reason
  *  0. overridden (local policies cover the copy; not placed) → Overridden, naming them
  *  1. conflicted                          → Failed, reason Conflicted
  *  2. tooLarge                            → Failed, reason TooLarge
@@ -150,7 +158,8 @@ export function aggregatePolicyStatus(input: AggregateInput): PolicyStatus {
     clusters.push([name, status]);
     summary.clusters += 1;
     if (status.applied) summary.applied += 1;
-    summary[COUNTER[status.state]] += 1;
+    const counter = COUNTER[status.state];
+    summary[counter] = (summary[counter] ?? 0) + 1;
   }
   const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
   if (problems.length > 0) status.problems = problems;
@@ -188,7 +197,7 @@ export function newProblems(before: PolicyStatus | undefined, after: PolicyStatu
   return (after.problems ?? []).filter((p) => !known.has(JSON.stringify([p.reason, p.message])));
 }
 
-const COUNTER = { Enforced: 'enforced', Overridden: 'overridden', Pending: 'pending', Failed: 'failed' } as const;
+const COUNTER = { Enforced: 'enforced', Overridden: 'overridden', Pending: 'pending', Failed: 'failed', Unknown: 'unknown' } as const;
 
 /** A cluster's status, and when it is Pending only until the grace ends, when that is. */
 interface Verdict {
@@ -200,6 +209,18 @@ type Base = Pick<ClusterStatus, 'applied' | 'available' | 'enforced' | 'upToDate
 
 function clusterVerdict(input: ClusterInput, now: number): Verdict {
   switch (input.state) {
+    case 'unknown': {
+      // What the kept work last said is all there is: it may be stale, so never upToDate.
+      const feedback = input.feedback;
+      const base = {
+        applied: feedback?.applied ?? false,
+        available: feedback?.available ?? false,
+        enforced: feedback ? fromFeedback(feedback, now).status.enforced : 'Unknown',
+        upToDate: false,
+      };
+      const since = input.since ? ` since ${input.since}` : '';
+      return { status: withValues(entry('Unknown', base, input.reason, `${input.message}${since}; its ManifestWork is kept as it was`), feedback) };
+    }
     case 'overridden':
       // The report that decided it is fresh: the verdict is current.
       return { status: entry('Overridden', { applied: false, available: false, enforced: 'False', upToDate: true }, 'Overridden', input.message) };
@@ -424,7 +445,7 @@ function withoutStatusFeedback(clusters: Record<string, ClusterStatus>): Record<
 
 const count = z.number().int().nonnegative();
 const clusterStatusSchema = z.object({
-  state: z.enum(['Enforced', 'Overridden', 'Pending', 'Failed']),
+  state: z.enum(['Enforced', 'Overridden', 'Pending', 'Failed', 'Unknown']),
   applied: z.boolean(),
   available: z.boolean(),
   enforced: z.enum(['True', 'False', 'Unknown']),
@@ -441,6 +462,7 @@ const policyStatusSchema = z.object({
     overridden: count,
     pending: count,
     failed: count,
+    unknown: count.optional(),
     truncated: z.literal(true).optional(),
   }),
   clusters: z.record(z.string(), clusterStatusSchema).optional(),
@@ -460,7 +482,7 @@ export function readPolicyStatus(text: string | undefined): PolicyStatus | undef
 }
 
 /**
- * Clusters that entered the Enforced, Overridden or Failed state, sorted by cluster: one Event
+ * Clusters that entered the Enforced, Overridden, Failed or Unknown state, sorted by cluster: one Event
  * each. A cluster staying in its state (even with a new reason) or becoming Pending gives none.
  * With no `before`, every cluster is new. A cluster that a truncated `before` (an annotation read
  * back after a restart) does not list gives none: what changed is unknown, and an Event storm on

@@ -23,8 +23,17 @@ import { WorkQueue } from '../runtime/workqueue.ts';
 import { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler, ownsClass } from './gatewayclassreconciler.ts';
-import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, sourceKeyOfWork, type KindedPolicy } from './eventkeys.ts';
-import { BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
+import {
+  keysForDecisionChange,
+  keysForGatewayChange,
+  keysForManagedClusterChange,
+  keysForPlacementChange,
+  keysForPolicyChange,
+  keysForWorkChange,
+  sourceKeyOfWork,
+  type KindedPolicy,
+} from './eventkeys.ts';
+import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
@@ -76,6 +85,8 @@ export class HubController {
   private readonly classes: Informer;
   private readonly gateways: Informer;
   private readonly decisions: Informer;
+  private readonly placements: Informer;
+  private readonly managedClusters: Informer;
   private readonly works: Informer;
   private readonly watches: DynamicInformers;
   private readonly paramsRefs: ParamsRefs;
@@ -117,6 +128,8 @@ export class HubController {
     this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
     this.gateways = informer('gateways', RESOURCES.gateways);
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
+    this.placements = informer('placements', RESOURCES.placements);
+    this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
     this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
@@ -124,6 +137,7 @@ export class HubController {
       const source = w.metadata.labels?.[SOURCE_LABEL];
       return source ? [source] : [];
     });
+    this.works.store.addIndex(BY_CLUSTER, (w) => [w.metadata.namespace ?? '']);
 
     this.watches = new DynamicInformers(this.http, {
       onChange: (gvr, change) => {
@@ -167,7 +181,7 @@ export class HubController {
     });
     this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: this.statusWrites });
     this.reports = o.spokeConfig
-      ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, kinds) => this.enqueuePoliciesOfKinds(kinds), logger: this.log })
+      ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => this.enqueuePoliciesOfKinds([...new Set(scopes.map((s) => s.kind))]), logger: this.log })
       : undefined;
     const policyWorks = new WorkApplier({ http: this.http, logger: this.log, onExpired: (key) => this.policyQueue.add(key) });
     this.policyWorks = policyWorks;
@@ -178,6 +192,8 @@ export class HubController {
         classes: this.classes,
         gateways: this.gateways,
         decisions: this.decisions,
+        placements: this.placements,
+        managedClusters: this.managedClusters,
         works: this.works,
         configs: this.configs,
         applier: policyWorks,
@@ -230,6 +246,8 @@ export class HubController {
       this.policyQueue.addAll(keysForDecisionChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw)));
       this.enqueueSpokeConfig();
     });
+    this.placements.onChange((c) => this.policyQueue.addAll(keysForPlacementChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw))));
+    this.managedClusters.onChange((c) => this.policyQueue.addAll(keysForManagedClusterChange(c, (cluster) => this.works.store.byIndex(BY_CLUSTER, cluster))));
     this.works.onChange((c) => {
       if (this.reports && isSpokeConfigWork(c.object)) this.reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object);
       const keys = keysForWorkChange(c);
@@ -244,11 +262,16 @@ export class HubController {
    * standby keeps its caches warm — the policy kinds' watches included — and writes nothing.
    */
   async startCaches(): Promise<void> {
-    for (const i of [this.classes, this.gateways, this.decisions, this.works]) i.start();
-    await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.waitForSync()));
+    for (const i of this.caches()) i.start();
+    await Promise.all(this.caches().map((i) => i.waitForSync()));
     this.log.info({ works: this.works.store.size, gatewayClasses: this.classes.store.size }, 'caches synced');
     this.classRunner.start();
     this.configKnown = this.whenConfigKnown(this.classes.store.list().map((c) => c.metadata.name));
+  }
+
+  /** The informers every decision reads; the policy kinds' watches come and go with the configuration. */
+  private caches(): Informer[] {
+    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.works];
   }
 
   /** Leadership: GatewayClass status writes on, and the reconcilers that write start. */
@@ -273,7 +296,7 @@ export class HubController {
   }
 
   get cachesSynced(): boolean {
-    return [this.classes, this.gateways, this.decisions, this.works].every((i) => i.synced) && this.watches.allSynced;
+    return this.caches().every((i) => i.synced) && this.watches.allSynced;
   }
 
   /**
@@ -290,7 +313,7 @@ export class HubController {
     await Promise.all([this.classRunner, ...this.writers].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     this.statusWrites.stop();
     for (const a of this.appliers) a.stop();
-    await Promise.all([this.classes, this.gateways, this.decisions, this.works].map((i) => i.stop()));
+    await Promise.all(this.caches().map((i) => i.stop()));
     await this.watches.stop();
     await this.paramsRefs.stop();
     this.reports?.stop();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/objects.ts';
-import { keysForDecisionChange, keysForGatewayChange, keysForPolicyChange, keysForWorkChange, type KindedPolicy } from './eventkeys.ts';
+import { keysForDecisionChange, keysForGatewayChange, keysForManagedClusterChange, keysForPlacementChange, keysForPolicyChange, keysForWorkChange, type KindedPolicy } from './eventkeys.ts';
 
 const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
@@ -62,4 +62,30 @@ test('a spoke configuration work wakes the syncer when what it wrote changed or 
   assert.equal(keysForWorkChange({ old: before, object: config('h2') }).spokeConfig, true);
   assert.equal(keysForWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }).spokeConfig, true);
   assert.equal(keysForWorkChange({ old: before, object: before }).spokeConfig, true, 'a delete (old and object the same) wakes it');
+});
+
+test('a Placement change maps to the policies on the Gateways it places', () => {
+  const gateways: Record<string, KubeObject[]> = { 'ns/east': [obj('ns', 'gw-e')] };
+  const policies: Record<string, KindedPolicy[]> = { 'ns/gw-e': [{ gr: AUTH, policy: obj('ns', 'e') }, { gr: RLP, policy: obj('ns', 'r') }] };
+  assert.deepEqual(keysForPlacementChange({ object: obj('ns', 'east') }, (p) => gateways[p] ?? [], (g) => policies[g] ?? []), [
+    'authpolicies.kuadrant.io|ns/e',
+    'ratelimitpolicies.kuadrant.io|ns/r',
+  ]);
+  assert.deepEqual(keysForPlacementChange({ object: obj('ns', 'west') }, (p) => gateways[p] ?? [], (g) => policies[g] ?? []), []);
+});
+
+test('a ManagedCluster change maps to the policies with works there only when what OCM vouches for changed', () => {
+  const cluster = (available: string, taints: unknown[] = [], resourceVersion = '1'): KubeObject => ({
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'c2', resourceVersion },
+    spec: { taints },
+    status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status: available, reason: 'R', message: '', lastTransitionTime: '2026-11-25T05:00:00Z' }] },
+  });
+  const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
+  const works = (name: string): KubeObject[] => (name === 'c2' ? [obj('c2', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } })] : []);
+  const taint = { key: 'cluster.open-cluster-management.io/unreachable', effect: 'NoSelect' };
+  assert.deepEqual(keysForManagedClusterChange({ old: cluster('True'), object: cluster('Unknown', [taint]) }, works), ['authpolicies.kuadrant.io|ns/p']);
+  assert.deepEqual(keysForManagedClusterChange({ old: cluster('True'), object: cluster('True', [], '2') }, works), [], 'a lease renewal: nothing');
+  assert.deepEqual(keysForManagedClusterChange({ object: cluster('True') }, works), ['authpolicies.kuadrant.io|ns/p'], 'added (or deleted): its works\' policies');
 });

@@ -1,5 +1,7 @@
 // Which work-queue keys a cache change maps to (level-triggered: a change only names what to look at
 // again; the reconcilers read everything else from the caches). Pure: the lookups are passed in.
+import { canonicalJson } from '../core/canonical.ts';
+import { clusterHealth } from '../core/clusterhealth.ts';
 import type { GroupResource } from '../core/gvr.ts';
 import { readSourceRef } from '../core/manifestwork.ts';
 import type { KubeObject } from '../core/objects.ts';
@@ -57,6 +59,26 @@ export function keysForDecisionChange(
       .flatMap((placement) => gatewaysOfPlacement(placement))
       .flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)),
   );
+}
+
+/** A Placement changed (created, deleted, its status settled): the policies targeting the Gateways it places. */
+export function keysForPlacementChange(
+  change: Change,
+  gatewaysOfPlacement: (placementKey: string) => readonly KubeObject[],
+  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
+): string[] {
+  const placement = `${change.object.metadata.namespace}/${change.object.metadata.name}`;
+  return unique(gatewaysOfPlacement(placement).flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
+}
+
+/**
+ * A ManagedCluster changed: when what OCM vouches for changed (available or not, tainted, deleted), the
+ * policies with works on that cluster — a work kept while the cluster was in doubt may go now, or one
+ * reported Unknown is known again. Lease renewals and other status updates map to nothing.
+ */
+export function keysForManagedClusterChange(change: Change, worksOnCluster: (cluster: string) => readonly KubeObject[]): string[] {
+  if (change.old && change.old !== change.object && canonicalJson(clusterHealth(change.old)) === canonicalJson(clusterHealth(change.object))) return [];
+  return unique(worksOnCluster(change.object.metadata.name).flatMap(sourceKeyOfWork));
 }
 
 /**

@@ -11,6 +11,8 @@ import { objectKey, type KubeObject } from '../core/objects.ts';
 import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
 import { localPoliciesIn } from '../core/spokereport.ts';
+import { clusterHealth } from '../core/clusterhealth.ts';
+import { placementState, type PlacementState } from '../core/placement.ts';
 import { possibleRivals } from '../core/rivals.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
@@ -20,9 +22,9 @@ import { objectPath } from '../kube/resource.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayClusters, gatewayTemplates, parsePolicyKey, targetedGateways } from './indexes.ts';
+import { BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayClassOf, gatewayClusters, gatewayTemplates, parsePolicyKey, placementOfGateway, targetedGateways } from './indexes.ts';
 import type { SpokeReports } from './spokereports.ts';
-import type { LocalVerdicts, StatusReporter } from './statusreporter.ts';
+import type { LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {
@@ -38,6 +40,8 @@ export interface PolicyReconcilerDeps {
   classes: Informer;
   gateways: Informer;
   decisions: Informer;
+  placements: Informer;
+  managedClusters: Informer;
   works: Informer;
   configs: ClassConfigs;
   applier: WorkApplier;
@@ -95,32 +99,70 @@ export class PolicyReconciler {
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const targetClasses = this.targetClasses(policy);
     const overriddenOn = new Set(local.overridden.map((o) => o.cluster));
-    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(key.slice(0, key.indexOf('/'))));
-    const decide = (keys: readonly string[], locallyOverridden: boolean): RemovalDecision | undefined => {
-      if (keys.length === 0) return undefined;
-      const d = decideRemoval(this.removalInput(gr, { deleting: false, targetClasses, locallyOverridden }));
-      if (d.action !== 'delete') this.logKept(log, keys, d);
-      else if (locallyOverridden) log.info({ works: keys, overriddenBy: local.overridden.map((o) => o.message) }, 'local policies cover the copy: its ManifestWork is withdrawn');
-      return d;
-    };
-    const decision = decide(unwanted, false);
-    const overrideDecision = decide(overridden, true);
-    const deletions = [...(decision?.action === 'delete' ? unwanted : []), ...(overrideDecision?.action === 'delete' ? overridden : [])];
-    await this.d.applier.execute(key, { ...plan, delete: deletions }, log);
+    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(clusterOfWorkKey(key)));
+    const deletions: string[] = [];
+    const unknown: UnknownCluster[] = [];
+    let kept = false;
+    const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
+    // One decision per cluster: what OCM says of each cluster is its own (DESIGN §7).
+    for (const workKey of [...unwanted, ...overridden]) {
+      const cluster = clusterOfWorkKey(workKey);
+      const locallyOverridden = overriddenOn.has(cluster);
+      const fleet = locallyOverridden ? undefined : this.clusterKnowledge(cluster, policy);
+      const d = decideRemoval(this.removalInput(gr, { deleting: false, targetClasses, locallyOverridden }, fleet));
+      if (d.action === 'delete') {
+        deletions.push(workKey);
+        if (locallyOverridden) log.info({ work: workKey, overriddenBy: local.overridden.find((o) => o.cluster === cluster)?.message }, 'local policies cover the copy: its ManifestWork is withdrawn');
+        continue;
+      }
+      kept = true;
+      this.logKept(log, [workKey], d);
+      if (fleet && d.action === 'keep' && (d.reason === 'ClusterUnavailable' || d.reason === 'PlacementUnsettled')) {
+        const doubt = fleet.health.state === 'unavailable' ? fleet.health : fleet.placements.state === 'unsettled' ? { reason: fleet.placements.reason, message: fleet.placements.message } : undefined;
+        const work = observedByKey.get(workKey) as ManifestWork | undefined;
+        if (doubt) unknown.push({ cluster, reason: doubt.reason, message: doubt.message, ...('since' in doubt && doubt.since ? { since: doubt.since } : {}), ...(work ? { work } : {}) });
+      }
+    }
+    // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
+    // failure must not freeze what the hub says of the others), then the failure is retried.
+    let failure: Error | undefined;
+    try {
+      await this.d.applier.execute(key, { ...plan, delete: deletions }, log);
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
 
     // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
-    const unknown = this.unknownClasses(targetClasses);
-    if (unknown.length > 0) {
-      log.debug({ gatewayClasses: unknown }, 'params of a targeted GatewayClass unknown; status not reported');
+    const unknownClasses = this.unknownClasses(targetClasses);
+    if (unknownClasses.length > 0) {
+      log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
+      if (failure !== undefined) throw failure;
       return;
     }
     // A policy none of whose targets is a Gateway of ours is another controller's business (several may
     // share a hub): its annotations are left alone — except right after it stopped being ours, while our
     // works for it still existed (and were not kept by the deletion rule), when ours are cleared.
     const written = [...desired.works.values()];
+    let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (ours(desired)) return this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local });
-    else if (observed.length > 0 && decision?.action !== 'keep') await this.d.reporter.clear(key, kind.gvr, policy);
+    if (ours(desired)) result = await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local, unknown });
+    else if (observed.length > 0 && !kept) await this.d.reporter.clear(key, kind.gvr, policy);
+    if (failure !== undefined) throw failure;
+    return result;
+  }
+
+  /** What OCM says of a cluster the policy no longer wants a copy on, and of the Placements of its Gateways. */
+  private clusterKnowledge(cluster: string, policy: KubeObject): NonNullable<RemovalInput['cluster']> {
+    const health = clusterHealth(this.d.managedClusters.store.get(cluster));
+    let placements: PlacementState = { state: 'settled' };
+    for (const gw of targetedGateways(policy)) {
+      const gateway = this.d.gateways.store.get(gw);
+      for (const placement of gateway ? placementOfGateway(gateway) : []) {
+        const state = placementState(placement, this.d.placements.store.get(placement), this.d.decisions.store.byIndex(BY_PLACEMENT, placement));
+        if (state.state === 'unsettled') placements = state;
+      }
+    }
+    return { health, placements };
   }
 
   /**
@@ -150,15 +192,26 @@ export class PolicyReconciler {
   }
 
   /** The owned classes (from the class cache) and what is known of their configurations. */
-  private removalInput(gr: GroupResource, policy?: RemovalInput['policy']): RemovalInput {
+  private removalInput(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster']): RemovalInput {
     const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.o.controllerName)).map((c) => c.metadata.name);
     const informer = this.d.watches.informer(gr);
+    // A policy's own Gateways' classes; for a kind no longer watched, every Gateway's.
+    const named = policy ? policy.targetClasses : this.d.gateways.store.list().flatMap(gatewayClassOf);
     return {
       groupResource: groupResourceKey(gr),
-      caches: { works: this.d.works.synced, classes: this.d.classes.synced, gateways: this.d.gateways.synced, decisions: this.d.decisions.synced },
+      caches: {
+        works: this.d.works.synced,
+        classes: this.d.classes.synced,
+        gateways: this.d.gateways.synced,
+        decisions: this.d.decisions.synced,
+        clusters: this.d.managedClusters.synced,
+        placements: this.d.placements.synced,
+      },
       classes: this.d.configs.knowledge(owned),
+      absentClasses: new Set(named.filter((name) => this.d.classes.store.get(name) === undefined)),
       ...(informer ? { watch: { synced: informer.synced } } : {}),
       ...(policy ? { policy } : {}),
+      ...(cluster ? { cluster } : {}),
     };
   }
 
@@ -281,6 +334,11 @@ export class PolicyReconciler {
     const mine = objectKey(policy);
     return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
   }
+}
+
+/** The cluster of a work key (`cluster/name`: a work's namespace is its cluster). */
+function clusterOfWorkKey(key: string): string {
+  return key.slice(0, key.indexOf('/'));
 }
 
 function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {

@@ -80,3 +80,27 @@ test('statusAggregateInput with statusRecheckDelay: a copy with no status yet is
   assert.equal(aggregatePolicyStatus(later).clusters?.c1?.reason, 'NoStatus');
   assert.equal(statusRecheckDelay(later), undefined);
 });
+
+test('statusAggregateInput: a cluster whose work is kept while OCM cannot vouch for it is Unknown, with OCM\'s reason, since when and its last feedback', () => {
+  const kept = desired(['c2']);
+  const work = [...kept.works.values()][0]!;
+  const observed = [live(work, '2026-01-01T00:00:00Z', [str('ancestor0Status', 'True'), str('ancestor0Reason', 'Accepted')])];
+  const d = desired(['c1']);
+  const input = statusAggregateInput(
+    { desired: d, losses: [], observed, written: [...d.works.values()], unknown: [{ cluster: 'c2', reason: 'ManagedClusterLeaseUpdateStopped', message: 'OCM marks cluster c2 unreachable', since: '2026-01-01T00:05:00Z', work }] },
+    500 * 1024,
+    NOW,
+  );
+  assert.equal(input.clusters.c2?.state, 'unknown');
+  const status = aggregatePolicyStatus(input);
+  assert.deepEqual(status.summary, { clusters: 2, applied: 1, enforced: 0, overridden: 0, pending: 1, failed: 0, unknown: 1 });
+  assert.deepEqual(status.clusters?.c2, {
+    state: 'Unknown',
+    applied: true,
+    available: false,
+    enforced: 'True',
+    reason: 'ManagedClusterLeaseUpdateStopped',
+    message: 'OCM marks cluster c2 unreachable since 2026-01-01T00:05:00Z; its ManifestWork is kept as it was',
+    upToDate: false,
+  });
+});

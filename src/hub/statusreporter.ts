@@ -34,7 +34,7 @@ import type { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
-export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'>;
+export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'> & { unknown: number };
 
 export interface StatusReporterDeps {
   http: KubeHttp;
@@ -67,7 +67,7 @@ export class StatusReporter {
 
   /** Clusters by state summed over every policy of a watched kind (by groupResourceKey). */
   clusterStates(watched: ReadonlySet<string>): ClusterStateCounts {
-    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0 };
+    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 0 };
     for (const [key, c] of this.counts) {
       if (!watched.has(key.slice(0, key.indexOf('|')))) {
         this.counts.delete(key);
@@ -77,6 +77,7 @@ export class StatusReporter {
       total.overridden += c.overridden;
       total.pending += c.pending;
       total.failed += c.failed;
+      total.unknown += c.unknown;
     }
     return total;
   }
@@ -111,9 +112,10 @@ export class StatusReporter {
   async report(key: string, gvr: GroupVersionResource, policy: KubeObject, input: StatusInput, now = Date.now()): Promise<{ requeueAfterMs: number } | undefined> {
     const aggregate = statusAggregateInput(input, this.d.maxWorkBytes, now);
     const status = aggregatePolicyStatus(aggregate);
-    const { enforced, overridden, pending, failed } = status.summary;
-    this.counts.set(key, { enforced, overridden, pending, failed });
-    await this.write(key, gvr, policy, input.written, status);
+    const { enforced, overridden, pending, failed, unknown = 0 } = status.summary;
+    this.counts.set(key, { enforced, overridden, pending, failed, unknown });
+    // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
+    await this.write(key, gvr, policy, [...input.written, ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))], status);
     const recheck = statusRecheckDelay(aggregate);
     return recheck === undefined ? undefined : { requeueAfterMs: recheck };
   }
@@ -162,7 +164,7 @@ export class StatusReporter {
     const before = readPolicyStatus(previousStatus ?? policy.metadata.annotations?.[STATUS_ANNOTATION]);
     for (const t of statusTransitions(before, status)) {
       const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
-      await this.d.events.record(policy, type, t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);
+      await this.d.events.record(policy, type, t.type === 'Unknown' ? 'ClusterUnknown' : t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);
     }
     for (const p of newProblems(before, status)) await this.d.events.record(policy, 'Warning', p.reason, p.message);
   }
@@ -186,6 +188,17 @@ export interface StatusInput {
   written: readonly ManifestWork[];
   /** What local policies do to the copy, by cluster (the spoke agents' fresh reports). */
   local?: LocalVerdicts;
+  /** Clusters the policy left whose works are kept: OCM cannot vouch for them, or the Placement is in flux. */
+  unknown?: readonly UnknownCluster[];
+}
+
+export interface UnknownCluster {
+  cluster: string;
+  reason: string;
+  message: string;
+  since?: string;
+  /** The kept work, as cached. */
+  work?: ManifestWork;
 }
 
 export interface LocalVerdicts {
@@ -221,6 +234,16 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
   }
   for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
   for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message };
+  for (const u of input.unknown ?? []) {
+    const live = observedByCluster.get(u.cluster);
+    clusters[u.cluster] = {
+      state: 'unknown',
+      reason: u.reason,
+      message: u.message,
+      ...(u.since ? { since: u.since } : {}),
+      ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}),
+    };
+  }
   return { clusters, problems: policyProblems(desired), now };
 }
 

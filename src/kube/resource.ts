@@ -35,6 +35,8 @@ export const RESOURCES = {
   gatewayClasses: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gatewayclasses', namespaced: false },
   gateways: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', namespaced: true },
   placementDecisions: { group: 'cluster.open-cluster-management.io', version: 'v1beta1', resource: 'placementdecisions', namespaced: true },
+  placements: { group: 'cluster.open-cluster-management.io', version: 'v1beta1', resource: 'placements', namespaced: true },
+  managedClusters: { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false },
   manifestWorks: { group: 'work.open-cluster-management.io', version: 'v1', resource: 'manifestworks', namespaced: true },
   policySyncParams: { group: 'policysync.kuadrant.io', version: 'v1alpha1', resource: 'policysyncparams', namespaced: true },
   selfSubjectAccessReviews: { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews', namespaced: false },

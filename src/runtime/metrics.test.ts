@@ -166,7 +166,7 @@ describe('Metrics', () => {
         calls += 1;
         return { applied: 3, failed: 1, pending: 0 };
       },
-      clusters: () => ({ enforced: 5, overridden: 1, pending: 2, failed: 0 }),
+      clusters: () => ({ enforced: 5, overridden: 1, pending: 2, failed: 0, unknown: 3 }),
       watchedKinds: () => kinds,
     });
     assert.equal(calls, 0, 'nothing is computed before a scrape');
@@ -179,6 +179,7 @@ describe('Metrics', () => {
     assert.equal(value(t, 'policysync_clusters{status="overridden"}'), 1);
     assert.equal(value(t, 'policysync_clusters{status="pending"}'), 2);
     assert.equal(value(t, 'policysync_clusters{status="failed"}'), 0);
+    assert.equal(value(t, 'policysync_clusters{status="unknown"}'), 3);
     assert.equal(value(t, 'policysync_watched_kinds'), 1);
 
     kinds = 2;

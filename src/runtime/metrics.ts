@@ -7,11 +7,11 @@ import type { ControllerObserver, ReconcileOutcome } from './runner.ts';
 import type { WorkQueueObserver } from './workqueue.ts';
 
 export type WorkStateLabel = 'applied' | 'failed' | 'pending';
-export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed';
+export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed' | 'unknown';
 
 const RESULTS: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
 const WORK_STATES: readonly WorkStateLabel[] = ['applied', 'failed', 'pending'];
-const CLUSTER_STATUSES: readonly ClusterStatusLabel[] = ['enforced', 'overridden', 'pending', 'failed'];
+const CLUSTER_STATUSES: readonly ClusterStatusLabel[] = ['enforced', 'overridden', 'pending', 'failed', 'unknown'];
 
 /** controller-runtime's reconcile_time_seconds buckets. */
 const RECONCILE_BUCKETS = [
