@@ -14,6 +14,7 @@ import {
   SPEC_HASH_ANNOTATION,
 } from './metadatakeys.ts';
 import type { KubeObject, ObjectMeta } from './objects.ts';
+import { dnsSubdomainChars, trimSeparators } from './sanitize.ts';
 
 export const WORK_API_VERSION = 'work.open-cluster-management.io/v1';
 export const WORK_KIND = 'ManifestWork';
@@ -26,8 +27,17 @@ export const WORK_AGENT_FIELD_MANAGER = 'work-agent-policy-sync';
  * "the length of manifestwork name should be less than 189"), so 188, not 253.
  */
 export const MAX_WORK_NAME_LENGTH = 188;
-const NAME_HASH_LENGTH = 6;
+/**
+ * Hex characters of the identity hash ending a work name: 128 bits. Two policies sharing a work delete
+ * each other's copy, so a shared name must not be craftable, not even as a pair of the crafter's own
+ * (a birthday search costs 2^64 hashes here; at 64 bits it would cost 2^32, an afternoon).
+ */
+export const WORK_NAME_HASH_LENGTH = 32;
+/** The 24-bit hash of names written before the identity hash (legacyWorkName). */
+const LEGACY_NAME_HASH_LENGTH = 6;
 const SOURCE_HASH_LENGTH = 16;
+/** Domain of the name hash: its input cannot be mistaken for any other hash input of ours. */
+const WORK_NAME_HASH_DOMAIN = 'policysync.kuadrant.io/work-name/v2';
 
 export type DeleteOption = 'Foreground' | 'Orphan';
 
@@ -64,6 +74,7 @@ export interface ManifestWork extends KubeObject {
   spec: ManifestWorkSpec;
 }
 
+/** Unambiguous for valid names: none of group, resource, namespace or name can hold a `/`. */
 function sourceDigest(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
   return sha256Hex(`${gvr.group}/${gvr.resource}/${namespace}/${name}`);
 }
@@ -73,28 +84,42 @@ export function sourceHash(gvr: Pick<GroupVersionResource, 'group' | 'resource'>
   return sourceDigest(gvr, namespace, name).slice(0, SOURCE_HASH_LENGTH);
 }
 
+type GroupResource = Pick<GroupVersionResource, 'group' | 'resource'>;
+
 /**
- * `<resource>-<namespace>-<name>-<hash6>`, DNS-1123-subdomain-safe and at most MAX_WORK_NAME_LENGTH.
- * The hash covers the group, so equal resource names of different groups never share a name.
+ * The work name of a policy: `<resource>-<namespace>-<name>` made DNS-safe and cut (to read), then `-`
+ * and WORK_NAME_HASH_LENGTH hex of sha256 over the JSON list [group, resource, namespace, name] (to
+ * identify: a JSON list cannot be read two ways, where `a-b`+`c` and `a`+`b-c` read alike). At most
+ * MAX_WORK_NAME_LENGTH characters, a DNS-1123 subdomain. The version is left out: works are keyed by
+ * group and resource (DESIGN §7).
  */
-export function manifestWorkName(gvr: GroupVersionResource, namespace: string, name: string): string {
-  const suffix = sourceDigest(gvr, namespace, name).slice(0, NAME_HASH_LENGTH);
-  const readable = toDnsSubdomainChars(`${gvr.resource}-${namespace}-${name}`.toLowerCase());
-  const head = trimSeparators(readable.slice(0, MAX_WORK_NAME_LENGTH - NAME_HASH_LENGTH - 1));
+export function workName(gr: GroupResource, namespace: string, name: string): string {
+  const identity = JSON.stringify([gr.group, gr.resource, namespace, name]);
+  const suffix = sha256Hex(`${WORK_NAME_HASH_DOMAIN}\n${identity}`).slice(0, WORK_NAME_HASH_LENGTH);
+  return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
+}
+
+/**
+ * The name earlier versions gave a work: the same readable part, `-<hash6>` of
+ * `group/resource/namespace/name`. Only read (workIdentity): such a work is adopted under its name,
+ * never renamed, since deleting a work deletes the spoke copy and switches the policy off there.
+ */
+export function legacyWorkName(gr: GroupResource, namespace: string, name: string): string {
+  const suffix = sourceDigest(gr, namespace, name).slice(0, LEGACY_NAME_HASH_LENGTH);
+  return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
+}
+
+/** @deprecated The name of workName before legacy names existed; use workName. */
+export const manifestWorkName = workName;
+
+/**
+ * `<readable>-<suffix>`, the readable part made DNS-safe and cut so that the whole fits
+ * MAX_WORK_NAME_LENGTH. A legacy name ends in 6 hex after its last `-`, a current one in 32: the two
+ * schemes never give one name.
+ */
+function readableWithSuffix(readable: string, suffix: string): string {
+  const head = trimSeparators(dnsSubdomainChars(readable).slice(0, MAX_WORK_NAME_LENGTH - suffix.length - 1));
   return head === '' ? suffix : `${head}-${suffix}`;
-}
-
-function toDnsSubdomainChars(text: string): string {
-  const replaced = text
-    .replace(/[^a-z0-9.-]/g, '-')
-    .replace(/-+/g, '-')
-    // A dot must sit between two alphanumerics: "a-.-b" and "a..b" become "a.b".
-    .replace(/[-.]*\.[-.]*/g, '.');
-  return trimSeparators(replaced);
-}
-
-function trimSeparators(text: string): string {
-  return text.replace(/^[-.]+|[-.]+$/g, '');
 }
 
 /** Hub annotation `policysync.kuadrant.io/delete-option: Orphan` keeps spoke copies; anything else is Foreground. */
@@ -157,7 +182,7 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   return {
     apiVersion: WORK_API_VERSION,
     kind: WORK_KIND,
-    metadata: { name: manifestWorkName(gvr, namespace, name), namespace: cluster, labels, annotations },
+    metadata: { name: workName(gvr, namespace, name), namespace: cluster, labels, annotations },
     spec,
   };
 }
@@ -190,6 +215,47 @@ export function readSourceRef(work: KubeObject): SourceRef | undefined {
   return ref;
 }
 const sourceRefs = new WeakMap<object, SourceRef | null>();
+
+/**
+ * The source policy of a work, validated: only when its source-ref annotation parses, its source label is
+ * sourceHash of that source, and its name is the one workName or legacyWorkName gives that source.
+ * Undefined otherwise: a work whose parts disagree (edited by hand, or made to pose as another policy's)
+ * is nobody's, so no policy's reconcile adopts, rewrites or deletes it as its own.
+ */
+export function workIdentity(work: KubeObject): SourceRef | undefined {
+  const { annotations, labels, name } = work.metadata;
+  const source = readSourceRef(work);
+  if (!source || !labels) return undefined;
+  // Cached works share frozen labels and annotations (cacheview.ts), and are read again and again.
+  const known = annotations ? identities.get(annotations) : undefined;
+  if (known && known.labels === labels && known.name === name) return known.identity ?? undefined;
+  const { group, resource, namespace } = source;
+  const valid =
+    labels[SOURCE_LABEL] === sourceHash(source, namespace, source.name) &&
+    (name === workName({ group, resource }, namespace, source.name) || name === legacyWorkName({ group, resource }, namespace, source.name));
+  if (annotations && Object.isFrozen(annotations) && Object.isFrozen(labels)) identities.set(annotations, { labels, name, identity: valid ? source : null });
+  return valid ? source : undefined;
+}
+const identities = new WeakMap<object, { labels: object; name: string; identity: SourceRef | null }>();
+
+/**
+ * The desired work under the name of the observed work of the same policy on the same cluster when that
+ * one has its legacy name: the hub updates it in place rather than delete it and create another (which
+ * would delete the spoke copy and create it again). Otherwise the desired work as it is.
+ */
+export function adoptLegacyName(desired: ManifestWork, observed: readonly KubeObject[]): ManifestWork {
+  const source = readSourceRef(desired);
+  if (!source) return desired;
+  const legacy = legacyWorkName(source, source.namespace, source.name);
+  const adopted = observed.find(
+    (w) => w.metadata.name === legacy && w.metadata.namespace === desired.metadata.namespace && sameSource(workIdentity(w), source),
+  );
+  return adopted ? { ...desired, metadata: { ...desired.metadata, name: legacy } } : desired;
+}
+
+function sameSource(a: SourceRef | undefined, b: SourceRef): boolean {
+  return a !== undefined && a.group === b.group && a.resource === b.resource && a.namespace === b.namespace && a.name === b.name;
+}
 
 /** The spec-hash annotation of an observed work. */
 export function readSpecHash(work: KubeObject): string | undefined {
