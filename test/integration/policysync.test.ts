@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/manifestwork.ts';
+import { controllerLabelValue, workName } from '../../src/core/manifestwork.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
@@ -95,7 +95,8 @@ test('a policy targeting a Gateway placed on 2 clusters gets exactly 2 works wit
   const crd = (await get(http, RESOURCES.crds, undefined, 'authpolicies.kuadrant.io'))!;
   for (const cluster of [c1, c2]) {
     const work = works.get(cluster)!;
-    assert.match(work.metadata.name, /^authpolicies-[a-z0-9-]+-auth-a-[0-9a-f]{6}$/);
+    assert.equal(work.metadata.name, workName(AUTH_POLICIES, ns, 'auth-a'));
+    assert.match(work.metadata.name, /^authpolicies-[a-z0-9-]+-auth-a-[0-9a-f]{32}$/);
     assert.equal(work.metadata.labels?.['app.kubernetes.io/managed-by'], 'policy-sync');
     assert.match(work.metadata.labels?.['policysync.kuadrant.io/source'] ?? '', /^[0-9a-f]{16}$/);
     assert.deepEqual(JSON.parse(work.metadata.annotations?.['policysync.kuadrant.io/source-ref'] ?? ''), {
