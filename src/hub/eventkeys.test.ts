@@ -31,6 +31,10 @@ test('a Gateway change maps to the policies targeting it before and after (a ren
     'ratelimitpolicies.kuadrant.io|ns/rlp',
   ]);
   assert.deepEqual(keysForGatewayChange({ object: obj('ns', 'other') }, lookup), []);
+  // Same-named Gateways elsewhere: their lanes may now conflict with this one's.
+  const byName = (name: string): KubeObject[] => (name === 'gw' ? [obj('ns', 'gw'), obj('team-b', 'gw')] : []);
+  const targetingB = (key: string): KindedPolicy[] => (key === 'team-b/gw' ? [{ gr: AUTH, policy: obj('team-b', 'b') }] : lookup(key));
+  assert.deepEqual(keysForGatewayChange({ object: obj('ns', 'gw') }, targetingB, byName), ['authpolicies.kuadrant.io|ns/auth', 'authpolicies.kuadrant.io|team-b/b']);
 });
 
 test('a PlacementDecision change maps to the policies on the Gateways of its Placement, old label included', () => {

@@ -42,9 +42,18 @@ export function keysForPolicyChange(gr: GroupResource, change: Change, rivalsOf:
   return unique([keyOf({ gr, policy: change.object }), ...sides(change).flatMap((p) => rivalsOf(p).map((rival) => keyOf({ gr, policy: rival })))]);
 }
 
-/** A Gateway changed (class, placement label, deletion): the policies targeting it, before and after. */
-export function keysForGatewayChange(change: Change, policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[]): string[] {
-  return unique(sides(change).flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
+/**
+ * A Gateway changed (class, placement label, deletion): the policies targeting it, before and after, and
+ * those targeting the Gateways of the same name elsewhere — with a downstream namespace shared by several
+ * hub namespaces, the change may open or close a conflict between their lanes (core/lanes.ts).
+ */
+export function keysForGatewayChange(
+  change: Change,
+  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
+  sameNamed: (name: string) => readonly KubeObject[] = () => [],
+): string[] {
+  const gateways = sides(change).flatMap((gw) => [gw, ...sameNamed(gw.metadata.name)]);
+  return unique(gateways.flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
 }
 
 /** A PlacementDecision changed: the policies targeting the Gateways of its Placement, before and after. */

@@ -24,7 +24,9 @@ import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
 import { BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayClassOf, gatewayClusters, gatewayTemplates, parsePolicyKey, placementOfGateway, targetedGateways } from './indexes.ts';
 import type { SpokeReports } from './spokereports.ts';
-import type { LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
+import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
+import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/lanes.ts';
+import { renderDownstreamNamespace } from '../core/params.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {
@@ -87,7 +89,8 @@ export class PolicyReconciler {
       return confirmed.action === 'keep' && confirmed.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
     }
 
-    const desired = this.desired(kind.gvr, policy);
+    const lanes: LaneConflict[] = [];
+    const desired = this.desired(kind.gvr, policy, lanes);
     const losses = this.collisionLosses(kind.gvr, policy, desired);
     for (const loss of losses) desired.works.delete(loss.cluster);
     // Where local policies cover the whole copy, they are what is enforced there: no copy (DESIGN §6).
@@ -145,7 +148,7 @@ export class PolicyReconciler {
     const written = [...desired.works.values()];
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (ours(desired)) result = await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local, unknown });
+    if (ours(desired)) result = await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local, unknown, lanes: this.laneReports(lanes) });
     else if (observed.length > 0 && !kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
     return result;
@@ -270,7 +273,11 @@ export class PolicyReconciler {
     return [...this.d.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
   }
 
-  private desired(gvr: GroupVersionResource, policy: KubeObject): DesiredWorks {
+  /**
+   * The works the policy wants. `lanes` collects the conflicts between the lanes of its Gateways and other
+   * hub Gateways (core/lanes.ts): a Gateway refused on a cluster places no copy there.
+   */
+  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = []): DesiredWorks {
     const classes = new Set<string>();
     const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
       const gateway = this.d.gateways.store.get(`${namespace}/${name}`);
@@ -279,10 +286,14 @@ export class PolicyReconciler {
       const config = this.d.configs.get(className);
       if (!config) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
       classes.add(className);
+      const lane = this.laneOf(gateway);
+      const conflicts = lane ? laneConflicts(lane, this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => this.laneOf(g) ?? [])) : [];
+      lanes.push(...conflicts);
+      const refused = lane ? refusedClusters(lane, conflicts) : new Set<string>();
       return {
         managed: true,
         downstreamNamespaceTemplate: config.params.downstreamNamespace,
-        clusters: gatewayClusters(gateway, this.d.decisions),
+        clusters: (lane?.clusters ?? []).filter((c) => !refused.has(c)),
         kindAllowed: this.d.configs.kind(className, gvr) !== undefined,
       };
     };
@@ -303,6 +314,31 @@ export class PolicyReconciler {
       .flatMap((c) => this.d.configs.kind(c, gvr)?.config.statusFeedback ?? [])
       .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
     return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...input, statusFeedback });
+  }
+
+  /** A cached Gateway of an owned class with params in force, as its lane; undefined otherwise. */
+  private laneOf(gateway: KubeObject): GatewayLane | undefined {
+    const [className] = gatewayClassOf(gateway);
+    const config = className === undefined ? undefined : this.d.configs.get(className);
+    if (!config) return undefined;
+    const namespace = gateway.metadata.namespace ?? '';
+    return {
+      namespace,
+      name: gateway.metadata.name,
+      ...(gateway.metadata.creationTimestamp ? { creationTimestamp: gateway.metadata.creationTimestamp } : {}),
+      downstreamNamespace: renderDownstreamNamespace(config.params.downstreamNamespace, namespace),
+      clusters: gatewayClusters(gateway, this.d.decisions),
+    };
+  }
+
+  /** The lane conflicts as the status reports them, with the two hub Gateways to tell. */
+  private laneReports(conflicts: readonly LaneConflict[]): LaneReport[] {
+    const seen = new Set<string>();
+    return conflicts.flatMap((c) => {
+      if (seen.has(c.message)) return [];
+      seen.add(c.message);
+      return [{ message: c.message, gateways: [c.keeper, c.refused].flatMap((k) => this.d.gateways.store.get(k) ?? []) }];
+    });
   }
 
   /**

@@ -15,6 +15,7 @@ import { differsOnlyInAnnotations, type KubeObject } from '../core/objects.ts';
 import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
 import {
   aggregatePolicyStatus,
+  cutMessage,
   newProblems,
   policyStatusAnnotation,
   readPolicyStatus,
@@ -115,7 +116,7 @@ export class StatusReporter {
     const { enforced, overridden, pending, failed, unknown = 0 } = status.summary;
     this.counts.set(key, { enforced, overridden, pending, failed, unknown });
     // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
-    await this.write(key, gvr, policy, [...input.written, ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))], status);
+    await this.write(key, gvr, policy, [...input.written, ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))], status, input.lanes ?? []);
     const recheck = statusRecheckDelay(aggregate);
     return recheck === undefined ? undefined : { requeueAfterMs: recheck };
   }
@@ -126,7 +127,7 @@ export class StatusReporter {
     await this.write(key, gvr, policy, [], undefined);
   }
 
-  private async write(key: string, gvr: GroupVersionResource, policy: KubeObject, works: readonly ManifestWork[], status: PolicyStatus | undefined): Promise<void> {
+  private async write(key: string, gvr: GroupVersionResource, policy: KubeObject, works: readonly ManifestWork[], status: PolicyStatus | undefined, lanes: readonly LaneReport[] = []): Promise<void> {
     const desired = {
       [POLICIES_SYNCED_ANNOTATION]: policiesSyncedAnnotation(
         works.map((w) => {
@@ -142,10 +143,18 @@ export class StatusReporter {
       this.d.writes.cancel(key);
       return;
     }
-    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status));
+    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes));
   }
 
-  private async patch(key: string, gvr: GroupVersionResource, policy: KubeObject, desired: Record<string, string | undefined>, wanted: string, status: PolicyStatus | undefined): Promise<void> {
+  private async patch(
+    key: string,
+    gvr: GroupVersionResource,
+    policy: KubeObject,
+    desired: Record<string, string | undefined>,
+    wanted: string,
+    status: PolicyStatus | undefined,
+    lanes: readonly LaneReport[],
+  ): Promise<void> {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
     const undo = this.expectations.applied(key, wanted);
     try {
@@ -166,7 +175,12 @@ export class StatusReporter {
       const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
       await this.d.events.record(policy, type, t.type === 'Unknown' ? 'ClusterUnknown' : t.type, `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}`);
     }
-    for (const p of newProblems(before, status)) await this.d.events.record(policy, 'Warning', p.reason, p.message);
+    for (const p of newProblems(before, status)) {
+      await this.d.events.record(policy, 'Warning', p.reason, p.message);
+      // A lane conflict concerns two tenants' Gateways: each hears of it where its admin looks.
+      const lane = p.reason === LANE_CONFLICT_REASON ? lanes.find((l) => cutMessage(l.message) === p.message) : undefined;
+      for (const gateway of lane?.gateways ?? []) await this.d.events.record(gateway, 'Warning', LANE_CONFLICT_REASON, p.message);
+    }
   }
 }
 
@@ -190,7 +204,18 @@ export interface StatusInput {
   local?: LocalVerdicts;
   /** Clusters the policy left whose works are kept: OCM cannot vouch for them, or the Placement is in flux. */
   unknown?: readonly UnknownCluster[];
+  /** Its Gateways' lanes shared with other hub Gateways (core/lanes.ts): a problem of the policy, told to both Gateways too. */
+  lanes?: readonly LaneReport[];
 }
+
+export interface LaneReport {
+  message: string;
+  /** The two hub Gateways, as cached (an Event goes to each when the conflict is new for this policy). */
+  gateways: readonly KubeObject[];
+}
+
+/** The reason of a lane conflict, on the policy and on both Gateways. */
+export const LANE_CONFLICT_REASON = 'DownstreamGatewayConflict';
 
 export interface UnknownCluster {
   cluster: string;
@@ -244,7 +269,8 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
       ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}),
     };
   }
-  return { clusters, problems: policyProblems(desired), now };
+  const lanes = (input.lanes ?? []).map((l) => ({ reason: LANE_CONFLICT_REASON, message: l.message }));
+  return { clusters, problems: [...policyProblems(desired), ...lanes], now };
 }
 
 /** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */
