@@ -131,7 +131,7 @@ export class HubController {
     this.placements = informer('placements', RESOURCES.placements);
     this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
-    this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway);
+    this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway).addIndex(BY_NAME, (g) => [g.metadata.name]);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
     this.works.store.addIndex(BY_SOURCE, (w) => {
       const source = w.metadata.labels?.[SOURCE_LABEL];
@@ -239,7 +239,7 @@ export class HubController {
 
     this.classes.onChange((c) => this.classQueue.add(c.object.metadata.name));
     this.gateways.onChange((c) => {
-      this.policyQueue.addAll(keysForGatewayChange(c, (gw) => this.policiesTargeting(gw)));
+      this.policyQueue.addAll(keysForGatewayChange(c, (gw) => this.policiesTargeting(gw), (name) => this.gateways.store.byIndex(BY_NAME, name)));
       this.enqueueSpokeConfig();
     });
     this.decisions.onChange((c) => {
