@@ -213,6 +213,8 @@ export class HubController {
         classes: this.classes,
         gateways: this.gateways,
         decisions: this.decisions,
+        placements: this.placements,
+        managedClusters: this.managedClusters,
         works: this.works,
         configs: this.configs,
         controllerName: o.controllerName,
@@ -246,8 +248,14 @@ export class HubController {
       this.policyQueue.addAll(keysForDecisionChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw)));
       this.enqueueSpokeConfig();
     });
-    this.placements.onChange((c) => this.policyQueue.addAll(keysForPlacementChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw))));
-    this.managedClusters.onChange((c) => this.policyQueue.addAll(keysForManagedClusterChange(c, (cluster) => this.works.store.byIndex(BY_CLUSTER, cluster))));
+    this.placements.onChange((c) => {
+      this.policyQueue.addAll(keysForPlacementChange(c, (p) => this.gateways.store.byIndex(BY_PLACEMENT, p), (gw) => this.policiesTargeting(gw)));
+      this.enqueueSpokeConfig();
+    });
+    this.managedClusters.onChange((c) => {
+      this.policyQueue.addAll(keysForManagedClusterChange(c, (cluster) => this.works.store.byIndex(BY_CLUSTER, cluster)));
+      this.enqueueSpokeConfig();
+    });
     this.works.onChange((c) => {
       if (this.reports && isSpokeConfigWork(c.object)) this.reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object);
       const keys = keysForWorkChange(c);

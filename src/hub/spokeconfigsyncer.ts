@@ -1,6 +1,9 @@
 // Places the spoke agent's configuration (the policy kinds in force) on every cluster where a managed
 // Gateway is placed, through one ManifestWork per cluster (DESIGN §6). Works of clusters that left are
-// deleted — only while every owned GatewayClass has a configuration in force.
+// deleted — only while every owned GatewayClass has a configuration in force, no Gateway names a class
+// that is absent, no Placement is in flux, and OCM vouches for the cluster (DESIGN §7): the agent's report
+// is what keeps a copy off a cluster where local policies win, and an agent unconfigured by a partition
+// would let the copies back on when the cluster returns.
 import type { Logger } from 'pino';
 import { controllerLabelValue, type ManifestWork } from '../core/manifestwork.ts';
 import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spokeconfig.ts';
@@ -8,7 +11,9 @@ import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { gatewayClassOf, gatewayClusters } from './indexes.ts';
+import { clusterHealth } from '../core/clusterhealth.ts';
+import { placementState } from '../core/placement.ts';
+import { BY_PLACEMENT, gatewayClassOf, gatewayClusters, placementOfGateway } from './indexes.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
@@ -18,6 +23,8 @@ export interface SpokeConfigSyncerDeps {
   classes: Informer;
   gateways: Informer;
   decisions: Informer;
+  placements: Informer;
+  managedClusters: Informer;
   works: Informer;
   configs: ClassConfigs;
   controllerName: string;
@@ -37,8 +44,19 @@ export class SpokeConfigSyncer {
     const plan = this.d.applier.plan(desired, observed);
     // Without a configuration for every owned class the set of clusters is not known: delete nothing.
     // (The spoke configuration only tells the agent what to watch; it never carries enforcement.)
-    const known = this.d.works.synced && this.d.configs.completeFor(owned);
-    await this.d.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: known ? plan.delete : [] }, this.d.logger.child({ kinds: kinds.length }));
+    const known = this.d.works.synced && this.d.configs.completeFor(owned) && this.fleetKnown();
+    const deletions = known ? plan.delete.filter((key) => clusterHealth(this.d.managedClusters.store.get(key.slice(0, key.indexOf('/')))).state !== 'unavailable') : [];
+    await this.d.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: deletions }, this.d.logger.child({ kinds: kinds.length }));
+  }
+
+  /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
+  private fleetKnown(): boolean {
+    if (!this.d.gateways.synced || !this.d.decisions.synced || !this.d.placements.synced || !this.d.managedClusters.synced) return false;
+    return this.d.gateways.store.list().every((gateway) => {
+      const [className] = gatewayClassOf(gateway);
+      if (className !== undefined && this.d.classes.store.get(className) === undefined) return false;
+      return placementOfGateway(gateway).every((p) => placementState(p, this.d.placements.store.get(p), this.d.decisions.store.byIndex(BY_PLACEMENT, p)).state === 'settled');
+    });
   }
 
   /** Clusters where some Gateway of an owned class with a configuration in force is placed. */
