@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coverage, localPolicyOf, usesOverrides } from './conflicts.ts';
+import { CONFLICTED_REASON, coverage, localPolicyOf, rejectedByController, usesOverrides } from './conflicts.ts';
 import { buildSpokeReport, localPoliciesIn } from './spokereport.ts';
 import type { ConflictVerdict } from './conflicts.ts';
 import { POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
@@ -32,6 +32,19 @@ const local = (name: string, targets: Targets, options: { namespace?: string; ki
   policy(name, targets, options);
 
 const NONE: ConflictVerdict = { state: 'None' };
+
+function withStatus(p: KubeObject, status: unknown): KubeObject {
+  return { ...p, status };
+}
+
+function accepted(status: 'True' | 'False' | 'Unknown', reason: string): Record<string, unknown> {
+  return { type: 'Accepted', status, reason, message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
+}
+
+/** A GEP-713 ancestor entry with its Accepted condition (none: the controller has not judged it yet). */
+function ancestor(status?: 'True' | 'False' | 'Unknown', reason = status === 'True' ? 'Accepted' : 'Invalid'): Record<string, unknown> {
+  return { ancestorRef: { group: GW, kind: 'Gateway', name: 'gw' }, controllerName: 'gateway.envoyproxy.io/gatewayclass-controller', conditions: status ? [accepted(status, reason)] : [] };
+}
 
 function overridden(by: string[]): ConflictVerdict {
   return { state: 'Overridden', message: `AuthPolicy is overridden by [${by.join(', ')}]`, by };
@@ -142,7 +155,18 @@ const CASES: [string, KubeObject[], ConflictVerdict | ((v: ConflictVerdict) => v
   ['synced policies never cover each other', [synced('s', gw('gw')), synced('s2', gw('gw'))], NONE],
   ['local policies being deleted are ignored', [synced('s', gw('gw')), local('l', gw('gw'), { deleting: true })], NONE],
   ['local policies of another kind are ignored', [synced('s', gw('gw')), local('l', gw('gw'), { kind: 'RateLimitPolicy' })], NONE],
+  ['a local policy its controller rejected covers nothing', [synced('s', gw('gw')), withStatus(local('l', gw('gw')), { conditions: [accepted('False', 'Invalid')] })], NONE],
+  [
+    'a local policy its controller marks Conflicted (it lost to our older copy) still covers',
+    [synced('s', gw('gw')), withStatus(local('l', gw('gw')), { ancestors: [ancestor('False', CONFLICTED_REASON)] })],
+    overridden(['ns/l']),
+  ],
 ];
+
+/** `authpolicies.kuadrant.io` for AuthPolicy: the report's key of a kind. */
+function kindKey(kind: string): string {
+  return `${kind.toLowerCase().replace(/y$/, 'ie')}s.kuadrant.io`;
+}
 
 /**
  * The verdict for the synced policy ns/s the way the hub reaches it: the spoke's policies reduced to a report
@@ -150,11 +174,12 @@ const CASES: [string, KubeObject[], ConflictVerdict | ((v: ConflictVerdict) => v
  */
 function verdictOf(policies: readonly KubeObject[]): ConflictVerdict {
   const byKind = new Map<string, KubeObject[]>();
-  for (const p of policies) byKind.set(p.kind, [...(byKind.get(p.kind) ?? []), p]);
-  const report = buildSpokeReport(byKind, new Date(0));
+  for (const p of policies) byKind.set(kindKey(p.kind), [...(byKind.get(kindKey(p.kind)) ?? []), p]);
+  const { report, leftOut } = buildSpokeReport(byKind, new Date(0));
+  assert.deepEqual(leftOut, []);
   const copy = policies.find((p) => p.metadata.name === 's' && p.metadata.namespace === 'ns');
   assert.ok(copy);
-  return coverage(copy.kind, copy, localPoliciesIn(report, copy.kind, 'ns') ?? []);
+  return coverage(copy.kind, copy, localPoliciesIn(report, kindKey(copy.kind), 'ns') ?? []);
 }
 
 for (const [name, policies, expected] of CASES) {
@@ -200,3 +225,35 @@ test('usesOverrides: a policy with GEP-713 overrides, and not one with defaults 
   assert.equal(usesOverrides(withSpec({ rules: {} })), false);
   assert.equal(usesOverrides(withSpec({ overrides: null })), false);
 });
+
+// [case, status, rejected?] — the rule of rejectedByController, shape by shape.
+const REJECTION_CASES: [string, unknown, boolean][] = [
+  ['no status: the controller has not spoken', undefined, false],
+  ['a status that is not an object', 'weird', false],
+  ['Kuadrant: no conditions', { conditions: [] }, false],
+  ['Kuadrant: Accepted=True', { conditions: [accepted('True', 'Accepted')] }, false],
+  ['Kuadrant: Accepted=Unknown', { conditions: [accepted('Unknown', 'Pending')] }, false],
+  ['Kuadrant: Accepted=False Invalid', { conditions: [accepted('False', 'Invalid')] }, true],
+  ['Kuadrant: Accepted=False TargetNotFound', { conditions: [accepted('False', 'TargetNotFound')] }, true],
+  ['Kuadrant: Accepted=False Conflicted is no rejection', { conditions: [accepted('False', CONFLICTED_REASON)] }, false],
+  ['Kuadrant: Enforced=False alone (overridden by a newer policy) is no rejection', { conditions: [accepted('True', 'Accepted'), { type: 'Enforced', status: 'False', reason: 'Overridden' }] }, false],
+  ['Kuadrant: conditions not a list', { conditions: { Accepted: 'False' } }, false],
+  ['GEP-713: no ancestors', { ancestors: [] }, false],
+  ['GEP-713: one ancestor Accepted=True', { ancestors: [ancestor('True')] }, false],
+  ['GEP-713: one ancestor Accepted=False', { ancestors: [ancestor('False', 'Invalid')] }, true],
+  ['GEP-713: every ancestor Accepted=False', { ancestors: [ancestor('False', 'TargetNotFound'), ancestor('False', 'Invalid')] }, true],
+  ['GEP-713: accepted on one ancestor, rejected on another: in force there', { ancestors: [ancestor('False', 'TargetNotFound'), ancestor('True')] }, false],
+  ['GEP-713: rejected on one ancestor, not judged yet on the other', { ancestors: [ancestor('False', 'Invalid'), ancestor()] }, true],
+  ['GEP-713: not judged yet anywhere', { ancestors: [ancestor(), ancestor('Unknown', 'Pending')] }, false],
+  ['GEP-713: Conflicted only (Envoy Gateway: the newer of two on one target)', { ancestors: [ancestor('False', CONFLICTED_REASON)] }, false],
+  ['GEP-713: Conflicted on one ancestor, rejected on another: it still must win where it conflicts', { ancestors: [ancestor('False', CONFLICTED_REASON), ancestor('False', 'TargetNotFound')] }, false],
+  ['GEP-713: malformed entries are not judged', { ancestors: ['x', null, { conditions: 'no' }] }, false],
+  ['both shapes, either rejecting is enough', { conditions: [accepted('False', 'Invalid')], ancestors: [ancestor('True')] }, true],
+];
+
+for (const [name, status, rejected] of REJECTION_CASES) {
+  test(`rejectedByController: ${name}`, () => {
+    const p = local('l', gw('gw'));
+    assert.equal(rejectedByController(status === undefined ? p : withStatus(p, status)), rejected);
+  });
+}

@@ -1,7 +1,8 @@
 // Spoke-local conflicts (DESIGN §6): a locally authored policy wins over a synced copy targeting the same
 // Gateway (or listener) in the same namespace. The spoke agent reduces its local policies to their Gateway
 // targets (localPolicyOf) and reports them (spokereport.ts); the hub weighs them against the copy it would
-// place (coverage) and, when they cover it whole, does not place it there. Pure.
+// place (coverage) and, when they cover it whole, does not place it there. A local policy that its own
+// controller rejected covers nothing (rejectedByController). Pure.
 import { POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
 import { objectKey } from './objects.ts';
 import type { KubeObject } from './objects.ts';
@@ -45,6 +46,51 @@ export function localPolicyOf(policy: KubeObject): LocalPolicy | undefined {
   if (isSynced(policy) || policy.metadata.deletionTimestamp) return undefined;
   const targets = gatewayTargets(policy);
   return targets.length === 0 ? undefined : { key: objectKey(policy), targets };
+}
+
+/**
+ * GEP-713's reason for a policy that lost to another on the same target. Envoy Gateway lets the older of
+ * two win and marks the newer one so — a local policy made after our synced copy among them.
+ */
+export const CONFLICTED_REASON = 'Conflicted';
+
+/**
+ * Whether the policy's own controller rejected it, by the status it wrote (DESIGN §6.1):
+ * - Kuadrant style, `status.conditions`: Accepted=False;
+ * - GEP-713, `status.ancestors[]`: some ancestor entry Accepted=False and none Accepted=True (accepted on
+ *   one Gateway, it is in force there).
+ * Either shape saying so is enough: a rejected local policy left counting would withdraw the hub's copy
+ * and leave its targets with neither policy, the worse mistake of the two.
+ *
+ * Accepted=False with reason Conflicted is no rejection, and an ancestor entry Conflicted keeps the policy
+ * from being rejected: a controller that lets the older policy win (Envoy Gateway) marks a local policy
+ * made after the synced copy Conflicted, yet the local one must win (DESIGN §6). It has to count so that
+ * the hub withdraws the copy; its controller then accepts it.
+ *
+ * No status, no Accepted condition or an unreadable status: not rejected (a controller that has not
+ * spoken has rejected nothing). observedGeneration is not looked at: the controller's latest word stands
+ * until it speaks again, which it does for each new generation.
+ */
+export function rejectedByController(policy: KubeObject): boolean {
+  const status = policy.status;
+  if (!isRecord(status)) return false;
+  if (acceptedOf(status.conditions) === 'rejected') return true;
+  if (!Array.isArray(status.ancestors)) return false;
+  const verdicts = status.ancestors.map((entry) => (isRecord(entry) ? acceptedOf(entry.conditions) : 'unknown'));
+  return verdicts.includes('rejected') && !verdicts.includes('accepted') && !verdicts.includes('conflicted');
+}
+
+/** What the Accepted condition of a condition list says. */
+function acceptedOf(conditions: unknown): 'accepted' | 'rejected' | 'conflicted' | 'unknown' {
+  if (!Array.isArray(conditions)) return 'unknown';
+  const accepted = conditions.find((c): c is Record<string, unknown> => isRecord(c) && c.type === 'Accepted');
+  if (accepted?.status === 'True') return 'accepted';
+  if (accepted?.status !== 'False') return 'unknown';
+  return accepted.reason === CONFLICTED_REASON ? 'conflicted' : 'rejected';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**

@@ -71,11 +71,19 @@ interface ManifestStatus {
   statusFeedback?: { values?: FeedbackValue[] };
 }
 
-/** The spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
-export function readSpokeReport(work: KubeObject): SpokeReport | undefined {
+/** The text of the spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
+export function spokeReportText(work: KubeObject): string | undefined {
   const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
   // The second manifest; the first is the configuration.
   const entry = manifests.find((m) => m.resourceMeta?.ordinal === 1 && m.resourceMeta.resource === 'configmaps');
   const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
-  return parseSpokeReport(value);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The spoke agent's report from the work's feedback; undefined when there is none or it is refused (parseSpokeReport says why). */
+export function readSpokeReport(work: KubeObject): SpokeReport | undefined {
+  const text = spokeReportText(work);
+  if (text === undefined) return undefined;
+  const parsed = parseSpokeReport(text);
+  return parsed.ok ? parsed.report : undefined;
 }

@@ -3,79 +3,163 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import type { KubeObject } from '../core/objects.ts';
 import { buildSpokeConfigWork } from '../core/spokeconfig.ts';
-import { buildSpokeReport, serializeSpokeReport } from '../core/spokereport.ts';
+import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spokereport.ts';
 import { FakeClock } from '../runtime/fake-clock.ts';
 import { SpokeReports } from './spokereports.ts';
 
 const AUTH = 'authpolicies.kuadrant.io';
 const RLP = 'ratelimitpolicies.kuadrant.io';
+/** The spoke's wall clock when in step with the hub's; the hub's clock is monotonic and starts at 0. */
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const STALE = 120_000;
+const HOUR = 3_600_000;
 
 function local(namespace: string, name: string): KubeObject {
   return { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { namespace, name }, spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } } };
 }
 
-/** The spoke-config work of c1 with the report the agent wrote at `at` as its feedback. */
-function workWith(at: number, kinds: [string, KubeObject[]][]): KubeObject {
+function workWithText(text: string): KubeObject {
   const work = buildSpokeConfigWork({ cluster: 'c1', kinds: [], configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
-  const text = serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)));
   const value = { name: 'report', fieldValue: { type: 'String', string: text } };
   return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
 }
 
-function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[] } {
-  const clock = new FakeClock(T0);
-  const changes: string[] = [];
-  const reports = new SpokeReports({ staleAfterMs: STALE, onChange: (cluster, kinds) => changes.push(`${cluster}:${kinds.join(',')}`), logger: pino({ level: 'silent' }), now: () => clock.now(), clock });
-  return { clock, reports, changes };
+/** The spoke-config work of c1 with the report the agent wrote at `at` (the spoke's clock) as its feedback. */
+function workWith(at: number, kinds: [string, KubeObject[]][]): KubeObject {
+  return workWithText(serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report));
 }
 
-test('a fresh report counts; heartbeats with the same content change nothing; new content names its kinds', () => {
+function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[]; logs: Record<string, unknown>[] } {
+  const clock = new FakeClock(0);
+  const changes: string[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const reports = new SpokeReports({
+    staleAfterMs: STALE,
+    onChange: (cluster, scopes) => changes.push(`${cluster}:${scopes.map((s) => `${s.kind}/${s.namespace}`).join(',')}`),
+    logger,
+    clock,
+  });
+  return { clock, reports, changes, logs };
+}
+
+test('a fresh report counts; heartbeats with the same content change nothing; new content names its (kind, namespace) pairs', () => {
   const { clock, reports, changes } = setup();
   reports.observe('c1', workWith(T0, [[AUTH, []], [RLP, []]]));
-  assert.deepEqual(changes, ['c1:authpolicies.kuadrant.io,ratelimitpolicies.kuadrant.io']);
+  assert.deepEqual(changes, [`c1:${AUTH}/${WHOLE_KIND},${RLP}/${WHOLE_KIND}`]);
   assert.ok(reports.fresh('c1'));
   clock.advance(30_000);
   reports.observe('c1', workWith(T0 + 30_000, [[AUTH, []], [RLP, []]]));
   assert.equal(changes.length, 1, 'a heartbeat is no change');
   reports.observe('c1', workWith(T0 + 31_000, [[AUTH, [local('ns', 'l')]], [RLP, []]]));
-  assert.deepEqual(changes.at(-1), 'c1:authpolicies.kuadrant.io');
+  assert.deepEqual(changes.at(-1), `c1:${AUTH}/ns`);
   assert.equal(reports.fresh('c2'), undefined, 'no report: unknown');
 });
 
-test('a report goes stale with no event: the timer says so, and it no longer counts; a new heartbeat brings it back', () => {
+test('a report goes stale on the hub clock, staleAfter past the last change seen, with no event: the timer says so; a new heartbeat brings it back', () => {
   const { clock, reports, changes } = setup();
   reports.observe('c1', workWith(T0, [[AUTH, [local('ns', 'l')]]]));
   clock.advance(30_000);
   reports.observe('c1', workWith(T0 + 30_000, [[AUTH, [local('ns', 'l')]]]));
   clock.advance(STALE - 1);
-  assert.ok(reports.fresh('c1'), 'still fresh: the limit runs from the latest heartbeat');
+  assert.ok(reports.fresh('c1'), 'still fresh: the limit runs from the latest heartbeat seen');
   assert.equal(changes.length, 1);
   clock.advance(1);
   assert.equal(reports.fresh('c1'), undefined);
-  assert.deepEqual(changes, ['c1:authpolicies.kuadrant.io', 'c1:authpolicies.kuadrant.io']);
-  reports.observe('c1', workWith(clock.now(), [[AUTH, [local('ns', 'l')]]]));
+  assert.deepEqual(changes, [`c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`, `c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`]);
+  reports.observe('c1', workWith(T0 + 200_000, [[AUTH, [local('ns', 'l')]]]));
   assert.ok(reports.fresh('c1'));
   assert.equal(changes.length, 3, 'fresh again: the kind is looked at again');
 });
 
-test('a report stale on arrival (an agent that stopped long ago, or clocks apart) never counts', () => {
+test('the same text seen again (a relist, another status field changing) is no sign of life', () => {
   const { clock, reports, changes } = setup();
-  clock.advance(STALE + 1);
-  reports.observe('c1', workWith(T0, [[AUTH, [local('ns', 'l')]]]));
-  assert.equal(reports.fresh('c1'), undefined);
-  assert.deepEqual(changes, []);
+  const work = workWith(T0, [[AUTH, [local('ns', 'l')]]]);
+  reports.observe('c1', work);
+  clock.advance(STALE - 10);
+  reports.observe('c1', structuredClone(work));
+  clock.advance(10);
+  assert.equal(reports.fresh('c1'), undefined, 'stale: the agent wrote nothing new');
+  assert.equal(changes.length, 2);
 });
 
-test('the work gone, or a report unreadable, counts as no report', () => {
+/** What the hub does with an agent whose clock is `skew` off the hub's: the same events, whatever the skew. */
+function lifeWithSkew(skew: number): { changes: string[]; freshAt: Record<string, boolean> } {
+  const { clock, reports, changes } = setup();
+  const freshAt: Record<string, boolean> = {};
+  const spokeNow = (): number => T0 + clock.now() + skew;
+  reports.observe('c1', workWith(spokeNow(), [[AUTH, [local('ns', 'l')]]]));
+  freshAt.arrival = reports.fresh('c1') !== undefined;
+  for (let i = 0; i < 4; i++) {
+    clock.advance(30_000);
+    reports.observe('c1', workWith(spokeNow(), [[AUTH, [local('ns', 'l')]]]));
+  }
+  freshAt.afterHeartbeats = reports.fresh('c1') !== undefined;
+  // The agent stops: its last report stays as it was.
+  clock.advance(STALE - 1);
+  freshAt.justBeforeLimit = reports.fresh('c1') !== undefined;
+  clock.advance(1);
+  freshAt.atLimit = reports.fresh('c1') !== undefined;
+  return { changes, freshAt };
+}
+
+test('a spoke clock an hour ahead or an hour behind changes nothing: freshness is the hub clock since the last change seen', () => {
+  const inStep = lifeWithSkew(0);
+  assert.deepEqual(inStep.freshAt, { arrival: true, afterHeartbeats: true, justBeforeLimit: true, atLimit: false });
+  assert.deepEqual(lifeWithSkew(+HOUR), inStep, 'an hour ahead: does not keep a stopped agent counting');
+  assert.deepEqual(lifeWithSkew(-HOUR), inStep, 'an hour behind: its reports count all the same');
+});
+
+test('at hub start-up, a report is seen for the first time: it counts for staleAfter from then, however old its heartbeat', () => {
+  const { clock, reports } = setup();
+  reports.observe('c1', workWith(T0 - 24 * HOUR, [[AUTH, [local('ns', 'l')]]]));
+  assert.ok(reports.fresh('c1'));
+  clock.advance(STALE);
+  assert.equal(reports.fresh('c1'), undefined);
+});
+
+test('the work gone, or without a report, counts as no report', () => {
   const { reports, changes } = setup();
   reports.observe('c1', workWith(T0, [[AUTH, []]]));
   reports.observe('c1', undefined);
   assert.equal(reports.fresh('c1'), undefined);
-  assert.deepEqual(changes, ['c1:authpolicies.kuadrant.io', 'c1:authpolicies.kuadrant.io']);
+  assert.deepEqual(changes, [`c1:${AUTH}/${WHOLE_KIND}`, `c1:${AUTH}/${WHOLE_KIND}`]);
   const work = workWith(T0, [[AUTH, []]]);
   reports.observe('c1', { ...work, status: {} });
   assert.equal(reports.fresh('c1'), undefined);
   assert.equal(changes.length, 2);
+});
+
+test('a report past the schema or a cap is refused whole: no report counts (nothing is withdrawn for it), an error names the cluster and the field once, refused() says why', () => {
+  const { clock, reports, changes, logs } = setup();
+  reports.observe('c1', workWith(T0, [[AUTH, [local('ns', 'l')]]]));
+  assert.equal(reports.refused('c1'), undefined);
+  const bad = (at: number): string =>
+    JSON.stringify({ version: 2, heartbeat: new Date(at).toISOString(), objects: { [AUTH]: { ns: [{ name: 'l', targets: [{ gateway: 'gw' }] }, { name: 'Evil Name', targets: [] }] } } });
+  reports.observe('c1', workWithText(bad(T0 + 30_000)));
+  assert.equal(reports.fresh('c1'), undefined, 'the local policy it lists counts no more');
+  assert.equal(changes.at(-1), `c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`, 'what it kept off the cluster is looked at again');
+  assert.equal(reports.refused('c1'), `objects["${AUTH}"].ns[1].name: must be a DNS-1123 subdomain of at most 253 characters`);
+  const errors = (): Record<string, unknown>[] => logs.filter((l) => l.level === 50);
+  assert.deepEqual(errors().map((l) => [l.cluster, l.field]), [['c1', `objects["${AUTH}"].ns[1].name`]]);
+  clock.advance(30_000);
+  reports.observe('c1', workWithText(bad(T0 + 60_000)));
+  assert.equal(errors().length, 1, 'the same refusal is not logged at every heartbeat');
+  assert.equal(changes.length, 2);
+  reports.observe('c1', workWith(T0 + 90_000, [[AUTH, [local('ns', 'l')]]]));
+  assert.ok(reports.fresh('c1'));
+  assert.equal(reports.refused('c1'), undefined);
+});
+
+test('a report of a version this hub does not read is refused, and says so', () => {
+  const { reports } = setup();
+  reports.observe('c1', workWithText(JSON.stringify({ version: 3, heartbeat: '2026-11-23T10:00:00Z', objects: {} })));
+  assert.equal(reports.fresh('c1'), undefined);
+  assert.equal(reports.refused('c1'), 'version: unsupported version 3: this hub reads version 2, and 1 (no version field)');
+});
+
+test("an old agent's report (version 1) still counts", () => {
+  const { reports } = setup();
+  reports.observe('c1', workWithText(JSON.stringify({ heartbeat: '2026-11-23T10:00:00Z', kinds: { [AUTH]: { ns: [{ name: 'l', targets: [{ gateway: 'gw' }] }] } } })));
+  assert.equal(reports.fresh('c1')?.version, 1);
 });

@@ -1,73 +1,88 @@
-// The spoke agents' reports of local policies as the hub last read them, one per cluster, from the feedback
-// of the spoke-configuration works (core/spokereport.ts). Only a fresh report counts: one older than the
-// stale limit says nothing, so a stopped agent withdraws nothing. Tells its owner which kinds to look at
-// again when what counts changes — a report's content, or its freshness (a timer marks the moment it goes
-// stale, when no event does).
+// The spoke agents' reports as the hub last read them, one per cluster, from the feedback of the
+// spoke-configuration works (core/spokereport.ts). A report is evidence, not orders (DESIGN §7):
+// - it counts only while fresh, on the hub's own clock: until staleAfterMs after the hub last saw it
+//   change (a new heartbeat or new content). The spoke's clock is never compared with the hub's — the
+//   heartbeat only tells one report from the next — so a spoke clock hours off changes nothing, and a
+//   stopped agent (its last report unchanged) stops counting staleAfterMs later. At start-up every
+//   report is seen for the first time: it counts from then.
+// - one that breaks the schema or a cap is refused whole: it counts as no report (withdraws nothing), an
+//   error names the cluster and the field, and refused() says why for the hub's status.
+// Tells its owner which (kind, namespace) pairs to look at again when what counts changes — a report's
+// content, or its freshness (a timer marks the moment it goes stale, when no event does).
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/objects.ts';
-import { readSpokeReport } from '../core/spokeconfig.ts';
-import { changedKinds, reportContent, reportFreshUntil, type SpokeReport } from '../core/spokereport.ts';
+import { spokeReportText } from '../core/spokeconfig.ts';
+import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spokereport.ts';
 import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
 export interface SpokeReportsOptions {
   staleAfterMs: number;
-  /** What counts of `cluster`'s report changed for these kinds (`resource.group`): look at their policies again. */
-  onChange: (cluster: string, kinds: readonly string[]) => void;
+  /** What counts of `cluster`'s report changed for these (kind, namespace) pairs: look at their policies again. */
+  onChange: (cluster: string, scopes: readonly ReportScope[]) => void;
   logger: Logger;
-  /** Wall-clock milliseconds (heartbeats are wall-clock times). */
-  now?: () => number;
-  clock?: Pick<Clock, 'setTimer'>;
+  /** The hub's clock: freshness and its timers (monotonic). */
+  clock?: Clock;
 }
 
 interface Entry {
-  report: SpokeReport;
-  content: string;
+  /** The feedback text last seen (the cached work's own string: not a second copy). */
+  text: string;
+  /** Parsed, unless refused. */
+  report?: SpokeReport;
+  /** `<field>: <what is wrong>`, when refused. */
+  refused?: string;
+  /** Until when (hub clock) it counts: staleAfterMs after it was last seen to change. */
   freshUntil: number;
   cancel?: CancelTimer;
 }
 
 export class SpokeReports {
   private readonly entries = new Map<string, Entry>();
-  private readonly now: () => number;
-  private readonly clock: Pick<Clock, 'setTimer'>;
+  private readonly clock: Clock;
 
   constructor(private readonly o: SpokeReportsOptions) {
-    this.now = o.now ?? Date.now;
     this.clock = o.clock ?? systemClock;
   }
 
-  /** The report of `cluster` if it is fresh now; undefined otherwise (unknown: conclude nothing). */
+  /** The report of `cluster` if it is fresh and was not refused; undefined otherwise (unknown: conclude nothing). */
   fresh(cluster: string): SpokeReport | undefined {
     const entry = this.entries.get(cluster);
-    return entry && this.now() < entry.freshUntil ? entry.report : undefined;
+    return entry?.report && this.clock.now() < entry.freshUntil ? entry.report : undefined;
+  }
+
+  /** Why the last report of `cluster` was refused (`<field>: <what is wrong>`); undefined when it was not. */
+  refused(cluster: string): string | undefined {
+    return this.entries.get(cluster)?.refused;
   }
 
   /** The spoke-configuration work of `cluster` as now cached (undefined: gone). */
   observe(cluster: string, work: KubeObject | undefined): void {
-    const before = this.fresh(cluster);
     const previous = this.entries.get(cluster);
-    const report = work ? readSpokeReport(work) : undefined;
-    if (report === undefined) {
-      previous?.cancel?.();
+    const text = work ? spokeReportText(work) : undefined;
+    // The same text again (a status update of another field, a relist): nothing new was seen.
+    if (text !== undefined && previous?.text === text) return;
+    const before = this.fresh(cluster);
+    previous?.cancel?.();
+    if (text === undefined) {
       this.entries.delete(cluster);
     } else {
-      const freshUntil = reportFreshUntil(report, this.o.staleAfterMs);
-      const content = reportContent(report);
-      // Most updates are heartbeats: the same content, a later limit. The timer follows the limit.
-      if (previous?.freshUntil !== freshUntil) previous?.cancel?.();
-      const entry: Entry = { report, content, freshUntil, ...(previous?.freshUntil === freshUntil && previous.cancel ? { cancel: previous.cancel } : {}) };
-      const now = this.now();
-      if (freshUntil <= now) {
-        if (previous === undefined || previous.freshUntil !== freshUntil) {
-          this.o.logger.warn({ cluster, heartbeat: report.heartbeat, staleAfterMs: this.o.staleAfterMs }, 'spoke agent report is stale on arrival (agent lagging, or clocks apart): it is not acted on');
+      const parsed = parseSpokeReport(text, previous?.report && { text: previous.text, report: previous.report });
+      const freshUntil = this.clock.now() + this.o.staleAfterMs;
+      const entry: Entry = { text, freshUntil };
+      if (parsed.ok) {
+        entry.report = parsed.report;
+        entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.o.staleAfterMs);
+        if (previous?.refused !== undefined) this.o.logger.info({ cluster }, 'spoke agent report readable again');
+      } else {
+        entry.refused = `${parsed.field}: ${parsed.message}`;
+        // Once per distinct refusal, not at every heartbeat.
+        if (previous?.refused !== entry.refused) {
+          this.o.logger.error({ cluster, field: parsed.field, problem: parsed.message }, 'spoke agent report refused: it breaks the schema or a cap, and counts as no report (nothing is withdrawn for it)');
         }
-      } else if (entry.cancel === undefined) {
-        entry.cancel = this.clock.setTimer(() => this.expire(cluster, freshUntil), freshUntil - now);
       }
       this.entries.set(cluster, entry);
     }
-    const kinds = changedKinds(before, this.fresh(cluster));
-    if (kinds.length > 0) this.o.onChange(cluster, kinds);
+    this.notify(cluster, before, this.fresh(cluster));
   }
 
   stop(): void {
@@ -75,18 +90,22 @@ export class SpokeReports {
     this.entries.clear();
   }
 
-  private expire(cluster: string, freshUntil: number): void {
-    const entry = this.entries.get(cluster);
-    if (!entry || entry.freshUntil !== freshUntil) return;
-    const left = freshUntil - this.now();
+  private expire(cluster: string, entry: Entry): void {
+    if (this.entries.get(cluster) !== entry || !entry.report) return;
+    const left = entry.freshUntil - this.clock.now();
     if (left > 0) {
-      // A timer on the monotonic clock may fire a hair before the wall clock gets there.
-      entry.cancel = this.clock.setTimer(() => this.expire(cluster, freshUntil), left);
+      // setTimeout's clock (the event loop's, whole milliseconds) may fire a hair before performance.now() gets there.
+      entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), left);
       return;
     }
     delete entry.cancel;
-    this.o.logger.warn({ cluster, heartbeat: entry.report.heartbeat }, 'spoke agent report went stale: local policies there are no longer acted on');
-    const kinds = changedKinds(entry.report, undefined);
-    if (kinds.length > 0) this.o.onChange(cluster, kinds);
+    this.o.logger.warn({ cluster, heartbeat: entry.report.heartbeat, staleAfterMs: this.o.staleAfterMs }, 'spoke agent report went stale (unchanged for the stale limit): what it says is no longer acted on');
+    this.notify(cluster, entry.report, undefined);
+  }
+
+  private notify(cluster: string, before: SpokeReport | undefined, after: SpokeReport | undefined): void {
+    if (before === after) return;
+    const scopes = changedScopes(before, after);
+    if (scopes.length > 0) this.o.onChange(cluster, scopes);
   }
 }

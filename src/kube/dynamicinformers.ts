@@ -17,6 +17,8 @@ export interface DynamicInformersOptions {
   onChange: (gvr: GroupVersionResource, change: StoreChange<KubeObject>) => void;
   /** A newly started informer delivered its first list. */
   onSynced?: (gvr: GroupVersionResource) => void;
+  /** A list or watch of the kind failed: its cache is no longer live (Informer.live) until it works again. */
+  onFailure?: (gvr: GroupVersionResource, err: Error) => void;
   /** Adds indexes to a new informer's store before it starts. */
   configure?: (informer: Informer) => void;
   /** What the caches keep of each object (see WatcherOptions.transform). */
@@ -52,6 +54,8 @@ export class DynamicInformers {
       });
       this.options.configure?.(informer);
       informer.onChange((change) => this.options.onChange(kind.gvr, change));
+      const onFailure = this.options.onFailure;
+      if (onFailure) informer.onFailure((err) => this.informers.get(key)?.informer === informer && onFailure(kind.gvr, err));
       this.informers.set(key, { kind, informer });
       informer.start();
       const onSynced = this.options.onSynced;

@@ -1,21 +1,67 @@
 // A watcher feeding a store, with change handlers: the cache the reconcilers read. Handlers only map
 // changes to work-queue keys; they run synchronously and must not do I/O.
 import type { KubeObject } from '../core/objects.ts';
-import type { KubeHttp } from './http.ts';
+import { Backoff } from '../runtime/backoff.ts';
+import { isGone, type KubeHttp } from './http.ts';
 import type { ResourceRef } from './resource.ts';
 import { Store, type StoreChange } from './store.ts';
 import { Watcher, type WatcherOptions } from './watcher.ts';
 
 export type ChangeHandler<T extends KubeObject> = (change: StoreChange<T>) => void;
 
+/**
+ * The watcher's backoff, passed through to the one it would have used, that also tells when it is asked
+ * for a delay: the watcher does so exactly when a list or watch failed (not on a 410, which relists at
+ * once), the moment the cache stops following the apiserver.
+ */
+class FailureTap extends Backoff {
+  constructor(
+    private readonly inner: Backoff,
+    private readonly onFailure: () => void,
+  ) {
+    super();
+  }
+
+  override next(): number {
+    const delay = this.inner.next();
+    this.onFailure();
+    return delay;
+  }
+
+  override markHealthy(): void {
+    this.inner.markHealthy();
+  }
+
+  override reset(): void {
+    this.inner.reset();
+  }
+
+  override get attempts(): number {
+    return this.inner.attempts;
+  }
+}
+
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store = new Store<T>();
   private readonly handlers: ChangeHandler<T>[] = [];
   private readonly watcher: Watcher<T>;
   private readonly syncWaiters: (() => void)[] = [];
+  private readonly failureHandlers: ((err: Error) => void)[] = [];
 
   /** `options.transform` decides what the cache keeps of each object (see WatcherOptions). */
   constructor(http: KubeHttp, readonly resource: ResourceRef, options: WatcherOptions<T> = {}) {
+    const backoff = new FailureTap(options.backoff ?? new Backoff(options.clock ? { clock: options.clock } : {}), () => {
+      const err = this.watcher.lastError;
+      if (!err) return;
+      for (const h of this.failureHandlers) {
+        try {
+          h(err);
+        } catch (handlerErr) {
+          // Inside the watcher's retry loop: a handler's throw must not end the watch.
+          options.logger?.error({ err: String(handlerErr) }, 'informer failure handler threw');
+        }
+      }
+    });
     this.watcher = new Watcher<T>(http, resource, {
       replace: (items) => {
         this.commit(this.store.replace(items));
@@ -25,7 +71,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         const change = this.store.apply(type, object);
         if (change) this.commit([change]);
       },
-    }, options);
+    }, { ...options, backoff });
   }
 
   onChange(handler: ChangeHandler<T>): this {
@@ -44,6 +90,23 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Why the last list or watch failed, until it works again (see Watcher.lastError). */
   get lastError(): Error | undefined {
     return this.watcher.lastError;
+  }
+
+  /**
+   * Whether the cache follows the apiserver now: synced, and no list or watch has failed since the last
+   * one that worked. A 410 Gone is not a failure (the watcher relists at once); a failing relist is.
+   * After a failure it is live again at the next list, event or bookmark (a watch resumed without events
+   * shows it at its first bookmark, about a minute on): onChange does not mark that moment.
+   */
+  get live(): boolean {
+    const err = this.watcher.lastError;
+    return this.synced && (err === undefined || isGone(err));
+  }
+
+  /** `handler` is told of each failed list or watch (the cache is no longer live), synchronously, with the error. */
+  onFailure(handler: (err: Error) => void): this {
+    this.failureHandlers.push(handler);
+    return this;
   }
 
   start(): this {

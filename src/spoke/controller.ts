@@ -1,6 +1,6 @@
 // Assembly of the spoke agent: which policy kinds to watch (a fixed `--policies` list, or the params
 // ConfigMap the hub places on every spoke), one informer per kind, and the report reconciler, which any
-// policy change wakes. Event handlers only map changes to keys.
+// policy change, and any failure of a kind's watch, wakes. Event handlers only map changes to keys.
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { cachedObject } from '../core/cacheview.ts';
@@ -64,6 +64,8 @@ export class SpokeController {
     this.informers = new DynamicInformers(this.http, {
       onChange: () => this.queue.add(REPORT_KEY),
       onSynced: () => this.queue.add(REPORT_KEY),
+      // A kind whose watch fails leaves the report now, not at the next heartbeat.
+      onFailure: () => this.queue.add(REPORT_KEY),
       transform: cachedObject,
       logger: this.log,
     });

@@ -1,7 +1,14 @@
-// The spoke agent's one reconciler (DESIGN §6): the report of local policies (core/spokereport.ts), written
-// into a ConfigMap on the spoke whenever what it says changes, and at least every heartbeat interval so that
-// the hub can tell a live agent from a stopped one. The agent writes nothing else: no policy, no condition.
+// The spoke agent's one reconciler (DESIGN §6, §7): the report of the watched kinds' objects
+// (core/spokereport.ts), written into a ConfigMap on the spoke whenever what it says changes, and at least
+// every heartbeat interval so that the hub can tell a live agent from a stopped one. The agent writes
+// nothing else: no policy, no condition.
+//
+// A kind is reported only while its watch is live (synced, and no list or watch failing since the last
+// that worked): a cache that lost its watch keeps objects that are gone, and the hub would act on them.
+// A kind whose watch fails drops out at once (the controller wakes this reconciler on the failure), and
+// comes back when the watch works again.
 import type { Logger } from 'pino';
+import { canonicalJson } from '../core/canonical.ts';
 import { groupResourceKey, type GroupVersionResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { buildSpokeReport, reportContent, serializeSpokeReport, SPOKE_REPORT_KEY } from '../core/spokereport.ts';
@@ -14,8 +21,11 @@ import type { ReconcileResult } from '../runtime/runner.ts';
 
 export const REPORT_KEY = 'report';
 export const SPOKE_FIELD_MANAGER = 'policy-sync-spoke';
-/** While a kind's watch has not synced, how soon to look again. */
-const UNSYNCED_RETRY_MS = 1_000;
+/**
+ * While a kind's watch has not synced or is failing, how soon to look again: a watch that recovers with
+ * no change to deliver (only a bookmark) wakes nobody.
+ */
+const NOT_LIVE_RETRY_MS = 1_000;
 
 export interface ReportReconcilerDeps {
   http: KubeHttp;
@@ -32,6 +42,8 @@ export interface ReportReconcilerDeps {
 export class ReportReconciler {
   private lastContent: string | undefined;
   private lastWrite: number | undefined;
+  /** The kinds left out last time and why, to log a change of them once. */
+  private lastGaps = '{}';
   private readonly startedAt: number;
   private readonly now: () => number;
 
@@ -42,20 +54,32 @@ export class ReportReconciler {
 
   async reconcile(): Promise<ReconcileResult> {
     const now = this.now();
-    const kinds = this.d.kinds();
-    const synced = new Map<string, readonly KubeObject[]>();
+    const live = new Map<string, readonly KubeObject[]>();
     const unsynced: string[] = [];
-    for (const gvr of kinds) {
+    const failing: Record<string, string> = {};
+    for (const gvr of this.d.kinds()) {
+      const key = groupResourceKey(gvr);
       const informer = this.d.informers.informer(gvr);
-      if (informer?.synced) synced.set(groupResourceKey(gvr), informer.store.list());
-      else unsynced.push(groupResourceKey(gvr));
+      if (!informer?.synced) unsynced.push(key);
+      else if (!informer.live) failing[key] = String(informer.lastError);
+      else live.set(key, informer.store.list());
     }
+    const anyFailing = Object.keys(failing).length > 0;
     // A report leaving out a kind whose watch is still listing would say "unknown" where the last one
-    // knew: wait for it, up to one heartbeat (a kind that never syncs must not silence the others).
+    // knew: wait for it, up to one heartbeat (a kind that never syncs must not silence the others) — but
+    // not once a watch fails: that kind must leave the report now.
     const waitingSince = this.lastWrite ?? this.startedAt;
-    if (unsynced.length > 0 && now - waitingSince < this.d.heartbeatMs) return { requeueAfterMs: UNSYNCED_RETRY_MS };
+    if (unsynced.length > 0 && !anyFailing && now - waitingSince < this.d.heartbeatMs) return { requeueAfterMs: NOT_LIVE_RETRY_MS };
 
-    const report = buildSpokeReport(synced, new Date(now));
+    const { report, leftOut } = buildSpokeReport(live, new Date(now));
+    const gaps = canonicalJson({ failing, leftOut });
+    if (gaps !== this.lastGaps) {
+      if (anyFailing) this.d.logger.warn({ failing }, 'watch of a policy kind failing: the kind is left out of the report (unknown to the hub) until it works again');
+      // Never cut short: a kind that does not fit is left out whole, so the hub knows it does not know.
+      if (leftOut.length > 0) this.d.logger.warn({ leftOut }, 'policy kinds left out of the report: they would break its schema or caps');
+      if (!anyFailing && leftOut.length === 0) this.d.logger.info('every live policy kind is in the report again');
+      this.lastGaps = gaps;
+    }
     const content = reportContent(report);
     const due = this.lastWrite === undefined || content !== this.lastContent || now - this.lastWrite >= this.d.heartbeatMs;
     if (due) {
@@ -66,13 +90,13 @@ export class ReportReconciler {
         data: { [SPOKE_REPORT_KEY]: serializeSpokeReport(report) },
       }, { fieldManager: SPOKE_FIELD_MANAGER, force: true });
       if (content !== this.lastContent) {
-        const locals = Object.values(report.kinds).reduce((n, namespaces) => n + Object.values(namespaces).reduce((m, l) => m + l.length, 0), 0);
-        this.d.logger.info({ kinds: Object.keys(report.kinds), unsynced, localPolicies: locals }, 'report of local policies written');
+        const objects = Object.values(report.objects).reduce((n, namespaces) => n + Object.values(namespaces).reduce((m, l) => m + l.length, 0), 0);
+        this.d.logger.info({ kinds: Object.keys(report.objects), unsynced, failing: Object.keys(failing), leftOut: leftOut.map((l) => l.kind), objects }, 'report of policy objects written');
       }
       this.lastContent = content;
       this.lastWrite = now;
     }
-    const next = unsynced.length > 0 ? UNSYNCED_RETRY_MS : this.lastWrite! + this.d.heartbeatMs - now;
+    const next = unsynced.length > 0 || anyFailing ? NOT_LIVE_RETRY_MS : this.lastWrite! + this.d.heartbeatMs - now;
     return { requeueAfterMs: Math.max(1, next) };
   }
 }
