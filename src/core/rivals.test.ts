@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from './objects.ts';
-import { copyNamespaces, possibleRivals, type TemplateOfGateway } from './rivals.ts';
+import { copyNamespaces, hubNamespacesRendering, possibleRivals, type TemplateOfGateway } from './rivals.ts';
 
 const GW = 'gateway.networking.k8s.io';
 
@@ -41,4 +41,15 @@ test('possibleRivals: a policy with no copy anywhere has no rivals; the policy i
   assert.deepEqual(possibleRivals(unplaced, [unplaced, policy('team-b', 'shared')], templates), []);
   const mine = policy('team-a', 'shared');
   assert.deepEqual(possibleRivals(mine, [structuredClone(mine)], templates), [], 'an older cached version of itself');
+});
+
+test('hubNamespacesRendering: which hub namespaces a template renders into a downstream namespace', () => {
+  assert.deepEqual(hubNamespacesRendering('{namespace}', 'shop'), ['shop']);
+  assert.deepEqual(hubNamespacesRendering('kuadrant-{namespace}', 'kuadrant-shop'), ['shop']);
+  assert.deepEqual(hubNamespacesRendering('kuadrant-{namespace}', 'shop'), []);
+  assert.deepEqual(hubNamespacesRendering('{namespace}-x-{namespace}', 'a-x-a'), ['a']);
+  assert.deepEqual(hubNamespacesRendering('{namespace}-x-{namespace}', 'a-x-b'), []);
+  assert.equal(hubNamespacesRendering('gateways', 'gateways'), 'any');
+  assert.deepEqual(hubNamespacesRendering('gateways', 'shop'), []);
+  assert.deepEqual(hubNamespacesRendering('a.b{namespace}', 'axbshop'), [], 'template text is literal, not a pattern');
 });

@@ -3,7 +3,7 @@
 // only collide where they render a common namespace. With `{namespace}` in every template that never
 // happens across hub namespaces, and neither re-enqueueing nor recomputing the others is needed.
 import type { KubeObject } from './objects.ts';
-import { renderDownstreamNamespace } from './params.ts';
+import { NAMESPACE_PLACEHOLDER, renderDownstreamNamespace } from './params.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from './targetrefs.ts';
 
 /** The downstream-namespace template of the class of Gateway `namespace/name`, if it is one of ours. */
@@ -31,4 +31,17 @@ export function possibleRivals(policy: KubeObject, sameName: readonly KubeObject
   const mine = new Set(copyNamespaces(policy, templateOf));
   if (mine.size === 0) return [];
   return others.filter((p) => copyNamespaces(p, templateOf).some((ns) => mine.has(ns)));
+}
+
+/**
+ * The hub namespaces whose Gateways a template renders into `downstreamNamespace`: `any` when the template
+ * has no `{namespace}` and renders it (every hub namespace shares it), none when it cannot render it.
+ */
+export function hubNamespacesRendering(template: string, downstreamNamespace: string): 'any' | string[] {
+  const parts = template.split(NAMESPACE_PLACEHOLDER);
+  if (parts.length === 1) return template === downstreamNamespace ? 'any' : [];
+  const escaped = parts.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // `p0{namespace}p1{namespace}p2` → ^p0(?<ns>…)p1\k<ns>p2$: every occurrence is the same namespace.
+  const match = new RegExp(`^${escaped[0]}(?<ns>[a-z0-9-]+)${escaped.slice(1).join('\\k<ns>')}$`).exec(downstreamNamespace);
+  return match?.groups?.ns ? [match.groups.ns] : [];
 }

@@ -76,6 +76,11 @@ export class ClassConfigs {
     return [...kinds.values()];
   }
 
+  /** The downstreamNamespace templates of every configuration in force. */
+  downstreamTemplates(): Set<string> {
+    return new Set([...this.states.values()].flatMap((s) => (s.config ? [s.config.params.downstreamNamespace] : [])));
+  }
+
   /** The CRD uid a kind was validated under (any class's; they read the same CRD). */
   crdUid(gr: GroupResource): string | undefined {
     const key = groupResourceKey(gr);

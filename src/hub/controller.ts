@@ -8,7 +8,7 @@ import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
 import type { KubeObject } from '../core/objects.ts';
-import { possibleRivals } from '../core/rivals.ts';
+import { hubNamespacesRendering, possibleRivals } from '../core/rivals.ts';
 import { countWorkStates } from '../core/workstate.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { EventRecorder } from '../kube/events.ts';
@@ -33,12 +33,12 @@ import {
   sourceKeyOfWork,
   type KindedPolicy,
 } from './eventkeys.ts';
-import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
+import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
 import { SpokeReports } from './spokereports.ts';
-import { DEFAULT_REPORT_STALE_MS } from '../core/spokereport.ts';
+import { DEFAULT_REPORT_STALE_MS, WHOLE_KIND, type ReportScope } from '../core/spokereport.ts';
 import { isSpokeConfigWork } from '../core/spokeconfig.ts';
 import { StatusReporter } from './statusreporter.ts';
 import { WorkApplier } from './workapplier.ts';
@@ -149,7 +149,11 @@ export class HubController {
       // Keys of a kind whose watch was not synced were dropped (nothing is decided on an unsynced cache).
       // Its first list brought every policy that exists; the works of those that do not are looked at now.
       onSynced: (gvr) => this.enqueueOrphanedWorksOfKind(gvr),
-      configure: (i) => i.store.addIndex(BY_GATEWAY, targetedGateways).addIndex(BY_NAME, (p) => [p.metadata.name]),
+      configure: (i) =>
+        i.store
+          .addIndex(BY_GATEWAY, targetedGateways)
+          .addIndex(BY_NAME, (p) => [p.metadata.name])
+          .addIndex(BY_NAMESPACE, (p) => [p.metadata.namespace ?? '']),
       transform: cachedObject,
       logger: this.log,
     });
@@ -181,7 +185,7 @@ export class HubController {
     });
     this.reporter = new StatusReporter({ http: this.http, events, logger: this.log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: this.statusWrites });
     this.reports = o.spokeConfig
-      ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => this.enqueuePoliciesOfKinds([...new Set(scopes.map((s) => s.kind))]), logger: this.log })
+      ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => this.enqueuePoliciesInScopes(scopes), logger: this.log })
       : undefined;
     const policyWorks = new WorkApplier({ http: this.http, logger: this.log, onExpired: (key) => this.policyQueue.add(key) });
     this.policyWorks = policyWorks;
@@ -370,12 +374,29 @@ export class HubController {
     return this.watches.kinds().flatMap((kind) => (this.watches.informer(kind.gvr)?.store.byIndex(BY_GATEWAY, gatewayKey) ?? []).map((policy) => ({ gr: kind.gvr, policy })));
   }
 
-  /** Every watched policy of these kinds (`resource.group`): a spoke's local policies of them changed. */
-  private enqueuePoliciesOfKinds(kinds: readonly string[]): void {
-    const wanted = new Set(kinds);
+  /**
+   * A spoke's report changed in these (kind, downstream namespace) scopes: the watched policies whose copies
+   * land there — those in the hub namespaces that a class's template renders into it — and no others, so
+   * that one spoke whose report flaps does not re-queue the whole fleet's policies of the kind.
+   */
+  private enqueuePoliciesInScopes(scopes: readonly ReportScope[]): void {
+    const templates = [...this.configs.downstreamTemplates()];
     for (const kind of this.watches.kinds()) {
-      if (!wanted.has(groupResourceKey(kind.gvr))) continue;
-      for (const p of this.watches.informer(kind.gvr)?.store.list() ?? []) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
+      const store = this.watches.informer(kind.gvr)?.store;
+      const mine = scopes.filter((s) => s.kind === groupResourceKey(kind.gvr));
+      if (!store || mine.length === 0) continue;
+      const namespaces = new Set<string>();
+      let all = false;
+      for (const scope of mine) {
+        if (scope.namespace === WHOLE_KIND) all = true;
+        for (const template of all ? [] : templates) {
+          const rendering = hubNamespacesRendering(template, scope.namespace);
+          if (rendering === 'any') all = true;
+          else rendering.forEach((n) => namespaces.add(n));
+        }
+      }
+      const policies = all ? store.list() : [...namespaces].flatMap((n) => store.byIndex(BY_NAMESPACE, n));
+      for (const p of policies) this.policyQueue.add(policyKey(kind.gvr, p.metadata.namespace ?? '', p.metadata.name));
     }
   }
 
