@@ -8,16 +8,27 @@
 // every field it changes and shares the unchanged ones. A field an apply stops setting would stay while
 // the create still owns it — so every work carries the same fields whatever its policy (lists are atomic;
 // manifestwork.test.ts holds the shape), and an apply never needs to drop one.
+//
+// A delete is fenced: it carries the uid and resourceVersion of the work as the plan observed it, so a late
+// delete (a deposed leader's, or one planned on a stale cache) cannot remove a work that was re-created or
+// changed since; the apiserver refuses it with 409, which is no failure — the change's own event brings the
+// owner back, and its next plan sees the work as it is.
 import type { Logger } from 'pino';
 import { diffWorks, workKeyOf, type WorkPlan } from '../core/desiredworks.ts';
 import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
 import type { KubeObject } from '../core/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
-import { isAlreadyExists, type KubeHttp } from '../kube/http.ts';
-import { createObject, deleteObject, serverSideApply } from '../kube/writes.ts';
+import { isAlreadyExists, isConflict, type KubeHttp } from '../kube/http.ts';
+import { createObject, deleteObject, serverSideApply, type Preconditions } from '../kube/writes.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
 const SWEEP_MS = 5_000;
+
+/** A plan, with what it observed of each work it may delete: the preconditions of that delete. */
+export interface FencedPlan extends WorkPlan {
+  /** uid and resourceVersion by work key, for every key of `delete` (a key missing here is not deleted). */
+  observed: ReadonlyMap<string, Required<Preconditions>>;
+}
 
 export interface WorkApplierDeps {
   http: KubeHttp;
@@ -69,9 +80,10 @@ export class WorkApplier {
    * The writes that make the observed works the desired ones. `delete` lists every observed work that is
    * not desired (and not retained): candidates only — the caller decides which of them really go.
    */
-  plan(desired: readonly ManifestWork[], observed: readonly KubeObject[], retain: ReadonlySet<string> = new Set()): WorkPlan {
+  plan(desired: readonly ManifestWork[], observed: readonly KubeObject[], retain: ReadonlySet<string> = new Set()): FencedPlan {
     const desiredByKey = new Map(desired.map((w) => [workKeyOf(w), w]));
     const seen = new Map<string, { specHash?: string }>();
+    const byKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     for (const work of observed) {
       const key = workKeyOf(work);
       const view = this.expectations.observe(key, readSpecHash(work) ?? '');
@@ -83,11 +95,21 @@ export class WorkApplier {
       const view = this.expectations.observe(key, null);
       if (view.present) seen.set(key, { specHash: view.specHash });
     }
-    return diffWorks(desiredByKey, seen, retain);
+    const plan = diffWorks(desiredByKey, seen, retain);
+    // Deletion candidates are always works of `observed` (only desired keys come from expectations alone).
+    const fences = new Map<string, Required<Preconditions>>();
+    for (const key of plan.delete) {
+      const { uid, resourceVersion } = byKey.get(key)?.metadata ?? {};
+      if (uid && resourceVersion) fences.set(key, { uid, resourceVersion });
+    }
+    return { ...plan, observed: fences };
   }
 
-  /** Creates, applies and deletes (all attempted; the first failure is thrown after). */
-  async execute(owner: string, plan: WorkPlan, log: Logger = this.d.logger): Promise<void> {
+  /**
+   * Creates, applies and deletes (all attempted; the first failure is thrown after). A delete refused by its
+   * preconditions (409: the work changed or was re-created since it was observed) or answered 404 is done.
+   */
+  async execute(owner: string, plan: FencedPlan, log: Logger = this.d.logger): Promise<void> {
     const failures: unknown[] = [];
     const written = { created: [] as string[], applied: [] as string[] };
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
@@ -111,12 +133,21 @@ export class WorkApplier {
       ...plan.apply.map((work) => write(work, false)),
       ...plan.delete.map(async (key) => {
         const [cluster, name] = splitWorkKey(key);
+        const preconditions = plan.observed.get(key);
+        if (!preconditions) {
+          failures.push(new Error(`ManifestWork ${key} not deleted: its uid and resourceVersion were not observed`));
+          return;
+        }
         const undo = this.expectations.deleted(key, owner);
         try {
-          await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, name);
-          log.info({ cluster, work: name }, 'ManifestWork deleted');
+          const deleted = await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, name, preconditions);
+          log.info({ cluster, work: name }, deleted ? 'ManifestWork deleted' : 'ManifestWork already gone');
         } catch (err) {
           undo();
+          if (isConflict(err)) {
+            log.info({ cluster, work: name, observed: preconditions }, 'ManifestWork not deleted: it changed or was re-created since it was observed; its next reconcile sees it as it is');
+            return;
+          }
           failures.push(err);
           log.error({ cluster, work: name, err: String(err) }, 'ManifestWork delete failed');
         }

@@ -87,6 +87,7 @@ test('the write guard stops a write before it is sent; reads pass', async () => 
   const http = new KubeHttp(kc, {
     writeGuard: (method, path) => {
       if (!leading) throw new NotLeaderError(method, path);
+      return undefined;
     },
   });
   await assert.rejects(http.request('PATCH', '/apis/x/v1/things/a', { body: {} }), NotLeaderError);
@@ -168,5 +169,40 @@ test('a 429 with Retry-After is sent again after the wait (up to a limit); one w
   calls = 0;
   await assert.rejects(http.request('GET', '/api/v1/never'), (err: unknown) => err instanceof ApiError && err.status === 429 && err.retryAfterSeconds === 0);
   assert.equal(calls, 6, 'the first try and 5 retries');
+  http.destroy();
+});
+
+test('a fenced write is aborted when its fence runs out, long before the request deadline, and its connection reset', async () => {
+  const resets: string[] = [];
+  const { kc } = await serve((req) => req.socket.on('error', (err: NodeJS.ErrnoException) => resets.push(err.code ?? '')));
+  const until = performance.now() + 200;
+  const http = new KubeHttp(kc, { requestTimeoutMs: 10_000, writeGuard: () => () => until - performance.now() });
+  const started = performance.now();
+  await assert.rejects(http.request('DELETE', '/apis/x/v1/things/a'), (err: unknown) => err instanceof ApiError && err.reason === 'Fenced' && err.status === 0);
+  const took = performance.now() - started;
+  assert.ok(took >= 190 && took < 2_000, `aborted after ${took.toFixed(0)} ms`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(resets, ['ECONNRESET'], 'the server saw a TCP reset, not a FIN');
+  http.destroy();
+});
+
+test('a fence that moves on (the lease was renewed meanwhile) lets the write finish; reads are never fenced', async () => {
+  const { kc } = await serve((_req, res) => setTimeout(() => res.end('{}'), 300));
+  let until = performance.now() + 150;
+  const extend = setTimeout(() => (until = performance.now() + 400), 100);
+  let asked = 0;
+  const http = new KubeHttp(kc, {
+    requestTimeoutMs: 10_000,
+    writeGuard: () => () => {
+      asked++;
+      return until - performance.now();
+    },
+  });
+  assert.deepEqual(await http.request('PATCH', '/apis/x/v1/things/a', { body: {} }), {});
+  assert.ok(asked >= 2, `the fence was asked again when its first time ran out (${asked} times)`);
+  clearTimeout(extend);
+  asked = 0;
+  await http.request('GET', '/apis/x/v1/things/a');
+  assert.equal(asked, 0);
   http.destroy();
 });

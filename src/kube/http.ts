@@ -7,9 +7,15 @@
 // Every connection is live or replaced (DESIGN §7): each request has a deadline, every socket has TCP
 // keepalive (a peer that vanished is noticed), and a watch that delivers nothing — not even the bookmark
 // the apiserver sends about every minute — within the idle timeout is torn down so the watcher restarts it.
+//
+// A write is also fenced in time when leader election guards it: the write guard says how long it may stay in
+// flight (until a margin before a standby could take the lease), and it is aborted then. A request given up
+// on ends its connection with a TCP reset where this client owns the TCP socket (direct connections).
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
-import type { Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import type { KubeAccess } from './kubeconfig.ts';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
@@ -79,6 +85,15 @@ export interface RequestOptionsLite {
 /** Called before each write; resolves when the write may go (client-side QPS/burst limiting). */
 export type WriteGate = () => Promise<void>;
 
+/**
+ * How long (ms from now) a write may still be in flight; asked when the request is sent and again whenever
+ * the time it gave runs out (it may have moved on). At most 0: the write is aborted.
+ */
+export type WriteFence = () => number;
+
+/** Called before each write, after the write gate; throwing (e.g. NotLeaderError) stops the write, a fence bounds it. */
+export type WriteGuard = (method: string, path: string) => WriteFence | undefined;
+
 const AUTH_REFRESH_MS = 60_000;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** client-go's default per-request timeout is none; 30 s bounds a request to a frozen apiserver. */
@@ -100,8 +115,7 @@ const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v
 export interface KubeHttpOptions {
   maxSockets?: number;
   writeGate?: WriteGate;
-  /** Called before each write, after the write gate; throwing (e.g. NotLeaderError) stops the write. */
-  writeGuard?: (method: string, path: string) => void;
+  writeGuard?: WriteGuard;
   onResponse?: ResponseObserver;
   /** Deadline of every request but watches. */
   requestTimeoutMs?: number;
@@ -128,7 +142,7 @@ export class KubeHttp {
   private headers: Record<string, string> = {};
   private authAt = -Infinity;
   private readonly writeGate: WriteGate | undefined;
-  private readonly writeGuard: KubeHttpOptions['writeGuard'];
+  private readonly writeGuard: WriteGuard | undefined;
   private readonly onResponse: ResponseObserver | undefined;
   readonly requestTimeoutMs: number;
   readonly watchIdleTimeoutMs: number;
@@ -181,12 +195,22 @@ export class KubeHttp {
     return url;
   }
 
-  /** `onRequest` gets the request as soon as it exists (exchange destroys it on its deadline). */
-  private async open(method: string, path: string, o: RequestOptionsLite, watch: boolean, onRequest?: (req: ClientRequest) => void): Promise<IncomingMessage> {
+  /**
+   * `onRequest` gets the request as soon as it exists, with the write guard's fence if there is one
+   * (exchange destroys it on its deadline or the fence's).
+   */
+  private async open(
+    method: string,
+    path: string,
+    o: RequestOptionsLite,
+    watch: boolean,
+    onRequest?: (req: ClientRequest, fence: WriteFence | undefined) => void,
+  ): Promise<IncomingMessage> {
     await this.auth();
+    let fence: WriteFence | undefined;
     if (WRITE_METHODS.has(method)) {
       if (this.writeGate) await this.writeGate();
-      this.writeGuard?.(method, path);
+      fence = this.writeGuard?.(method, path);
     }
     const url = this.url(path, o.query);
     const payload = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
@@ -201,7 +225,7 @@ export class KubeHttp {
       const req = send(url, { method, headers, agent: watch ? this.watchAgent : this.agent, signal: o.signal, ...tls }, resolve);
       req.on('socket', (socket: Socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, method, path)));
-      onRequest?.(req);
+      onRequest?.(req, fence);
       req.end(payload);
     });
   }
@@ -238,24 +262,39 @@ export class KubeHttp {
   }
 
   private async exchangeOnce(method: string, path: string, o: RequestOptionsLite, parse: boolean): Promise<unknown> {
-    // The deadline and the caller's abort destroy the request (and so its answer) directly: an
-    // AbortSignal.timeout joined by AbortSignal.any per request costs measurable CPU at 10k writes.
+    // The deadline, the fence and the caller's abort destroy the request (and so its answer) directly, from
+    // one timer: an AbortSignal.timeout joined by AbortSignal.any per request costs measurable CPU at 10k writes.
     let req: ClientRequest | undefined;
-    let timedOut = false;
+    let fence: WriteFence | undefined;
+    let ended: 'deadline' | 'fenced' | undefined;
     const { signal, ...rest } = o;
+    const started = performance.now();
     const stop = (): void => {
-      req?.destroy(timedOut ? new Error('request deadline') : abortError());
+      if (req) abortRequest(req, ended ? new Error(ended) : abortError());
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
+    let timer: NodeJS.Timeout | undefined;
+    const check = (): void => {
+      const left = this.requestTimeoutMs - (performance.now() - started);
+      const fenceLeft = fence ? fence() : Infinity;
+      if (left > 0 && fenceLeft > 0) {
+        timer = setTimeout(check, Math.min(left, fenceLeft));
+        return;
+      }
+      ended = left > 0 ? 'fenced' : 'deadline';
       stop();
-    }, this.requestTimeoutMs);
+    };
+    timer = setTimeout(check, this.requestTimeoutMs);
     signal?.addEventListener('abort', stop);
     try {
       if (signal?.aborted) throw abortError();
-      const res = await this.open(method, path, rest, false, (r) => {
+      const res = await this.open(method, path, rest, false, (r, f) => {
         req = r;
-        if (timedOut || signal?.aborted) stop();
+        fence = f;
+        if (f && !ended) {
+          clearTimeout(timer);
+          check();
+        }
+        if (ended || signal?.aborted) stop();
       });
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
@@ -268,7 +307,8 @@ export class KubeHttp {
     } catch (err) {
       // The caller's own abort stays an AbortError; our deadline becomes an ApiError it can retry.
       if (signal?.aborted) throw abortError();
-      if (timedOut) throw new ApiError(0, 'Timeout', `no answer within ${this.requestTimeoutMs} ms`, method, path);
+      if (ended === 'deadline') throw new ApiError(0, 'Timeout', `no answer within ${this.requestTimeoutMs} ms`, method, path);
+      if (ended === 'fenced') throw new ApiError(0, 'Fenced', 'aborted unanswered: a standby could soon hold the leader lease (whether it was done is unknown)', method, path);
       throw err;
     } finally {
       clearTimeout(timer);
@@ -342,9 +382,35 @@ export class KubeHttp {
 /** The connection pool: direct, or through the kubeconfig's `proxy-url` (http(s) CONNECT or socks). */
 function createAgent(server: URL, proxyUrl: string | undefined, options: { keepAlive: boolean; keepAliveMsecs: number; maxSockets?: number }): HttpAgent {
   const https = server.protocol === 'https:';
-  if (!proxyUrl) return https ? new HttpsAgent(options) : new HttpAgent(options);
+  if (!proxyUrl) return https ? new ResettableHttpsAgent(options) : new HttpAgent(options);
   if (proxyUrl.startsWith('socks')) return new SocksProxyAgent(proxyUrl, options);
   return https ? new HttpsProxyAgent({ ...options, proxy: proxyUrl }) : new HttpProxyAgent({ ...options, proxy: proxyUrl });
+}
+
+/** The TCP socket under each direct TLS connection: a TLS socket cannot be reset itself. */
+const tcpUnder = new WeakMap<object, Socket>();
+
+/** An https Agent that opens the TCP connection itself, so that it can reset it (`abortRequest`). */
+class ResettableHttpsAgent extends HttpsAgent {
+  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    const { host, port, family, localAddress, lookup } = options;
+    const tcp = netConnect({ host: host ?? 'localhost', port: Number(port ?? 443), family, localAddress, lookup });
+    const tls = super.createConnection({ ...options, socket: tcp } as RequestOptions, callback);
+    if (tls) tcpUnder.set(tls, tcp);
+    else tcp.destroy();
+    return tls;
+  }
+}
+
+/**
+ * Ends a request with a TCP reset (RST, not FIN) when its socket is connected and ours to reset (plain or
+ * direct TLS; through a proxy, the tunnel's socket is closed as usual).
+ */
+function abortRequest(req: ClientRequest, err: Error): void {
+  const socket = req.socket;
+  const tcp = socket ? (tcpUnder.get(socket) ?? (socket instanceof TLSSocket ? undefined : socket)) : undefined;
+  if (tcp && !tcp.destroyed && !tcp.connecting) tcp.resetAndDestroy();
+  req.destroy(err);
 }
 
 function abortError(): Error {

@@ -7,6 +7,11 @@
 // deadline): every renew round is aborted at the renew deadline (a hung request cannot hold it past
 // it), `isLeader` turns false the moment the deadline passes — write paths check it — and
 // onStoppedLeading fires then, from a timer, not when a hung request finally returns.
+//
+// Time counts from when the last successful round was sent (its start), never from when its answer came:
+// a standby judges expiry from when it saw the record change, which is after the write, so counting from the
+// send keeps the leader's window inside the standby's whatever the request's latency. A write already sent
+// may stay in flight only until `inFlightMs` runs out, a margin before a standby could acquire.
 import type { Logger } from 'pino';
 import { decide, microTime, observe, released, type LeaseRecord, type Observation } from '../core/lease.ts';
 import type { KubeObject } from '../core/objects.ts';
@@ -29,7 +34,7 @@ export function validateTiming(t: LeaderElectionTiming): void {
 }
 
 export interface LeaderElectorOptions extends LeaderElectionTiming {
-  http: KubeHttp;
+  http: Pick<KubeHttp, 'request'>;
   lease: { namespace: string; name: string };
   identity: string;
   onStartedLeading: () => void;
@@ -46,8 +51,8 @@ export class LeaderElector {
   private readonly clock: Clock;
   private observation: Observation | undefined;
   private leading = false;
-  /** Local monotonic time of the last successful acquire or renew. */
-  private lastRenew = 0;
+  /** Local monotonic time when the last successful acquire or renew round was sent (its start). */
+  private lastRenewSent = 0;
   private cancelDeadline: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -58,7 +63,19 @@ export class LeaderElector {
 
   /** Leading, with a renewal within the renew deadline: writes are safe. */
   get isLeader(): boolean {
-    return this.leading && this.clock.now() - this.lastRenew < this.o.renewDeadlineMs;
+    return this.leading && this.clock.now() - this.lastRenewSent < this.o.renewDeadlineMs;
+  }
+
+  /**
+   * How much longer (ms from now) a write may still be in flight: until half the gap between the renew
+   * deadline and the lease duration before a standby could acquire (that half is left for the abort to
+   * reach the apiserver and for timers that fire late). At most 0 when not leading. A later renewal moves
+   * it on, so a write sent under a healthy lease is never cut short by it.
+   */
+  inFlightMs(): number {
+    if (!this.leading) return 0;
+    const margin = (this.o.leaseDurationMs - this.o.renewDeadlineMs) / 2;
+    return this.lastRenewSent + this.o.leaseDurationMs - margin - this.clock.now();
   }
 
   /** Starts campaigning in the background. */
@@ -87,33 +104,37 @@ export class LeaderElector {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
+    let sent = 0;
     while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew()) break;
+      sent = this.clock.now();
+      // An acquire answered after the renew deadline leaves no time to lead: the next round renews it first.
+      if ((await this.tryAcquireOrRenew()) && this.clock.now() - sent < this.o.renewDeadlineMs) break;
       await this.pause(this.o.retryPeriodMs * (1 + Math.random() * (JITTER - 1)));
     }
     if (signal.aborted) return;
     this.leading = true;
-    this.renewed();
+    this.renewed(sent);
     this.o.logger?.info({ lease: this.o.lease.name, identity: this.o.identity }, 'became leader');
     this.o.onStartedLeading();
     while (!signal.aborted && this.leading) {
       await this.pause(this.o.retryPeriodMs);
       if (signal.aborted || !this.leading) return;
       // The round may take only what is left of the renew deadline.
-      const left = this.o.renewDeadlineMs - (this.clock.now() - this.lastRenew);
+      const started = this.clock.now();
+      const left = this.o.renewDeadlineMs - (started - this.lastRenewSent);
       const round = new AbortController();
       const cancel = this.clock.setTimer(() => round.abort(), Math.max(0, left));
       const ok = await this.tryAcquireOrRenew(AbortSignal.any([signal, round.signal]));
       cancel();
-      if (ok && this.leading) this.renewed();
+      if (ok && this.leading) this.renewed(started);
     }
   }
 
-  /** A successful renewal: the renew deadline starts again, and its timer with it. */
-  private renewed(): void {
-    this.lastRenew = this.clock.now();
+  /** A successful round, sent at `sentAt`: the renew deadline starts again from then, and its timer with it. */
+  private renewed(sentAt: number): void {
+    this.lastRenewSent = sentAt;
     this.cancelDeadline?.();
-    this.cancelDeadline = this.clock.setTimer(() => this.lose(), this.o.renewDeadlineMs);
+    this.cancelDeadline = this.clock.setTimer(() => this.lose(), this.o.renewDeadlineMs - (this.clock.now() - sentAt));
   }
 
   private lose(): void {

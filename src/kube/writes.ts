@@ -55,13 +55,24 @@ export function mergePatch<T extends KubeObject>(
   return write<T>(http, 'PATCH', path, { query, body: patch, contentType: 'application/merge-patch+json' }, options);
 }
 
-/** Deletes; a missing object counts as deleted. `resourceVersion` guards against deleting a newer object. */
+/** What a delete requires of the object still there: the apiserver refuses it (409 Conflict) otherwise. */
+export interface Preconditions {
+  /** Not another object of the same name, created since. */
+  uid?: string;
+  /** Not changed since (by anyone: a spec, metadata or status write). */
+  resourceVersion?: string;
+}
+
+/**
+ * Deletes; false when the object is missing (it counts as deleted). With `preconditions` (sent as
+ * DeleteOptions) an object that was re-created or changed since is not deleted: an ApiError 409 is thrown.
+ */
 export async function deleteObject(
   http: KubeHttp,
   resource: ResourceRef,
   namespace: string | undefined,
   name: string,
-  preconditions?: { uid?: string; resourceVersion?: string },
+  preconditions?: Preconditions,
 ): Promise<boolean> {
   try {
     await http.request('DELETE', objectPath(resource, namespace, name), {

@@ -1,15 +1,26 @@
 // Whether this replica may write now: every write path asks (KubeHttp's write guard), so that a leader
 // that lost — or can no longer renew — its lease stops writing at once, before a standby can acquire.
 // Without leader election every write is allowed; with it, none until a lease is held and renewed.
-import { NotLeaderError } from '../kube/http.ts';
+//
+// A write let through is fenced in time too: the guard hands KubeHttp how long it may stay in flight (the
+// elector's `inFlightMs`, asked again when it runs out, since a renewal moves it on), and KubeHttp aborts it
+// then — so no write of ours is still on its way once a standby could hold the lease.
+import { NotLeaderError, type WriteFence } from '../kube/http.ts';
+
+export interface Elector {
+  /** Leading, with a renewal sent within the renew deadline. */
+  readonly isLeader: boolean;
+  /** Ms from now that a write may still be in flight; at most 0 once none may. */
+  inFlightMs(): number;
+}
 
 export class Leadership {
-  private elector: { readonly isLeader: boolean } | undefined;
+  private elector: Elector | undefined;
 
   constructor(private readonly elected: boolean) {}
 
   /** The elector whose time-bounded `isLeader` decides from now on. */
-  follow(elector: { readonly isLeader: boolean }): void {
+  follow(elector: Elector): void {
     this.elector = elector;
   }
 
@@ -18,8 +29,10 @@ export class Leadership {
     return this.elector?.isLeader ?? false;
   }
 
-  /** A KubeHttp write guard. */
-  readonly guard = (method: string, path: string): void => {
+  /** A KubeHttp write guard: throws when the write may not be sent; else the fence it is held to, if any. */
+  readonly guard = (method: string, path: string): WriteFence | undefined => {
     if (!this.canWrite) throw new NotLeaderError(method, path);
+    const elector = this.elector;
+    return this.elected && elector ? () => elector.inFlightMs() : undefined;
   };
 }
