@@ -10,7 +10,7 @@ import { controllerLabelValue, readSourceRef, sourceHash, type ManifestWork } fr
 import { objectKey, type KubeObject } from '../core/objects.ts';
 import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
-import { localPoliciesIn } from '../core/spokereport.ts';
+import { localPoliciesIn, occupantOf } from '../core/spokereport.ts';
 import { clusterHealth } from '../core/clusterhealth.ts';
 import { placementState, type PlacementState } from '../core/placement.ts';
 import { possibleRivals } from '../core/rivals.ts';
@@ -91,14 +91,19 @@ export class PolicyReconciler {
 
     const lanes: LaneConflict[] = [];
     const desired = this.desired(kind.gvr, policy, lanes);
-    const losses = this.collisionLosses(kind.gvr, policy, desired);
+    // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
+    // placed (OCM's agent would merge into it and take it over) and nothing there is removed (DESIGN §7).
+    const nameTaken = this.nameTaken(gr, policy, desired.works);
+    for (const t of nameTaken) desired.works.delete(t.cluster);
+    const losses = [...this.collisionLosses(kind.gvr, policy, desired), ...nameTaken];
     for (const loss of losses) desired.works.delete(loss.cluster);
     // Where local policies cover the whole copy, they are what is enforced there: no copy (DESIGN §6).
     const local = this.localVerdicts(gr, policy, desired.works);
     for (const o of local.overridden) desired.works.delete(o.cluster);
     // A work grown too large is not written; the last good one on that cluster stays in place.
     const tooLarge = new Set(desired.tooLarge);
-    const retain = new Set(observed.filter((w) => tooLarge.has(w.metadata.namespace ?? '')).map(workKeyOf));
+    const untouched = new Set([...tooLarge, ...nameTaken.map((t) => t.cluster)]);
+    const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const targetClasses = this.targetClasses(policy);
     const overriddenOn = new Set(local.overridden.map((o) => o.cluster));
@@ -169,6 +174,32 @@ export class PolicyReconciler {
   }
 
   /**
+   * Clusters whose fresh report shows the copy's kind, namespace and name held by an object that is not a
+   * copy of this hub policy: a local policy, or a copy of another hub policy. A stale or absent report,
+   * or one that does not cover the kind, says nothing (the copy is placed as before).
+   */
+  private nameTaken(gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): { cluster: string; message: string }[] {
+    const reports = this.d.reports;
+    if (!reports) return [];
+    const kind = groupResourceKey(gr);
+    const source = `${policy.metadata.namespace}/${policy.metadata.name}`;
+    const taken: { cluster: string; message: string }[] = [];
+    for (const [cluster, work] of works) {
+      const report = reports.fresh(cluster);
+      const copy = work.spec.workload.manifests[0];
+      if (!report || !copy) continue;
+      const at = `${copy.metadata.namespace ?? ''}/${copy.metadata.name}`;
+      const occupant = occupantOf(report, kind, copy.metadata.namespace ?? '', copy.metadata.name);
+      if (occupant.state === 'local') {
+        taken.push({ cluster, message: `${copy.kind} ${at} on cluster ${cluster} is the cluster's own policy, not a copy of this one: nothing is placed there until the name is free` });
+      } else if (occupant.state === 'synced' && occupant.source !== source) {
+        taken.push({ cluster, message: `${copy.kind} ${at} on cluster ${cluster} is a copy of hub policy ${occupant.source}, not of this one: nothing is placed there until the name is free` });
+      }
+    }
+    return taken;
+  }
+
+  /**
    * What local policies do to each cluster's copy, by the spoke agent's report there — only a fresh report
    * counts (a stale or absent one withdraws nothing). A hub policy using GEP-713 overrides is placed anyway.
    */
@@ -228,7 +259,7 @@ export class PolicyReconciler {
       return;
     }
     log.info({ reason: decision.reason, works: plan.delete.length }, 'deleting unwanted ManifestWorks');
-    await this.d.applier.execute(key, { create: [], apply: [], delete: plan.delete }, log);
+    await this.d.applier.execute(key, { ...plan, create: [], apply: [] }, log);
   }
 
   private logKept(log: Logger, keys: readonly string[], decision: RemovalDecision): void {
