@@ -64,6 +64,9 @@ test('a Placement deleted (its decisions left to the garbage collector, or gone)
   assert.equal(placementState('ns/pl', undefined, [owned(decision('pl-decision-1', entries('c1')))]).state, 'unsettled');
   assert.equal(placementState('ns/pl', undefined, []).state, 'unsettled');
   assert.equal(placementState('ns/pl', placement(1, [['pl-decision-1']], true), [owned(decision('pl-decision-1', entries('c1')))]).state, 'unsettled');
+  // Created again, not decided yet: no status, no decisions.
+  const fresh: KubeObject = { ...placement(0), status: undefined };
+  assert.deepEqual(placementState('ns/pl', fresh, []), { state: 'unsettled', reason: 'DecisionsUpdating', message: 'Placement ns/pl has not decided yet' });
 });
 
 test('PlacementDecisions written on their own (no Placement owns them) are taken as they are', () => {

@@ -48,8 +48,10 @@ export function placementState(name: string, placement: KubeObject | undefined, 
   }
   const status = placement.status as { numberOfSelectedClusters?: unknown; decisionGroups?: unknown } | undefined;
   const selected = status?.numberOfSelectedClusters;
+  // Just created (or re-created): the placement controller has not decided anything yet.
+  if (typeof selected !== 'number') return { state: 'unsettled', reason: 'DecisionsUpdating', message: `Placement ${name} has not decided yet` };
   const held = clustersFromDecisions(decisions).length;
-  if (typeof selected === 'number' && selected !== held) {
+  if (selected !== held) {
     return { state: 'unsettled', reason: 'DecisionsUpdating', message: `Placement ${name} selected ${selected} clusters, its PlacementDecisions hold ${held}` };
   }
   const cached = new Set(decisions.map((d) => d.metadata.name));
