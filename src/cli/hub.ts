@@ -25,6 +25,7 @@ interface HubFlags extends ElectionFlags, ConnectionFlags {
   statusCoalesce: number;
   spokeConfig?: NamespacedName;
   spokeReportStaleAfter: number;
+  trustDecisionLabels: boolean;
   healthProbeBindAddress: string;
   metricsBindAddress: string;
   logLevel: string;
@@ -57,6 +58,11 @@ export function hubCommand(): Command {
         .argParser(duration)
         .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )
+    .option(
+      '--trust-decision-labels',
+      "take PlacementDecisions by their placement label alone, as MGC did (decisions written by a tool of one's own, no tenants); by default only decisions the Placement owns, for clusters of ManagedClusterSets bound to the Gateway's namespace, count",
+      false,
+    )
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
@@ -80,6 +86,7 @@ export function hubCommand(): Command {
       statusCoalesceMs: flags.statusCoalesce,
       spokeConfig: flags.spokeConfig,
       spokeReportStaleAfterMs: flags.spokeReportStaleAfter,
+      trustDecisionLabels: flags.trustDecisionLabels,
       metrics,
       leadership,
       connection: connectionFrom(flags, 'hub', election?.identity ?? processIdentity()),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from './objects.ts';
-import { PLACEMENT_LABEL, clustersFromDecisions, placementState } from './placement.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions, ownedDecisions, placedClusters, placementState } from './placement.ts';
 
 function decision(name: string, status: unknown): KubeObject {
   return {
@@ -71,4 +71,29 @@ test('a Placement deleted (its decisions left to the garbage collector, or gone)
 
 test('PlacementDecisions written on their own (no Placement owns them) are taken as they are', () => {
   assert.deepEqual(placementState('ns/pl', undefined, [decision('pl-decision-1', entries('c1'))]), { state: 'settled' });
+});
+
+test('ownedDecisions: only the decisions whose owner reference names the Placement by uid', () => {
+  const forged = decision('pl-forged', entries('c9'));
+  const stale = { ...decision('pl-old', entries('c1')), metadata: { ...decision('pl-old', {}).metadata, ownerReferences: [{ kind: 'Placement', name: 'pl', uid: 'old-uid' }] } };
+  const mine = owned(decision('pl-decision-1', entries('c1')));
+  assert.deepEqual(ownedDecisions(placement(1), [forged, stale, mine]).map((d) => d.metadata.name), ['pl-decision-1']);
+  assert.deepEqual(ownedDecisions(undefined, [mine]), []);
+});
+
+test('placedClusters: by label alone when trusted; otherwise owned decisions and bound clusters only, the rest said', () => {
+  const mine = owned(decision('pl-decision-1', entries('c1', 'c2')));
+  const forged = decision('pl-forged', entries('c9'));
+  const bind = (clusters: readonly string[]) => ({ allowed: clusters.filter((c) => c !== 'c2'), refused: clusters.filter((c) => c === 'c2').map((cluster) => ({ cluster, message: `cluster ${cluster} is in no ManagedClusterSet bound to namespace ns` })) });
+  const trusted = placedClusters({ placementKey: 'ns/pl', placement: placement(2), decisions: [mine, forged], trustDecisionLabels: true, bind });
+  assert.deepEqual(trusted.clusters, ['c1', 'c2', 'c9']);
+  const strict = placedClusters({ placementKey: 'ns/pl', placement: placement(2), decisions: [mine, forged], trustDecisionLabels: false, bind });
+  assert.deepEqual(strict.clusters, ['c1']);
+  assert.deepEqual(strict.refused, [
+    { message: 'PlacementDecision ns/pl-forged is not owned by Placement ns/pl: its decisions do not count' },
+    { cluster: 'c2', message: 'cluster c2 is in no ManagedClusterSet bound to namespace ns' },
+  ]);
+  assert.deepEqual(strict.state, { state: 'settled' }, 'the owned decisions hold what the Placement selected');
+  // No Placement at all: a forged decision places nothing.
+  assert.deepEqual(placedClusters({ placementKey: 'ns/pl', placement: undefined, decisions: [forged], trustDecisionLabels: false, bind }).clusters, []);
 });

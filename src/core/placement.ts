@@ -68,3 +68,52 @@ export function placementState(name: string, placement: KubeObject | undefined, 
 function ownedByPlacement(decision: KubeObject): boolean {
   return (decision.metadata.ownerReferences ?? []).some((r) => (r as { kind?: unknown } | null)?.kind === 'Placement');
 }
+
+/** The PlacementDecisions the Placement owns (owner reference to it, by uid): OCM's own, not a forgery. */
+export function ownedDecisions(placement: KubeObject | undefined, decisions: readonly KubeObject[]): KubeObject[] {
+  if (!placement?.metadata.uid) return [];
+  return decisions.filter((d) =>
+    (d.metadata.ownerReferences ?? []).some((r) => {
+      const ref = r as { kind?: unknown; name?: unknown; uid?: unknown } | null;
+      return ref?.kind === 'Placement' && ref.name === placement.metadata.name && ref.uid === placement.metadata.uid;
+    }),
+  );
+}
+
+/** The clusters a Gateway's Placement places it on, what was refused, and whether its decisions are settled. */
+export interface PlacedClusters {
+  clusters: string[];
+  /** Decided clusters, or PlacementDecisions, that do not count, with why. */
+  refused: { cluster?: string; message: string }[];
+  state: PlacementState;
+}
+
+export interface PlacementInput {
+  /** `namespace/name` of the Placement; its namespace is the Gateway's. */
+  placementKey: string;
+  placement: KubeObject | undefined;
+  /** The PlacementDecisions labelled for it. */
+  decisions: readonly KubeObject[];
+  /**
+   * Take decisions by their label alone, as MGC did (decisions written by a tool of one's own, no tenants);
+   * otherwise (the default) only decisions owned by the Placement, and only clusters of ManagedClusterSets
+   * bound to the namespace, count (clustersets.ts).
+   */
+  trustDecisionLabels: boolean;
+  /** Only when the labels are not trusted: the clusters the namespace may place on. */
+  bind?: (clusters: readonly string[]) => { allowed: string[]; refused: { cluster: string; message: string }[] };
+}
+
+export function placedClusters(input: PlacementInput): PlacedClusters {
+  const { placementKey, placement, decisions } = input;
+  if (input.trustDecisionLabels || !input.bind) {
+    return { clusters: clustersFromDecisions(decisions), refused: [], state: placementState(placementKey, placement, decisions) };
+  }
+  const owned = ownedDecisions(placement, decisions);
+  const ownedNames = new Set(owned.map((d) => d.metadata.name));
+  const forged = decisions
+    .filter((d) => !ownedNames.has(d.metadata.name))
+    .map((d) => ({ message: `PlacementDecision ${d.metadata.namespace}/${d.metadata.name} is not owned by Placement ${placementKey}: its decisions do not count` }));
+  const { allowed, refused } = input.bind(clustersFromDecisions(owned));
+  return { clusters: allowed, refused: [...forged, ...refused], state: placementState(placementKey, placement, owned) };
+}

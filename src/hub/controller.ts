@@ -35,6 +35,8 @@ import {
 } from './eventkeys.ts';
 import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
+import { GatewayPlacements } from './placements.ts';
+import { clustersFromDecisions } from '../core/placement.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
 import { SpokeReports } from './spokereports.ts';
@@ -58,6 +60,12 @@ export interface HubOptions {
   statusCoalesceMs: number;
   /** The longest a status annotation write waits behind ManifestWork writes (default 60 s). */
   statusYieldMaxMs?: number;
+  /**
+   * Take PlacementDecisions by their placement label alone (MGC's way, for decisions a tool of one's own
+   * writes; unsafe with tenants). Default: only decisions the Placement owns, and only clusters of
+   * ManagedClusterSets bound to the Gateway's namespace, count.
+   */
+  trustDecisionLabels?: boolean;
   /** Where the spoke agent's configuration is placed on each spoke (its report read beside it); undefined: neither. */
   spokeConfig?: { namespace: string; name: string };
   /** How old a spoke agent's report may be and still be acted on (default DEFAULT_REPORT_STALE_MS). */
@@ -87,6 +95,9 @@ export class HubController {
   private readonly decisions: Informer;
   private readonly placements: Informer;
   private readonly managedClusters: Informer;
+  private readonly clusterSets: Informer;
+  private readonly bindings: Informer;
+  private readonly placed: GatewayPlacements;
   private readonly works: Informer;
   private readonly watches: DynamicInformers;
   private readonly paramsRefs: ParamsRefs;
@@ -130,9 +141,16 @@ export class HubController {
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
     this.placements = informer('placements', RESOURCES.placements);
     this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
+    this.clusterSets = informer('managedclustersets', RESOURCES.managedClusterSets);
+    this.bindings = informer('managedclustersetbindings', RESOURCES.managedClusterSetBindings);
+    this.bindings.store.addIndex(BY_NAMESPACE, (b) => [b.metadata.namespace ?? '']);
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
     this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway).addIndex(BY_NAME, (g) => [g.metadata.name]);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
+    this.placed = new GatewayPlacements(
+      { decisions: this.decisions, placements: this.placements, managedClusters: this.managedClusters, clusterSets: this.clusterSets, bindings: this.bindings },
+      o.trustDecisionLabels ?? false,
+    );
     this.works.store.addIndex(BY_SOURCE, (w) => {
       const source = w.metadata.labels?.[SOURCE_LABEL];
       return source ? [source] : [];
@@ -196,8 +214,8 @@ export class HubController {
         classes: this.classes,
         gateways: this.gateways,
         decisions: this.decisions,
-        placements: this.placements,
         managedClusters: this.managedClusters,
+        placed: this.placed,
         works: this.works,
         configs: this.configs,
         applier: policyWorks,
@@ -216,9 +234,8 @@ export class HubController {
         applier,
         classes: this.classes,
         gateways: this.gateways,
-        decisions: this.decisions,
-        placements: this.placements,
         managedClusters: this.managedClusters,
+        placed: this.placed,
         works: this.works,
         configs: this.configs,
         controllerName: o.controllerName,
@@ -258,8 +275,18 @@ export class HubController {
     });
     this.managedClusters.onChange((c) => {
       this.policyQueue.addAll(keysForManagedClusterChange(c, (cluster) => this.works.store.byIndex(BY_CLUSTER, cluster)));
+      // Its labels may have moved it into or out of a ManagedClusterSet: the Gateways it is decided for.
+      if (!this.o.trustDecisionLabels) this.policyQueue.addAll(this.gateways.store.list().filter((g) => this.decidedFor(g, c.object.metadata.name)).flatMap((g) => this.keysOfGateway(g)));
       this.enqueueSpokeConfig();
     });
+    // Sets and bindings say which clusters each namespace may place on: rare changes, every Gateway looked at.
+    for (const sets of [this.clusterSets, this.bindings]) {
+      sets.onChange(() => {
+        if (this.o.trustDecisionLabels) return;
+        this.policyQueue.addAll(this.gateways.store.list().flatMap((g) => this.keysOfGateway(g)));
+        this.enqueueSpokeConfig();
+      });
+    }
     this.works.onChange((c) => {
       if (this.reports && isSpokeConfigWork(c.object)) this.reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object);
       const keys = keysForWorkChange(c);
@@ -283,7 +310,7 @@ export class HubController {
 
   /** The informers every decision reads; the policy kinds' watches come and go with the configuration. */
   private caches(): Informer[] {
-    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.works];
+    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.clusterSets, this.bindings, this.works];
   }
 
   /** Leadership: GatewayClass status writes on, and the reconcilers that write start. */
@@ -367,6 +394,15 @@ export class HubController {
       const source = readSourceRef(w);
       if (!source || this.watches.informer(source)?.synced !== false) this.policyQueue.addAll(sourceKeyOfWork(w));
     }
+  }
+
+  private keysOfGateway(gateway: KubeObject): string[] {
+    return this.policiesTargeting(`${gateway.metadata.namespace}/${gateway.metadata.name}`).map(({ gr, policy }) => policyKey(gr, policy.metadata.namespace ?? '', policy.metadata.name));
+  }
+
+  /** The cluster is among the labelled decisions of the Gateway's Placement (counted or not). */
+  private decidedFor(gateway: KubeObject, cluster: string): boolean {
+    return placementOfGateway(gateway).some((p) => clustersFromDecisions(this.decisions.store.byIndex(BY_PLACEMENT, p)).includes(cluster));
   }
 
   /** Every watched policy targeting the Gateway `namespace/name`. */

@@ -1,7 +1,7 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
 import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/gvr.ts';
 import type { KubeObject } from '../core/objects.ts';
-import { PLACEMENT_LABEL, clustersFromDecisions } from '../core/placement.ts';
+import { PLACEMENT_LABEL } from '../core/placement.ts';
 import type { TemplateOfGateway } from '../core/rivals.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -48,11 +48,6 @@ export function parsePolicyKey(key: string): { gr: GroupResource; namespace: str
   const [namespace, name] = (ref ?? '').split('/');
   if (!kind || !namespace || !name) throw new Error(`malformed policy key ${key}`);
   return { gr: parseGroupResourceKey(kind), namespace, name };
-}
-
-/** The clusters a Gateway is placed on: the decisions of the Placement its label names. */
-export function gatewayClusters(gateway: KubeObject, decisions: Informer): string[] {
-  return placementOfGateway(gateway).flatMap((p) => clustersFromDecisions(decisions.store.byIndex(BY_PLACEMENT, p)));
 }
 
 /** The downstream-namespace template of a cached Gateway's class, when the class's params are in force. */

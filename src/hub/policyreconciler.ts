@@ -12,7 +12,7 @@ import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
 import { localPoliciesIn, occupantOf } from '../core/spokereport.ts';
 import { clusterHealth } from '../core/clusterhealth.ts';
-import { placementState, type PlacementState } from '../core/placement.ts';
+import type { PlacementState } from '../core/placement.ts';
 import { possibleRivals } from '../core/rivals.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
@@ -22,7 +22,8 @@ import { objectPath } from '../kube/resource.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { BY_NAME, BY_PLACEMENT, BY_SOURCE, gatewayClassOf, gatewayClusters, gatewayTemplates, parsePolicyKey, placementOfGateway, targetedGateways } from './indexes.ts';
+import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, parsePolicyKey, targetedGateways } from './indexes.ts';
+import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
 import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/lanes.ts';
@@ -42,8 +43,9 @@ export interface PolicyReconcilerDeps {
   classes: Informer;
   gateways: Informer;
   decisions: Informer;
-  placements: Informer;
   managedClusters: Informer;
+  /** Where each Gateway is placed: the decisions that count, and whether they are settled. */
+  placed: GatewayPlacements;
   works: Informer;
   configs: ClassConfigs;
   applier: WorkApplier;
@@ -90,7 +92,8 @@ export class PolicyReconciler {
     }
 
     const lanes: LaneConflict[] = [];
-    const desired = this.desired(kind.gvr, policy, lanes);
+    const refusals = new Set<string>();
+    const desired = this.desired(kind.gvr, policy, lanes, refusals);
     // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
     // placed (OCM's agent would merge into it and take it over) and nothing there is removed (DESIGN §7).
     const nameTaken = this.nameTaken(gr, policy, desired.works);
@@ -153,7 +156,16 @@ export class PolicyReconciler {
     const written = [...desired.works.values()];
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (ours(desired)) result = await this.d.reporter.report(key, kind.gvr, policy, { desired, losses, observed, written, local, unknown, lanes: this.laneReports(lanes) });
+    if (ours(desired)) result = await this.d.reporter.report(key, kind.gvr, policy, {
+        desired,
+        losses,
+        observed,
+        written,
+        local,
+        unknown,
+        lanes: this.laneReports(lanes),
+        problems: [...refusals].sort().map((message) => ({ reason: 'PlacementRefused', message })),
+      });
     else if (observed.length > 0 && !kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
     return result;
@@ -165,10 +177,8 @@ export class PolicyReconciler {
     let placements: PlacementState = { state: 'settled' };
     for (const gw of targetedGateways(policy)) {
       const gateway = this.d.gateways.store.get(gw);
-      for (const placement of gateway ? placementOfGateway(gateway) : []) {
-        const state = placementState(placement, this.d.placements.store.get(placement), this.d.decisions.store.byIndex(BY_PLACEMENT, placement));
-        if (state.state === 'unsettled') placements = state;
-      }
+      const state: PlacementState = gateway ? this.d.placed.state(gateway) : placements;
+      if (state.state === 'unsettled') placements = state;
     }
     return { health, placements };
   }
@@ -239,7 +249,7 @@ export class PolicyReconciler {
         gateways: this.d.gateways.synced,
         decisions: this.d.decisions.synced,
         clusters: this.d.managedClusters.synced,
-        placements: this.d.placements.synced,
+        placements: this.d.placed.synced,
       },
       classes: this.d.configs.knowledge(owned),
       absentClasses: new Set(named.filter((name) => this.d.classes.store.get(name) === undefined)),
@@ -308,7 +318,7 @@ export class PolicyReconciler {
    * The works the policy wants. `lanes` collects the conflicts between the lanes of its Gateways and other
    * hub Gateways (core/lanes.ts): a Gateway refused on a cluster places no copy there.
    */
-  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = []): DesiredWorks {
+  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], refusals = new Set<string>()): DesiredWorks {
     const classes = new Set<string>();
     const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
       const gateway = this.d.gateways.store.get(`${namespace}/${name}`);
@@ -317,6 +327,8 @@ export class PolicyReconciler {
       const config = this.d.configs.get(className);
       if (!config) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
       classes.add(className);
+      // Forged decisions and clusters outside the namespace's ManagedClusterSets count for nothing; said.
+      for (const r of this.d.placed.of(gateway).refused) refusals.add(`Gateway ${namespace}/${name}: ${r.message}`);
       const lane = this.laneOf(gateway);
       const conflicts = lane ? laneConflicts(lane, this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => this.laneOf(g) ?? [])) : [];
       lanes.push(...conflicts);
@@ -358,7 +370,7 @@ export class PolicyReconciler {
       name: gateway.metadata.name,
       ...(gateway.metadata.creationTimestamp ? { creationTimestamp: gateway.metadata.creationTimestamp } : {}),
       downstreamNamespace: renderDownstreamNamespace(config.params.downstreamNamespace, namespace),
-      clusters: gatewayClusters(gateway, this.d.decisions),
+      clusters: this.d.placed.clusters(gateway),
     };
   }
 

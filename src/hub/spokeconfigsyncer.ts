@@ -12,8 +12,8 @@ import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
 import { clusterHealth } from '../core/clusterhealth.ts';
-import { placementState } from '../core/placement.ts';
-import { BY_PLACEMENT, gatewayClassOf, gatewayClusters, placementOfGateway } from './indexes.ts';
+import { gatewayClassOf } from './indexes.ts';
+import type { GatewayPlacements } from './placements.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
@@ -22,9 +22,8 @@ export interface SpokeConfigSyncerDeps {
   applier: WorkApplier;
   classes: Informer;
   gateways: Informer;
-  decisions: Informer;
-  placements: Informer;
   managedClusters: Informer;
+  placed: GatewayPlacements;
   works: Informer;
   configs: ClassConfigs;
   controllerName: string;
@@ -51,11 +50,11 @@ export class SpokeConfigSyncer {
 
   /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
   private fleetKnown(): boolean {
-    if (!this.d.gateways.synced || !this.d.decisions.synced || !this.d.placements.synced || !this.d.managedClusters.synced) return false;
+    if (!this.d.gateways.synced || !this.d.placed.synced) return false;
     return this.d.gateways.store.list().every((gateway) => {
       const [className] = gatewayClassOf(gateway);
       if (className !== undefined && this.d.classes.store.get(className) === undefined) return false;
-      return placementOfGateway(gateway).every((p) => placementState(p, this.d.placements.store.get(p), this.d.decisions.store.byIndex(BY_PLACEMENT, p)).state === 'settled');
+      return this.d.placed.state(gateway).state === 'settled';
     });
   }
 
@@ -65,7 +64,7 @@ export class SpokeConfigSyncer {
     for (const gateway of this.d.gateways.store.list()) {
       const [className] = gatewayClassOf(gateway);
       if (!className || !this.d.configs.get(className)) continue;
-      for (const c of gatewayClusters(gateway, this.d.decisions)) clusters.add(c);
+      for (const c of this.d.placed.clusters(gateway)) clusters.add(c);
     }
     return [...clusters].sort();
   }

@@ -206,6 +206,8 @@ export interface StatusInput {
   unknown?: readonly UnknownCluster[];
   /** Its Gateways' lanes shared with other hub Gateways (core/lanes.ts): a problem of the policy, told to both Gateways too. */
   lanes?: readonly LaneReport[];
+  /** Other problems the reconciler found (decisions or clusters of its Gateways' Placements refused). */
+  problems?: readonly PolicyProblem[];
 }
 
 export interface LaneReport {
@@ -270,7 +272,7 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     };
   }
   const lanes = (input.lanes ?? []).map((l) => ({ reason: LANE_CONFLICT_REASON, message: l.message }));
-  return { clusters, problems: [...policyProblems(desired), ...lanes], now };
+  return { clusters, problems: [...policyProblems(desired), ...lanes, ...(input.problems ?? [])], now };
 }
 
 /** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */

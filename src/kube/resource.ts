@@ -37,6 +37,8 @@ export const RESOURCES = {
   placementDecisions: { group: 'cluster.open-cluster-management.io', version: 'v1beta1', resource: 'placementdecisions', namespaced: true },
   placements: { group: 'cluster.open-cluster-management.io', version: 'v1beta1', resource: 'placements', namespaced: true },
   managedClusters: { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false },
+  managedClusterSets: { group: 'cluster.open-cluster-management.io', version: 'v1beta2', resource: 'managedclustersets', namespaced: false },
+  managedClusterSetBindings: { group: 'cluster.open-cluster-management.io', version: 'v1beta2', resource: 'managedclustersetbindings', namespaced: true },
   manifestWorks: { group: 'work.open-cluster-management.io', version: 'v1', resource: 'manifestworks', namespaced: true },
   policySyncParams: { group: 'policysync.kuadrant.io', version: 'v1alpha1', resource: 'policysyncparams', namespaced: true },
   selfSubjectAccessReviews: { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews', namespaced: false },

@@ -87,7 +87,7 @@ test('f. the controller SIGKILLed in the middle of a fan-out, then restarted: ex
   const start = (): ChildProcess => {
     // 20 writes/s: the fan-out of 80 works takes seconds, long enough to be cut in the middle.
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'policy-sync.js'), 'hub', `--kubeconfig=${sandbox.hub.kubeconfig}`, `--controller-name=${controllerName}`,
-      '--spoke-config=none', '--qps=20', '--burst=1', '--health-probe-bind-address=127.0.0.1:0', '--metrics-bind-address=0'], { stdio: 'ignore' });
+      '--spoke-config=none', '--trust-decision-labels', '--qps=20', '--burst=1', '--health-probe-bind-address=127.0.0.1:0', '--metrics-bind-address=0'], { stdio: 'ignore' });
     children.push(child);
     return child;
   };

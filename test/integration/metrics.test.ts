@@ -80,6 +80,7 @@ test('/readyz answers 503 before the caches have synced and 200 after', async ()
     maxWorkBytes: 500 * 1024,
     rawFeedback: false,
     statusCoalesceMs: 200,
+    trustDecisionLabels: true,
     metrics,
   });
   const running = controller;

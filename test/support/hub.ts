@@ -35,6 +35,9 @@ export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptio
     maxWorkBytes: 500 * 1024,
     rawFeedback: false,
     statusCoalesceMs: 200,
+    // The tests write PlacementDecisions themselves (fixtures.placementDecision) for clusters of any name;
+    // the files about placement and tenancy run with the default (owned decisions, bound sets).
+    trustDecisionLabels: true,
     ...options,
   });
   await controller.start();

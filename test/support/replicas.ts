@@ -39,6 +39,8 @@ export async function startReplica(sandbox: Sandbox, name: string, controllerNam
       `--health-probe-bind-address=127.0.0.1:${port}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
       '--spoke-config=none',
+      // The tests write PlacementDecisions themselves (fixtures.placementDecision).
+      '--trust-decision-labels',
       ...args,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },

@@ -1,0 +1,58 @@
+// Where each hub Gateway is placed, read from the OCM caches (DESIGN §2.3, §7): the clusters of its
+// Placement's decisions that count (core/placement.ts placedClusters), what was refused and why, and whether
+// the decisions are settled. One reader for the policy reconciler and the spoke-configuration syncer.
+import { boundSets, clustersBoundTo } from '../core/clustersets.ts';
+import type { KubeObject } from '../core/objects.ts';
+import { placedClusters, type PlacedClusters, type PlacementState } from '../core/placement.ts';
+import type { Informer } from '../kube/informer.ts';
+import { BY_NAMESPACE, BY_PLACEMENT, placementOfGateway } from './indexes.ts';
+
+export interface PlacementCaches {
+  decisions: Informer;
+  placements: Informer;
+  managedClusters: Informer;
+  clusterSets: Informer;
+  /** ManagedClusterSetBindings, indexed BY_NAMESPACE. */
+  bindings: Informer;
+}
+
+export class GatewayPlacements {
+  constructor(
+    private readonly c: PlacementCaches,
+    private readonly trustDecisionLabels: boolean,
+  ) {}
+
+  /** Every cache this reads has synced. */
+  get synced(): boolean {
+    return [this.c.decisions, this.c.placements, this.c.managedClusters, this.c.clusterSets, this.c.bindings].every((i) => i.synced);
+  }
+
+  /** The Gateway's placement: nothing when it names no Placement. */
+  of(gateway: KubeObject): PlacedClusters {
+    const [key] = placementOfGateway(gateway);
+    if (key === undefined) return { clusters: [], refused: [], state: { state: 'settled' } };
+    const namespace = gateway.metadata.namespace ?? '';
+    return placedClusters({
+      placementKey: key,
+      placement: this.c.placements.store.get(key),
+      decisions: this.c.decisions.store.byIndex(BY_PLACEMENT, key),
+      trustDecisionLabels: this.trustDecisionLabels,
+      bind: (clusters) =>
+        clustersBoundTo(
+          namespace,
+          clusters,
+          boundSets(this.c.bindings.store.byIndex(BY_NAMESPACE, namespace)),
+          (name) => this.c.managedClusters.store.get(name),
+          (name) => this.c.clusterSets.store.get(name),
+        ),
+    });
+  }
+
+  clusters(gateway: KubeObject): string[] {
+    return this.of(gateway).clusters;
+  }
+
+  state(gateway: KubeObject): PlacementState {
+    return this.of(gateway).state;
+  }
+}
