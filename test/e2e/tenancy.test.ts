@@ -7,6 +7,10 @@
 //  - Two hub namespaces whose Gateways of one name are one downstream Gateway (`downstreamNamespace` without
 //    `{namespace}`): the older Gateway keeps the lane, the other tenant's policy is not placed there, and
 //    both Gateways and the refused policy hear of it.
+//  - A tenant forging PlacementDecisions for a cluster outside its ManagedClusterSets: refused, reported,
+//    nothing placed.
+// The hub runs as in production (no --trust-decision-labels): real Placements decide, over ManagedClusterSets
+// bound to each namespace — the owner namespace to both spokes, the tenants to spoke-1 only.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
@@ -18,6 +22,8 @@ import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { AuditCursor, describeWrite } from '../support/audit.ts';
 import { eventually } from '../support/eventually.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/placement.ts';
+import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
@@ -32,6 +38,12 @@ const shared = uniqueName('gateways');
 const className = uniqueName('class');
 const sharedClass = uniqueName('shared');
 const POLICY = 'shop-auth';
+const OCM = 'cluster.open-cluster-management.io';
+const FIELD_MANAGER = 'policy-sync-tests';
+/** The label that puts a spoke in this file's ManagedClusterSets: its own name. */
+const MEMBER_LABEL = `policysync.kuadrant.io/test-${className}`;
+const ALL_SPOKES = `${className}-all`;
+const SPOKE_1_ONLY = `${className}-spoke-1`;
 
 let sandbox: Sandbox;
 let hub: KubeHttp;
@@ -52,13 +64,23 @@ before(async () => {
     await apply(spoke, gw);
   }
   for (const n of [ns, teamA, teamB]) await createNamespace(hub, n);
+  for (const spoke of sandbox.spokes) await mergePatch(hub, RESOURCES.managedClusters, undefined, spoke.name, { metadata: { labels: { [MEMBER_LABEL]: spoke.name } } }, { fieldManager: FIELD_MANAGER });
+  await clusterSet(ALL_SPOKES, { matchExpressions: [{ key: MEMBER_LABEL, operator: 'Exists' }] });
+  await clusterSet(SPOKE_1_ONLY, { matchLabels: { [MEMBER_LABEL]: 'spoke-1' } });
+  await bind(ns, ALL_SPOKES);
+  await placement(ns, 'all-spokes', ALL_SPOKES);
+  for (const team of [teamA, teamB]) {
+    await bind(team, SPOKE_1_ONLY);
+    await placement(team, 'spoke-1', SPOKE_1_ONLY);
+  }
   await apply(hub, paramsConfigMap(ns, 'params', { policiesToSync: AUTH }));
   await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
   await apply(hub, paramsConfigMap(ns, 'shared-params', { policiesToSync: AUTH, downstreamNamespace: shared }));
   await apply(hub, gatewayClass(sharedClass, { namespace: ns, name: 'shared-params' }, controllerName));
   await apply(hub, gateway(ns, 'gw', className, 'all-spokes'));
-  await apply(hub, placementDecision(ns, 'all-spokes', sandbox.spokes.map((s) => s.name)));
-  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG });
+  await decided(ns, 'all-spokes', ['spoke-1', 'spoke-2']);
+  for (const team of [teamA, teamB]) await decided(team, 'spoke-1', ['spoke-1']);
+  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, trustDecisionLabels: false });
   agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG, { reportHeartbeatMs: 1_000 })));
 });
 
@@ -68,11 +90,48 @@ after(async () => {
   for (const work of await ourWorks()) await remove(hub, work);
   for (const c of [className, sharedClass]) await remove(hub, gatewayClass(c, { namespace: ns, name: 'params' }));
   for (const n of [ns, teamA, teamB]) await removeNamespace(hub, n);
+  for (const set of [ALL_SPOKES, SPOKE_1_ONLY]) await hub.request('DELETE', `/apis/${OCM}/v1beta2/managedclustersets/${set}`).catch(() => undefined);
+  for (const spoke of sandbox.spokes) await mergePatch(hub, RESOURCES.managedClusters, undefined, spoke.name, { metadata: { labels: { [MEMBER_LABEL]: null } } }, { fieldManager: FIELD_MANAGER }).catch(() => undefined);
   await releaseSpokes(spokes, ns);
   hub.destroy();
 });
 
 const agentLogs = (): string => workAgentLogs(sandbox, 10);
+
+async function clusterSet(name: string, labelSelector: unknown): Promise<void> {
+  await serverSideApply(hub, RESOURCES.managedClusterSets, {
+    apiVersion: `${OCM}/v1beta2`,
+    kind: 'ManagedClusterSet',
+    metadata: { name },
+    spec: { clusterSelector: { selectorType: 'LabelSelector', labelSelector } },
+  }, { fieldManager: FIELD_MANAGER });
+}
+
+async function bind(namespace: string, set: string): Promise<void> {
+  await serverSideApply(hub, RESOURCES.managedClusterSetBindings, {
+    apiVersion: `${OCM}/v1beta2`,
+    kind: 'ManagedClusterSetBinding',
+    metadata: { name: set, namespace },
+    spec: { clusterSet: set },
+  }, { fieldManager: FIELD_MANAGER });
+}
+
+async function placement(namespace: string, name: string, set: string): Promise<void> {
+  await serverSideApply(hub, RESOURCES.placements, {
+    apiVersion: `${OCM}/v1beta1`,
+    kind: 'Placement',
+    metadata: { name, namespace },
+    spec: { clusterSets: [set] },
+  }, { fieldManager: FIELD_MANAGER });
+}
+
+async function decided(namespace: string, name: string, clusters: string[]): Promise<void> {
+  let last = '';
+  await eventually(async () => {
+    last = clustersFromDecisions(await list(hub, RESOURCES.placementDecisions, namespace, `${PLACEMENT_LABEL}=${name}`)).join(',');
+    return last === clusters.join(',') || undefined;
+  }, { what: `Placement ${namespace}/${name} to decide ${clusters.join(', ')}`, timeoutMs: 90_000, context: () => `decided: ${last}` });
+}
 
 function ourWorks(namespace?: string): Promise<KubeObject[]> {
   return list(hub, RESOURCES.manifestWorks, namespace, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
@@ -159,11 +218,9 @@ test("a spoke's own policy with the copy's name is neither merged into nor delet
 
 test("two tenants' Gateways that are one downstream Gateway: the older keeps the lane, the other's policy is refused there and both are told", async () => {
   await apply(hub, gateway(teamA, 'gw', sharedClass, 'spoke-1'));
-  await apply(hub, placementDecision(teamA, 'spoke-1', ['spoke-1']));
   // Created a second later: team-a's Gateway is the older.
   await new Promise((r) => setTimeout(r, 1_100));
   await apply(hub, gateway(teamB, 'gw', sharedClass, 'spoke-1'));
-  await apply(hub, placementDecision(teamB, 'spoke-1', ['spoke-1']));
   await apply(hub, authPolicy(teamA, 'a-auth', 'gw'));
   await apply(hub, authPolicy(teamB, 'b-auth', 'gw'));
 
@@ -189,4 +246,16 @@ test("two tenants' Gateways that are one downstream Gateway: the older keeps the
   const copy = (await worksOf(teamB, 'b-auth')).get('spoke-1')!;
   const manifest = (copy.spec as { workload: { manifests: KubeObject[] } }).workload.manifests[0]!;
   assert.equal(manifest.metadata.namespace, teamB);
+});
+
+test('a tenant forging PlacementDecisions places nothing with them, and is told', async () => {
+  // No Placement `forged` exists: OCM would never decide for it, nor clean up what is labelled for it.
+  await apply(hub, gateway(teamB, 'forged-gw', className, 'forged'));
+  await apply(hub, placementDecision(teamB, 'forged', ['spoke-1', 'spoke-2']));
+  await apply(hub, authPolicy(teamB, 'forger', 'forged-gw'));
+  const status = await statusWhere(teamB, 'forger', 'the forged decision refused', (s) => (s.problems ?? []).some((p) => p.reason === 'PlacementRefused'));
+  const refusal = status.problems!.find((p) => p.reason === 'PlacementRefused')!;
+  assert.equal(refusal.message, `Gateway ${teamB}/forged-gw: PlacementDecision ${teamB}/forged-decision-1 is not owned by Placement ${teamB}/forged: its decisions do not count`);
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal((await worksOf(teamB, 'forger')).size, 0, 'nothing placed anywhere');
 });
