@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { coverage, usesOverrides } from '../core/conflicts.ts';
 import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/desiredworks.ts';
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
-import { controllerLabelValue, readSourceRef, sourceHash, type ManifestWork } from '../core/manifestwork.ts';
+import { adoptLegacyName, controllerLabelValue, readSourceRef, sourceHash, workIdentity, type ManifestWork } from '../core/manifestwork.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
 import type { LocalNote } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
@@ -67,7 +67,8 @@ export class PolicyReconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const { gr, namespace, name } = parsePolicyKey(key);
     const log = this.d.logger.child({ policy: `${namespace}/${name}`, kind: groupResourceKey(gr) });
-    const observed = this.d.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name));
+    // Validated on read: a work counts as this policy's only when its name, label and source-ref agree.
+    const observed = this.d.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name)).filter((w) => workIdentity(w) !== undefined);
     const kind = this.d.watches.kind(gr);
     const informer = this.d.watches.informer(gr);
 
@@ -94,6 +95,8 @@ export class PolicyReconciler {
     const lanes: LaneConflict[] = [];
     const refusals = new Set<string>();
     const desired = this.desired(kind.gvr, policy, lanes, refusals);
+    // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
+    for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
     // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
     // placed (OCM's agent would merge into it and take it over) and nothing there is removed (DESIGN §7).
     const nameTaken = this.nameTaken(gr, policy, desired.works);
