@@ -1,7 +1,9 @@
 // `npm run local-up | local-down | local-status` — the sandbox as a command.
-//   up [--spokes N] [--root DIR] [--spoke-controllers kuadrant,envoy-gateway]
+//   up [--spokes N] [--root DIR] [--spoke-controllers kuadrant,envoy-gateway] [--without-registration]
 //                                   start (or check and repair) the sandbox; with the real spoke policy
-//                                   controllers (Kuadrant operator on every spoke, Envoy Gateway on spoke-1)
+//                                   controllers (Kuadrant operator on every spoke, Envoy Gateway on spoke-1);
+//                                   without OCM registration (when laid out: nothing then marks a cluster
+//                                   unavailable, e.g. for ManagedClusters that have no agent)
 //   down [--purge] [--root DIR]     stop every process it started; --purge also deletes its data
 //   status [--root DIR]             what runs where
 import { resolve } from 'node:path';
@@ -16,6 +18,7 @@ const { positionals, values } = parseArgs({
     root: { type: 'string' },
     purge: { type: 'boolean', default: false },
     'spoke-controllers': { type: 'string' },
+    'without-registration': { type: 'boolean', default: false },
   },
 });
 
@@ -28,7 +31,7 @@ async function main(): Promise<number> {
       const spokes = Number(values.spokes);
       if (!Number.isInteger(spokes) || spokes < 1) throw new Error(`--spokes must be a positive integer, got ${values.spokes}`);
       const spokeControllers = values['spoke-controllers'] === undefined ? undefined : parseSpokeControllers(values['spoke-controllers']);
-      const sandbox = await Sandbox.up({ root, spokes, spokeControllers });
+      const sandbox = await Sandbox.up({ root, spokes, spokeControllers, ...(values['without-registration'] ? { registration: false } : {}) });
       for (const c of sandbox.clusters) console.log(`${c.name.padEnd(10)} ${c.server.padEnd(26)} ${c.kubeconfig}`);
       return 0;
     }

@@ -66,7 +66,11 @@ export function crdFiles(role: ClusterRole): string[] {
       ...ADDON_CRDS.map((f) => join(ocm, 'addon/v1alpha1', f)),
     );
   } else {
-    files.push(join(ocm, 'work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml'));
+    files.push(
+      join(ocm, 'work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml'),
+      // The OCM registration agent watches ClusterClaims on its spoke.
+      join(ocm, 'cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml'),
+    );
   }
   return files;
 }

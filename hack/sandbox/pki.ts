@@ -1,9 +1,9 @@
 // One local certificate authority for the sandbox, a serving certificate for 127.0.0.1/localhost shared
-// by every apiserver, an admin client certificate (O=system:masters) and the service-account signing
-// key. Made with Debian's openssl; nothing is downloaded.
+// by every apiserver, an admin client certificate (O=system:masters), the service-account signing key, and
+// client certificates made on demand for other identities. Made with Debian's openssl; nothing is downloaded.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface Pki {
   caCert: string;
@@ -44,21 +44,36 @@ export function ensurePki(dir: string): Pki {
   const pki = pkiPaths(dir);
   if ((Object.values(pki) as string[]).every((f) => existsSync(f))) return pki;
   mkdirSync(dir, { recursive: true });
-  const days = '3650';
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', pki.caKey, '-out', pki.caCert, '-days', days, '-subj', '/CN=policy-sync-sandbox-ca'], dir);
-  const sign = (name: string, subj: string, ext: string): void => {
-    const key = join(dir, `${name}.key`);
-    const csr = join(dir, `${name}.csr`);
-    const extFile = join(dir, `${name}.ext`);
-    execFileSync('sh', ['-c', `printf '%s\\n' "$1" > "$2"`, 'sh', ext, extFile]);
-    openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subj], dir);
-    openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-out', join(dir, `${name}.crt`), '-days', days, '-extfile', extFile], dir);
-  };
-  sign('serving', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth');
-  sign('admin', '/O=system:masters/CN=sandbox-admin', 'extendedKeyUsage=clientAuth');
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', pki.caKey, '-out', pki.caCert, '-days', DAYS, '-subj', '/CN=policy-sync-sandbox-ca'], dir);
+  sign(dir, pki, 'serving', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth');
+  sign(dir, pki, 'admin', '/O=system:masters/CN=sandbox-admin', 'extendedKeyUsage=clientAuth');
   openssl(['genrsa', '-out', pki.serviceAccountKey, '2048'], dir);
   openssl(['rsa', '-in', pki.serviceAccountKey, '-pubout', '-out', pki.serviceAccountPub], dir);
   return pki;
+}
+
+const DAYS = '3650';
+
+/** `<dir>/<name>.{key,crt}`: a new key and a certificate for `subj` signed by the sandbox CA. */
+function sign(dir: string, pki: Pki, name: string, subj: string, ext: string): void {
+  const key = join(dir, `${name}.key`);
+  const csr = join(dir, `${name}.csr`);
+  const extFile = join(dir, `${name}.ext`);
+  execFileSync('sh', ['-c', `printf '%s\\n' "$1" > "$2"`, 'sh', ext, extFile]);
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subj], dir);
+  openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-out', join(dir, `${name}.crt`), '-days', DAYS, '-extfile', extFile], dir);
+}
+
+/**
+ * A client certificate `<name>.{crt,key}` for `subj`, signed by the sandbox CA, made once (a PKI made before
+ * it was needed gets it added, its CA untouched).
+ */
+export function ensureClientCertificate(pki: Pki, name: string, subj: string): { cert: string; key: string } {
+  const dir = dirname(pki.caCert);
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  if (!existsSync(cert) || !existsSync(key)) sign(dir, pki, name, subj, 'extendedKeyUsage=clientAuth');
+  return { cert, key };
 }
 
 export function base64File(path: string): string {

@@ -1,19 +1,22 @@
 // The local multicluster control plane: one etcd, a hub kube-apiserver and N spoke kube-apiservers
 // (each under its own --etcd-prefix, each with a kube-controller-manager running only the ClusterRole
-// aggregation and namespace controllers, and on the hub the garbage collector), upstream CRDs, the OCM
-// placement controller and addon manager on the hub, and one real OCM work agent per spoke connected to the
-// hub; opt-in, the real spoke policy controllers (spokecontrollers.ts). Used by `npm run
+// aggregation and namespace controllers, and on the hub the garbage collector and CSR signer), upstream CRDs,
+// the OCM placement controller and addon manager on the hub, one real OCM work agent per spoke connected to the
+// hub, and OCM's registration (hub controller and one agent per spoke: leases, availability, taints;
+// registration.ts); opt-in, the real spoke policy controllers (spokecontrollers.ts). Used by `npm run
 // local-up|local-down|local-status` and, as a library, by the tests.
 //
 // `up` is idempotent: with everything running it only checks health; a component found dead is reported
-// (with its log) and started again on its recorded ports and data. `down` stops exactly the processes
-// recorded in the state file, by pid.
+// (with its log) and started again on its recorded ports and data; one whose recorded command line changed
+// (a sandbox laid out before a component joined) is restarted with the new one. `down` stops exactly the
+// processes recorded in the state file, by pid.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeHttp, isConflict } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
-import { serverSideApply } from '../../src/kube/writes.ts';
+import { getObject, serverSideApply } from '../../src/kube/writes.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
 import { installCrds, type ClusterRole } from './crds.ts';
 import { writeAdminKubeconfig } from './kubeconfig.ts';
@@ -22,6 +25,18 @@ import { ensurePki, type Pki } from './pki.ts';
 import { freePort } from './ports.ts';
 import { probeOnce, waitReady, type Probe } from './probe.ts';
 import { isRunning, logTail, startProcess, stopProcess, type ProcessSpec, type RunningProcess } from './processes.ts';
+import {
+  CLUSTER_CLAIMS_CRD,
+  REGISTRATION_CONTROLLER,
+  applyBootstrapRbac,
+  availabilityOf,
+  hasCrd,
+  isRegistrationComponent,
+  managedCluster,
+  planRegistration,
+  registrationAgent,
+  withCsrSigning,
+} from './registration.ts';
 import {
   ENVOY_GATEWAY_SPOKE,
   createSpokeControllerNamespaces,
@@ -59,6 +74,12 @@ export interface SandboxOptions {
    * `envoy-gateway` (spoke-1 only; needs root). Fixed when the sandbox is laid out.
    */
   spokeControllers?: SpokeController[];
+  /**
+   * Run OCM's registration (hub controller, an agent per spoke; default true). Fixed when the sandbox is laid
+   * out; a sandbox laid out before registration joined gets it at its next `up` unless this is false. Without it
+   * nothing marks a ManagedCluster available or not: a cluster stays as it was written.
+   */
+  registration?: boolean;
 }
 
 export interface ClusterInfo {
@@ -82,6 +103,8 @@ interface SandboxState {
   configured: boolean;
   /** The real spoke policy controllers this sandbox runs (absent: none). */
   spokeControllers?: SpokeController[];
+  /** Whether it runs OCM's registration (absent: laid out before registration joined). */
+  registration?: boolean;
 }
 
 export interface ComponentStatus {
@@ -123,7 +146,13 @@ export class Sandbox {
         `the sandbox under ${existing.layout.root} runs spoke controllers [${existing.spokeControllers.join(', ')}], not [${controllers.join(', ')}]: stop it (local-down) and start it again`,
       );
     }
-    const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2, controllers));
+    const registration = options.registration ?? existing?.state.registration ?? true;
+    if (registration) requireBinaries(['registration']);
+    if (existing?.runsRegistration && !registration) {
+      throw new Error(`the sandbox under ${existing.layout.root} runs OCM registration: stop it (local-down) and start it again to go without`);
+    }
+    const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2, controllers, registration));
+    if (existing && existing.state.registration !== registration) await existing.recordRegistration(registration, log);
     await sandbox.converge(log, timeoutMs);
     return sandbox;
   }
@@ -142,6 +171,11 @@ export class Sandbox {
 
   get spokeControllers(): SpokeController[] {
     return this.state.spokeControllers ?? [];
+  }
+
+  /** True when OCM's registration runs here (see registration.ts for its component names and timings). */
+  get runsRegistration(): boolean {
+    return this.state.registration === true;
   }
 
   cluster(name: string): ClusterInfo {
@@ -269,7 +303,7 @@ export class Sandbox {
   }
 
   /** Lays out a new sandbox: free ports, credentials, kubeconfigs and the command line of every component. */
-  private static async plan(layout: SandboxLayout, spokeCount: number, spokeControllers: SpokeController[]): Promise<Sandbox> {
+  private static async plan(layout: SandboxLayout, spokeCount: number, spokeControllers: SpokeController[], registration: boolean): Promise<Sandbox> {
     for (const d of [layout.logs, layout.kubeconfigs, layout.data]) mkdirSync(d, { recursive: true });
     const pki = ensurePki(layout.pki);
     const auditPolicy = join(layout.data, 'audit-policy.yaml');
@@ -318,24 +352,26 @@ export class Sandbox {
     // behave unlike a real cluster's: ClusterRole aggregation (aggregated RBAC, as deploy/ uses it) and
     // the namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever). On the
     // hub also the garbage collector: the OCM addon manager removes an addon from a cluster through owner
-    // references alone (ClusterManagementAddOn → ManagedClusterAddOn → its ManifestWorks).
+    // references alone (ClusterManagementAddOn → ManagedClusterAddOn → its ManifestWorks); and with registration
+    // the CSR signer (registration.ts).
     for (const cluster of clusters) {
       const port = await freePort();
+      const args = [
+        `--kubeconfig=${cluster.kubeconfig}`,
+        `--authentication-kubeconfig=${cluster.kubeconfig}`,
+        `--authorization-kubeconfig=${cluster.kubeconfig}`,
+        `--controllers=${['clusterrole-aggregation-controller', 'namespace-controller', ...(cluster.role === 'hub' ? ['garbage-collector-controller'] : [])].join(',')}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${join(layout.data, `controller-manager-certs-${cluster.name}`)}`,
+        '--v=1',
+      ];
       components.push({
         spec: {
           name: `${CONTROLLER_MANAGER}/${cluster.name}`,
           command: join(binDir, 'kube-controller-manager'),
-          args: [
-            `--kubeconfig=${cluster.kubeconfig}`,
-            `--authentication-kubeconfig=${cluster.kubeconfig}`,
-            `--authorization-kubeconfig=${cluster.kubeconfig}`,
-            `--controllers=${['clusterrole-aggregation-controller', 'namespace-controller', ...(cluster.role === 'hub' ? ['garbage-collector-controller'] : [])].join(',')}`,
-            '--leader-elect=false',
-            '--bind-address=127.0.0.1',
-            `--secure-port=${port}`,
-            `--cert-dir=${join(layout.data, `controller-manager-certs-${cluster.name}`)}`,
-            '--v=1',
-          ],
+          args: registration && cluster.role === 'hub' ? withCsrSigning(args, pki) : args,
           log: join(layout.logs, `kube-controller-manager-${cluster.name}.log`),
         },
         probe: { url: `https://127.0.0.1:${port}/healthz` },
@@ -378,9 +414,27 @@ export class Sandbox {
       });
     }
     components.push(...(await planSpokeControllers(layout, clusters.filter((c) => c.role === 'spoke'), spokeControllers)));
-    const sandbox = new Sandbox(layout, { version: 1, clusters, components, configured: false, spokeControllers }, pki);
+    if (registration) {
+      components.push(...(await planRegistration(layout, pki, clusters.find((c) => c.role === 'hub')!, clusters.filter((c) => c.role === 'spoke'), PLACEMENT_NAMESPACE, AGENT_NAMESPACE)));
+    }
+    const sandbox = new Sandbox(layout, { version: 1, clusters, components, configured: false, spokeControllers, registration }, pki);
     sandbox.save();
     return sandbox;
+  }
+
+  /**
+   * A sandbox laid out before OCM registration joined: records whether it runs it now and, if so, plans its
+   * components and gives the hub's kube-controller-manager the CSR signer (ensureRunning restarts it with it).
+   */
+  private async recordRegistration(registration: boolean, log: (m: string) => void): Promise<void> {
+    this.state.registration = registration;
+    if (registration) {
+      const hubControllerManager = this.component(`${CONTROLLER_MANAGER}/${HUB}`);
+      hubControllerManager.spec.args = withCsrSigning(hubControllerManager.spec.args, this.pki);
+      this.state.components.push(...(await planRegistration(this.layout, this.pki, this.hub, this.spokes, PLACEMENT_NAMESPACE, AGENT_NAMESPACE)));
+      log('adding OCM registration (this sandbox was laid out before it joined)');
+    }
+    this.save();
   }
 
   /** Starts what is not running (reporting what died), then sets the clusters up once. */
@@ -392,7 +446,8 @@ export class Sandbox {
         c.spec.name === 'placement-controller' ||
         c.spec.name === ADDON_MANAGER ||
         c.spec.name.startsWith(`${CONTROLLER_MANAGER}/`) ||
-        isSpokeControllerComponent(c.spec.name),
+        isSpokeControllerComponent(c.spec.name) ||
+        isRegistrationComponent(c.spec.name),
     );
     const servers = this.state.components.filter((c) => !agents.includes(c));
     await this.ensureRunning(servers, log, timeoutMs);
@@ -406,16 +461,22 @@ export class Sandbox {
       for (const spoke of this.spokes) await createSpokeControllerNamespaces(spoke, spokeControllerNamespaces(this.spokeControllers, spoke.name));
       if (this.spokeControllers.includes('envoy-gateway')) await prepareEnvoyGateway(this.layout, this.cluster(ENVOY_GATEWAY_SPOKE), timeoutMs);
     }
+    if (this.runsRegistration) await this.prepareRegistration(timeoutMs);
     await this.ensureRunning(agents, log, timeoutMs);
     this.state.configured = true;
     this.save();
+    // Tests start from a fleet whose clusters are all Available, as the hub's registration controller sees it.
+    if (this.runsRegistration) await this.waitForAvailableSpokes(timeoutMs);
     log(`up: kubeconfigs in ${this.layout.kubeconfigs}, logs in ${this.layout.logs}`);
   }
 
   private async ensureRunning(components: Component[], log: (m: string) => void, timeoutMs: number): Promise<void> {
     for (const c of components) {
-      if (c.process && isRunning(c.process)) continue;
-      if (c.process) {
+      if (c.process && isRunning(c.process)) {
+        if (c.process.args.join('\0') === c.spec.args.join('\0')) continue;
+        log(`${c.spec.name} (pid ${c.process.pid}) runs an older command line: restarting it with the recorded one`);
+        await stopProcess(c.process, 3_000);
+      } else if (c.process) {
         log(`${c.spec.name} (pid ${c.process.pid}) is no longer running; its log ${c.spec.log} ends with:\n${logTail(c.spec.log, 10)}\nstarting it again`);
       }
       c.process = startProcess(c.spec);
@@ -434,18 +495,46 @@ export class Sandbox {
       await createIfAbsent(hub, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PLACEMENT_NAMESPACE } });
       for (const spoke of this.spokes) {
         await createIfAbsent(hub, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: spoke.name } });
-        await serverSideApply(hub, MANAGED_CLUSTERS, {
-          apiVersion: 'cluster.open-cluster-management.io/v1',
-          kind: 'ManagedCluster',
-          metadata: { name: spoke.name },
-          spec: { hubAcceptsClient: true },
-        }, { fieldManager: FIELD_MANAGER });
+        await serverSideApply(hub, MANAGED_CLUSTERS, managedCluster(spoke.name), { fieldManager: FIELD_MANAGER });
       }
     });
     for (const spoke of this.spokes) {
       await this.withHttp(spoke.name, (http) =>
         createIfAbsent(http, RESOURCES.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } }));
     }
+  }
+
+  /**
+   * What registration needs, at every `up` (each step idempotent, so that a sandbox laid out before registration
+   * joined gets it too): the bootstrap RBAC on the hub, the ManagedClusters with the sandbox's short lease, and
+   * the ClusterClaim CRD on the spokes.
+   */
+  private async prepareRegistration(timeoutMs: number): Promise<void> {
+    await this.withHttp(HUB, async (hub) => {
+      await applyBootstrapRbac(hub);
+      for (const spoke of this.spokes) await serverSideApply(hub, MANAGED_CLUSTERS, managedCluster(spoke.name), { fieldManager: FIELD_MANAGER });
+    });
+    for (const spoke of this.spokes) {
+      if (await this.withHttp(spoke.name, (http) => hasCrd(http, CLUSTER_CLAIMS_CRD))) continue;
+      await installCrds(this.kubeConfig(spoke.name), 'spoke', timeoutMs, spokeControllerCrdFiles(this.spokeControllers, spoke.name));
+    }
+  }
+
+  /** Until every spoke's ManagedCluster is Available=True without an availability taint. */
+  private async waitForAvailableSpokes(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    await this.withHttp(HUB, async (hub) => {
+      for (;;) {
+        const states = await Promise.all(this.spokes.map(async (s) => ({ name: s.name, ...availabilityOf(await getObject(hub, MANAGED_CLUSTERS, undefined, s.name)) })));
+        const waiting = states.filter((s) => !s.ready);
+        if (waiting.length === 0) return;
+        if (Date.now() > deadline) {
+          const logs = [REGISTRATION_CONTROLLER, ...waiting.map((s) => registrationAgent(s.name))].map((n) => `${n}:\n${logTail(this.logOf(n), 10)}`).join('\n');
+          throw new Error(`ManagedClusters not available after ${timeoutMs} ms: ${waiting.map((s) => `${s.name}: ${s.describe}`).join('; ')}\n${logs}`);
+        }
+        await sleep(250);
+      }
+    });
   }
 
   private async withHttp<T>(cluster: string, fn: (http: KubeHttp) => Promise<T>): Promise<T> {
