@@ -3,6 +3,10 @@
 // clock from when this process last saw the record change — never on the other holder's timestamps —
 // so clock skew between replicas cannot hand the lease to two of them; and for the duration the record
 // itself states (client-go does the same), so a holder configured with a longer lease keeps it.
+//
+// Every time errs toward a later expiry: the holder counts from when it sent its renewal; a standby counts
+// from when an answer first showed the record (`observe`'s `now`: its arrival) up to when the read that shows
+// it still unchanged was sent (`decide`'s `now`), and forgets what it saw when a read fails.
 
 export interface LeaseRecord {
   holderIdentity?: string;
@@ -19,7 +23,7 @@ export interface Observation {
   at: number;
 }
 
-/** Updates what we have observed of the lease: the time only moves when the record changes. */
+/** Updates what we have observed of the lease (`now`: when the answer came); the time only moves when the record changes. */
 export function observe(previous: Observation | undefined, record: LeaseRecord, now: number): Observation {
   const text = JSON.stringify(record);
   return previous?.record === text ? previous : { record: text, at: now };
@@ -39,6 +43,7 @@ export function decide(input: {
   observation: Observation | undefined;
   identity: string;
   leaseDurationMs: number;
+  /** Local monotonic time when the read of `current` was sent (the earliest the apiserver can have read it). */
   now: number;
   /** The wall-clock time to write, as MicroTime. */
   wallTime: string;

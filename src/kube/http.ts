@@ -10,7 +10,8 @@
 //
 // A write is also fenced in time when leader election guards it: the write guard says how long it may stay in
 // flight (until a margin before a standby could take the lease), and it is aborted then. A request given up
-// on ends its connection with a TCP reset where this client owns the TCP socket (direct connections).
+// on ends its connection with a TCP reset where this client owns the TCP socket (direct connections): bytes
+// not yet delivered are dropped, not sent on by the kernel after we gave up (docs/reliability.md, e).
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
@@ -225,6 +226,7 @@ export class KubeHttp {
       const req = send(url, { method, headers, agent: watch ? this.watchAgent : this.agent, signal: o.signal, ...tls }, resolve);
       req.on('socket', (socket: Socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, method, path)));
+      if (WRITE_METHODS.has(method)) resetOnExit(req);
       onRequest?.(req, fence);
       req.end(payload);
     });
@@ -404,13 +406,35 @@ class ResettableHttpsAgent extends HttpsAgent {
 
 /**
  * Ends a request with a TCP reset (RST, not FIN) when its socket is connected and ours to reset (plain or
- * direct TLS; through a proxy, the tunnel's socket is closed as usual).
+ * direct TLS; through a proxy, the tunnel's socket is closed as usual). Measured on the real apiserver
+ * behind a relay that stopped reading: a request closed with a FIN was still delivered once the relay read
+ * again (the kernel sends an orphaned socket's data on) and the apiserver handled it; a reset one never
+ * arrived. A request already in the apiserver's socket buffer is read either way (a frozen apiserver).
  */
 function abortRequest(req: ClientRequest, err: Error): void {
   const socket = req.socket;
   const tcp = socket ? (tcpUnder.get(socket) ?? (socket instanceof TLSSocket ? undefined : socket)) : undefined;
   if (tcp && !tcp.destroyed && !tcp.connecting) tcp.resetAndDestroy();
   req.destroy(err);
+}
+
+/** Writes on the wire, of every client in the process. */
+const writesInFlight = new Set<ClientRequest>();
+let exitHooked = false;
+
+/**
+ * A process that exits (as on a lost lease) resets the connections of its writes still in flight: the
+ * kernel would close them with a FIN, which leaves them to a frozen apiserver to execute when thawed.
+ */
+function resetOnExit(req: ClientRequest): void {
+  if (!exitHooked) process.once('exit', resetWritesInFlight);
+  exitHooked = true;
+  writesInFlight.add(req);
+  req.once('close', () => writesInFlight.delete(req));
+}
+
+function resetWritesInFlight(): void {
+  for (const req of writesInFlight) abortRequest(req, new Error('process exit'));
 }
 
 function abortError(): Error {

@@ -1,23 +1,27 @@
 // The elector's timing on a fake clock, against an in-memory lease whose answers take as long as the test
-// says: the renew deadline and the write fence count from when the successful round was sent.
+// says: the renew deadline and the write fence count from when the successful round was sent; a standby's
+// expiry from the arrival of the answer that first showed the record to the send of the read that shows it still.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import { FakeClock } from '../runtime/fake-clock.ts';
 import { ApiError } from './http.ts';
 import { LeaderElector } from './leaderelection.ts';
 
 const timing = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+// No jitter on the retry period: every round is sent at a known time.
+mock.method(Math, 'random', () => 0);
 
 /** A lease store answering each request after `latencyMs` on the fake clock, or never while `hung`. */
 function fakeApi(clock: FakeClock) {
-  const api = { latencyMs: 1_000, hung: false, lease: undefined as unknown, sent: [] as number[] };
+  const api = { latencyMs: 1_000, hung: false, failing: false, lease: undefined as unknown, sent: [] as number[] };
   const request = <T>(method: string, _path: string, o: { body?: unknown; signal?: AbortSignal } = {}): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       api.sent.push(clock.now());
       o.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
       if (api.hung) return;
       clock.setTimer(() => {
-        if (method === 'GET') {
+        if (api.failing) reject(new ApiError(500, 'InternalError', '', method, _path));
+        else if (method === 'GET') {
           if (api.lease === undefined) reject(new ApiError(404, 'NotFound', '', method, _path));
           else resolve(api.lease as T);
         } else {
@@ -86,9 +90,47 @@ test('an acquire answered after the renew deadline does not lead until a renewal
   assert.deepEqual(events, [], 'the lease is ours, but its renew deadline passed before the answer came');
   assert.equal(e.isLeader, false);
   api.latencyMs = 100;
-  await clock.advanceAsync(3_000); // the next round (after a jittered retry period ≤ 2.4 s) renews it
+  await clock.advanceAsync(3_000); // the next round (after a retry period) renews it
   assert.equal(events.length, 1);
   assert.equal(e.isLeader, true);
   const sentAt = api.sent.at(-2)!; // the round's GET
   assert.equal(e.inFlightMs(), sentAt + 12_500 - clock.now(), 'timed from that round');
+});
+
+/** Another holder's lease, renewed last before the test began. */
+function heldByOther(): unknown {
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'ns', resourceVersion: '1' }, spec: { holderIdentity: 'other', leaseDurationSeconds: 15 } };
+}
+
+test('a standby judges expiry when its read was sent: an answer that comes late (a frozen apiserver) takes nothing', async () => {
+  const clock = new FakeClock();
+  const { api, http } = fakeApi(clock);
+  api.lease = heldByOther();
+  const events: string[] = [];
+  elector(clock, http, events).start();
+  // Rounds are sent every 3 s (1 s answer + 2 s retry period): the record is seen at 1 s, so expires at 16 s.
+  await clock.advanceAsync(14_999);
+  api.latencyMs = 5_000; // the read sent at 15 s is answered at 20 s, past the expiry
+  await clock.advanceAsync(1);
+  api.latencyMs = 100;
+  await clock.advanceAsync(20_500 - clock.now());
+  assert.deepEqual(events, [], 'answered past 16 s, but sent before: no evidence that the lease expired');
+  await clock.advanceAsync(3_000);
+  assert.deepEqual(events, ['leads at 22200'], 'taken by the next read, sent a retry period after the late answer');
+});
+
+test('a standby whose read failed counts the lease duration again from its next answer', async () => {
+  const clock = new FakeClock();
+  const { api, http } = fakeApi(clock);
+  api.lease = heldByOther();
+  const events: string[] = [];
+  elector(clock, http, events).start();
+  await clock.advanceAsync(3_500); // seen at 1 s: would expire at 16 s
+  api.failing = true; // the read sent at 3 s fails at 4 s
+  await clock.advanceAsync(1_000);
+  api.failing = false; // the read sent at 6 s sees the record anew at 7 s: it expires at 22 s
+  await clock.advanceAsync(23_999 - clock.now());
+  assert.deepEqual(events, [], 'the reads sent at 18 and 21 s are within a lease duration of the new sight');
+  await clock.advanceAsync(2_001);
+  assert.deepEqual(events, ['leads at 26000'], 'taken by the read sent at 24 s');
 });

@@ -168,15 +168,18 @@ export class LeaderElector {
   /** One round: true when we hold the lease afterwards. */
   private async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     try {
+      // Expiry errs late on both ends: a record counts as first seen when the answer came, and as unchanged
+      // only up to when the read was sent (a late answer — from an apiserver frozen meanwhile, whose sockets
+      // still hold the old leader's writes — proves nothing about the time it took).
+      const sent = this.clock.now();
       const lease = await this.read(signal);
-      const now = this.clock.now();
-      if (lease?.spec) this.observation = observe(this.observation, lease.spec, now);
+      if (lease?.spec) this.observation = observe(this.observation, lease.spec, this.clock.now());
       const decision = decide({
         current: lease?.spec,
         observation: this.observation,
         identity: this.o.identity,
         leaseDurationMs: this.o.leaseDurationMs,
-        now,
+        now: sent,
         wallTime: microTime(Date.now()),
       });
       if (decision.action === 'wait') return false;
@@ -187,6 +190,9 @@ export class LeaderElector {
       this.observation = observe(this.observation, written.spec ?? decision.record, this.clock.now());
       return true;
     } catch (err) {
+      // What could not be read may have changed: a standby counts the lease duration again from its next
+      // answer (after an apiserver outage, it waits out a whole lease once the apiserver is back).
+      this.observation = undefined;
       // A conflict means someone else wrote first; anything else is retried in the next round.
       if (!isConflict(err)) this.o.logger?.warn({ lease: this.o.lease.name, err: String(err) }, 'lease update failed');
       return false;
