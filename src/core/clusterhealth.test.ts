@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AVAILABLE_CONDITION, UNAVAILABLE_TAINT, UNREACHABLE_TAINT, clusterHealth } from './clusterhealth.ts';
+import { AVAILABLE_CONDITION, RECOVERY_GRACE_MS, UNAVAILABLE_TAINT, UNREACHABLE_TAINT, clusterHealth } from './clusterhealth.ts';
 import type { KubeObject } from './objects.ts';
 
 function managedCluster(opts: { available?: 'True' | 'False' | 'Unknown'; taint?: string; deleting?: boolean } = {}): KubeObject {
@@ -43,4 +43,19 @@ test('a taint of another key does not make a cluster unavailable', () => {
   const mc = managedCluster({ available: 'True' });
   (mc.spec as Record<string, unknown>).taints = [{ key: 'example.com/gpu', effect: 'NoSelect' }];
   assert.deepEqual(clusterHealth(mc), { state: 'healthy' });
+});
+
+test('a cluster just available again stays in doubt for the recovery grace (its Placements take it back after OCM lifts the taint)', () => {
+  const mc = managedCluster({ available: 'True' });
+  const back = Date.parse('2026-11-25T05:00:30Z');
+  const early = clusterHealth(mc, back + 1_000);
+  assert.deepEqual(early, {
+    state: 'unavailable',
+    reason: 'ClusterRecovering',
+    message: 'cluster c2 became available again: its Placements may not have taken it back yet',
+    since: '2026-11-25T05:00:30Z',
+    recheckAt: back + RECOVERY_GRACE_MS,
+  });
+  assert.deepEqual(clusterHealth(mc, back + RECOVERY_GRACE_MS), { state: 'healthy' });
+  assert.deepEqual(clusterHealth(mc), { state: 'healthy' }, 'without a clock: what OCM says now');
 });

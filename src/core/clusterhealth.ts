@@ -2,7 +2,7 @@
 // available and untainted. A cluster that leaves a Gateway's decisions while OCM cannot vouch for it (its
 // registration agent stopped renewing its lease: tainted, and dropped by every Placement that does not
 // tolerate the taint) keeps its works — a partition of a few minutes must not switch its policies off. Pure.
-import { formatKubeTime } from './kubetime.ts';
+import { formatKubeTime, kubeTimeMillis } from './kubetime.ts';
 import type { KubeObject } from './objects.ts';
 
 /** Taints OCM's registration puts on a cluster whose agent stopped renewing its lease (effect NoSelect). */
@@ -17,8 +17,18 @@ export type ClusterHealth =
   | { state: 'absent' }
   /** The ManagedCluster is being deleted: its works may go. */
   | { state: 'deleting' }
-  /** OCM cannot vouch for it: what the Placement says of it now is not a decision. */
-  | { state: 'unavailable'; reason: string; message: string; since?: string };
+  /**
+   * OCM cannot vouch for it: what the Placement says of it now is not a decision. `recheckAt` (ms since
+   * the epoch): when that ends with no event to say so (a cluster just back, see RECOVERY_GRACE_MS).
+   */
+  | { state: 'unavailable'; reason: string; message: string; since?: string; recheckAt?: number };
+
+/**
+ * How long a cluster that became available again still counts as in doubt. OCM lifts the taint before the
+ * Placements take the cluster back (tens of ms apart on the real plane): read in between, a cluster back from
+ * a partition would look healthy and deselected, and lose its works on its return.
+ */
+export const RECOVERY_GRACE_MS = 30_000;
 
 interface Taint {
   key?: unknown;
@@ -34,14 +44,24 @@ interface ConditionLike {
 }
 
 /** The health of one cluster from its ManagedCluster (undefined: none in a synced cache). */
-export function clusterHealth(managedCluster: KubeObject | undefined): ClusterHealth {
+export function clusterHealth(managedCluster: KubeObject | undefined, now?: number): ClusterHealth {
   if (!managedCluster) return { state: 'absent' };
   if (managedCluster.metadata.deletionTimestamp) return { state: 'deleting' };
   const taints = (managedCluster.spec as { taints?: unknown } | undefined)?.taints;
   const taint = (Array.isArray(taints) ? (taints as Taint[]) : []).find((t) => t?.key === UNREACHABLE_TAINT || t?.key === UNAVAILABLE_TAINT);
   const conditions = (managedCluster.status as { conditions?: unknown } | undefined)?.conditions;
   const available = (Array.isArray(conditions) ? (conditions as ConditionLike[]) : []).find((c) => c?.type === AVAILABLE_CONDITION);
-  if (!taint && available?.status === 'True') return { state: 'healthy' };
+  if (!taint && available?.status === 'True') {
+    const availableAt = kubeTimeMillis(available.lastTransitionTime);
+    if (now === undefined || availableAt === undefined || now >= availableAt + RECOVERY_GRACE_MS) return { state: 'healthy' };
+    return {
+      state: 'unavailable',
+      reason: 'ClusterRecovering',
+      message: `cluster ${managedCluster.metadata.name} became available again: its Placements may not have taken it back yet`,
+      since: formatKubeTime(available.lastTransitionTime)!,
+      recheckAt: availableAt + RECOVERY_GRACE_MS,
+    };
+  }
 
   const reason = text(available?.reason) || (taint ? taintReason(String(taint.key)) : 'NotAvailable');
   const status = typeof available?.status === 'string' ? available.status : 'absent';

@@ -117,6 +117,7 @@ export class PolicyReconciler {
     const deletions: string[] = [];
     const unknown: UnknownCluster[] = [];
     let kept = false;
+    let recheckAt: number | undefined;
     const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     // One decision per cluster: what OCM says of each cluster is its own (DESIGN §7).
     for (const workKey of [...unwanted, ...overridden]) {
@@ -134,6 +135,8 @@ export class PolicyReconciler {
       if (fleet && d.action === 'keep' && (d.reason === 'ClusterUnavailable' || d.reason === 'PlacementUnsettled')) {
         const doubt = fleet.health.state === 'unavailable' ? fleet.health : fleet.placements.state === 'unsettled' ? { reason: fleet.placements.reason, message: fleet.placements.message } : undefined;
         const work = observedByKey.get(workKey) as ManifestWork | undefined;
+        // No event marks the end of a recovery grace: look again then.
+        if (fleet.health.state === 'unavailable' && fleet.health.recheckAt !== undefined) recheckAt = Math.min(recheckAt ?? Infinity, fleet.health.recheckAt);
         if (doubt) unknown.push({ cluster, reason: doubt.reason, message: doubt.message, ...('since' in doubt && doubt.since ? { since: doubt.since } : {}), ...(work ? { work } : {}) });
       }
     }
@@ -171,12 +174,12 @@ export class PolicyReconciler {
       });
     else if (observed.length > 0 && !kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
-    return result;
+    return withRecheck(result, recheckAt);
   }
 
   /** What OCM says of a cluster the policy no longer wants a copy on, and of the Placements of its Gateways. */
   private clusterKnowledge(cluster: string, policy: KubeObject): NonNullable<RemovalInput['cluster']> {
-    const health = clusterHealth(this.d.managedClusters.store.get(cluster));
+    const health = clusterHealth(this.d.managedClusters.store.get(cluster), Date.now());
     let placements: PlacementState = { state: 'settled' };
     for (const gw of targetedGateways(policy)) {
       const gateway = this.d.gateways.store.get(gw);
@@ -416,6 +419,14 @@ export class PolicyReconciler {
     const mine = objectKey(policy);
     return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
   }
+}
+
+/** The reconcile's result, asking to be run again at `at` (ms since the epoch) at the latest. */
+function withRecheck(result: ReconcileResult, at: number | undefined): ReconcileResult {
+  if (at === undefined) return result;
+  const afterMs = Math.max(1, at - Date.now());
+  const current = result?.requeueAfterMs;
+  return { requeueAfterMs: current === undefined ? afterMs : Math.min(current, afterMs) };
 }
 
 /** The cluster of a work key (`cluster/name`: a work's namespace is its cluster). */

@@ -44,8 +44,16 @@ export class SpokeConfigSyncer {
     // Without a configuration for every owned class the set of clusters is not known: delete nothing.
     // (The spoke configuration only tells the agent what to watch; it never carries enforcement.)
     const known = this.d.works.synced && this.d.configs.completeFor(owned) && this.fleetKnown();
-    const deletions = known ? plan.delete.filter((key) => clusterHealth(this.d.managedClusters.store.get(key.slice(0, key.indexOf('/')))).state !== 'unavailable') : [];
+    const now = Date.now();
+    const health = (key: string) => clusterHealth(this.d.managedClusters.store.get(key.slice(0, key.indexOf('/'))), now);
+    const deletions = known ? plan.delete.filter((key) => health(key).state !== 'unavailable') : [];
     await this.d.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: deletions }, this.d.logger.child({ kinds: kinds.length }));
+    // A cluster just back keeps its configuration for the recovery grace; no event marks its end.
+    const rechecks = plan.delete.flatMap((key) => {
+      const h = health(key);
+      return h.state === 'unavailable' && h.recheckAt !== undefined ? [h.recheckAt] : [];
+    });
+    return rechecks.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...rechecks) - now) } : undefined;
   }
 
   /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
