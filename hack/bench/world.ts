@@ -139,7 +139,12 @@ export async function placement(http: KubeHttp, namespace: string, name: string,
     apiVersion: `${OCM_CLUSTER}/v1beta1`,
     kind: 'Placement',
     metadata: { name, namespace },
-    spec: { clusterSets: [clusterSet] },
+    // No agent serves the bench clusters: OCM's registration taints them unreachable at once. The works
+    // only have to exist, so the Placement tolerates that.
+    spec: {
+      clusterSets: [clusterSet],
+      tolerations: ['unreachable', 'unavailable'].map((t) => ({ key: `cluster.open-cluster-management.io/${t}`, operator: 'Exists' })),
+    },
   });
 }
 
