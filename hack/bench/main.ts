@@ -58,6 +58,8 @@ import { imageNodeFlags } from './image.ts';
 import { Tracker } from './tracker.ts';
 import {
   BENCH_LABEL,
+  BENCH_TOLERATIONS,
+  CLUSTER_SET,
   CLUSTER_SETS,
   CLUSTER_SET_LABEL,
   FIELD_MANAGER,
@@ -892,7 +894,7 @@ async function ocmBaseline(sandbox: Sandbox, kubeConfig: KubeConfig, http: KubeH
       apiVersion: 'cluster.open-cluster-management.io/v1beta1',
       kind: 'Placement',
       metadata: { name: 'bench-ocm', namespace: ns },
-      spec: { clusterSets: ['policy-sync-bench'] },
+      spec: { clusterSets: [CLUSTER_SET], tolerations: BENCH_TOLERATIONS },
     });
     const decidedAt = await decided;
     const doneAt = await all;

@@ -127,6 +127,12 @@ export async function ensureClusters(http: KubeHttp, count: number): Promise<str
   return names;
 }
 
+/**
+ * No agent serves the bench clusters: OCM's registration taints them unreachable at once. Their works only
+ * have to exist, so the bench's Placements tolerate that.
+ */
+export const BENCH_TOLERATIONS = ['unreachable', 'unavailable'].map((t) => ({ key: `cluster.open-cluster-management.io/${t}`, operator: 'Exists' }));
+
 /** Binds `clusterSet` to `namespace` and creates Placement `name` over it (all its clusters). */
 export async function placement(http: KubeHttp, namespace: string, name: string, clusterSet = CLUSTER_SET): Promise<void> {
   await applyObject(http, CLUSTER_SET_BINDINGS, {
@@ -139,12 +145,7 @@ export async function placement(http: KubeHttp, namespace: string, name: string,
     apiVersion: `${OCM_CLUSTER}/v1beta1`,
     kind: 'Placement',
     metadata: { name, namespace },
-    // No agent serves the bench clusters: OCM's registration taints them unreachable at once. The works
-    // only have to exist, so the Placement tolerates that.
-    spec: {
-      clusterSets: [clusterSet],
-      tolerations: ['unreachable', 'unavailable'].map((t) => ({ key: `cluster.open-cluster-management.io/${t}`, operator: 'Exists' })),
-    },
+    spec: { clusterSets: [clusterSet], tolerations: BENCH_TOLERATIONS },
   });
 }
 
