@@ -8,7 +8,7 @@ import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks,
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
 import { adoptLegacyName, controllerLabelValue, readSourceRef, sourceHash, workIdentity, type ManifestWork } from '../core/manifestwork.ts';
 import { objectKey, type KubeObject } from '../core/objects.ts';
-import type { LocalNote } from '../core/policystatus.ts';
+import type { LocalNote, PolicyProblem } from '../core/policystatus.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
 import { localPoliciesIn, occupantOf } from '../core/spokereport.ts';
 import { clusterHealth } from '../core/clusterhealth.ts';
@@ -93,12 +93,18 @@ export class PolicyReconciler {
     }
 
     const lanes: LaneConflict[] = [];
-    const refusals = new Set<string>();
-    const desired = this.desired(kind.gvr, policy, lanes, refusals);
+    const problems: PolicyProblem[] = [];
+    const desired = this.desired(kind.gvr, policy, lanes, problems);
     // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
     for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
     // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
     // placed (OCM's agent would merge into it and take it over) and nothing there is removed (DESIGN §7).
+    // A spoke report refused (schema, caps) says nothing of local policies there: the copy is placed as if
+    // no agent ran, and the policy says why its overrides there are not known.
+    for (const cluster of desired.works.keys()) {
+      const why = this.d.reports?.refused(cluster);
+      if (why !== undefined) problems.push({ reason: 'SpokeReportRefused', message: `cluster ${cluster}: the spoke agent's report is refused (${why}); local policies there are not known` });
+    }
     const nameTaken = this.nameTaken(gr, policy, desired.works);
     for (const t of nameTaken) desired.works.delete(t.cluster);
     const losses = [...this.collisionLosses(kind.gvr, policy, desired), ...nameTaken];
@@ -170,7 +176,7 @@ export class PolicyReconciler {
         local,
         unknown,
         lanes: this.laneReports(lanes),
-        problems: [...refusals].sort().map((message) => ({ reason: 'PlacementRefused', message })),
+        problems,
       });
     else if (observed.length > 0 && !kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
@@ -324,7 +330,7 @@ export class PolicyReconciler {
    * The works the policy wants. `lanes` collects the conflicts between the lanes of its Gateways and other
    * hub Gateways (core/lanes.ts): a Gateway refused on a cluster places no copy there.
    */
-  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], refusals = new Set<string>()): DesiredWorks {
+  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], problems: PolicyProblem[] = []): DesiredWorks {
     const classes = new Set<string>();
     const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
       const gateway = this.d.gateways.store.get(`${namespace}/${name}`);
@@ -334,7 +340,7 @@ export class PolicyReconciler {
       if (!config) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
       classes.add(className);
       // Forged decisions and clusters outside the namespace's ManagedClusterSets count for nothing; said.
-      for (const r of this.d.placed.of(gateway).refused) refusals.add(`Gateway ${namespace}/${name}: ${r.message}`);
+      for (const r of this.d.placed.of(gateway).refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
       const lane = this.laneOf(gateway);
       const conflicts = lane ? laneConflicts(lane, this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => this.laneOf(g) ?? [])) : [];
       lanes.push(...conflicts);
