@@ -54,7 +54,7 @@ export function hubCommand(): Command {
         .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
     .addOption(
-      new Option('--spoke-report-stale-after <duration>', "how old a spoke agent's report may be and still keep a copy off a cluster")
+      new Option('--spoke-report-stale-after <duration>', "how long after the hub last saw a spoke agent's report change (hub clock) it still keeps a copy off a cluster")
         .argParser(duration)
         .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )
