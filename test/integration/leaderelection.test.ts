@@ -1,7 +1,7 @@
 // Leader election against the real hub apiserver: one leader at a time, a graceful release hands over
 // at once, a crashed holder's lease is taken only after it has gone unrenewed for a lease duration, and a
-// leader cut off from the apiserver (its requests hang) stops leading at its renew deadline — before a
-// standby can take the lease.
+// leader cut off from the apiserver (its requests hang) stops leading at its renew deadline — counted from
+// when its last successful renewal was sent, not answered — before a standby can take the lease.
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -108,9 +108,10 @@ async function renewals(lease: string, count: number): Promise<void> {
 
 /**
  * A TCP relay to the hub apiserver that can be frozen: while frozen it forwards nothing either way and
- * the connections stay open — a frozen apiserver or a half-open network, for this client only.
+ * the connections stay open — a frozen apiserver or a half-open network, for this client only. Answers
+ * (the apiserver's bytes) reach the client `answerDelayMs` late.
  */
-async function freezableRelay(): Promise<{ kubeConfig: KubeConfig; freeze: () => void }> {
+async function freezableRelay(answerDelayMs = 0): Promise<{ kubeConfig: KubeConfig; freeze: () => void }> {
   const target = new URL(sandbox.hub.server);
   const sockets: Socket[] = [];
   let frozen = false;
@@ -118,8 +119,11 @@ async function freezableRelay(): Promise<{ kubeConfig: KubeConfig; freeze: () =>
     const upstream = connect(Number(target.port), target.hostname);
     sockets.push(client, upstream);
     for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      const delay = from === upstream ? answerDelayMs : 0;
       from.on('data', (chunk: Buffer) => {
-        if (!frozen) to.write(chunk);
+        if (frozen) return;
+        if (delay > 0) setTimeout(() => frozen || to.write(chunk), delay);
+        else to.write(chunk);
       });
       from.on('error', () => to.destroy());
       from.on('close', () => to.destroy());
@@ -165,4 +169,27 @@ test('a leader whose requests hang stops leading at its renew deadline, before a
   const takenAfter = performance.now() - frozenAt;
   assert.ok(takenAfter > stoppedAfter, 'b acquired only after a had stopped leading');
   assert.deepEqual(events, ['a leads', 'a lost', 'b leads']);
+});
+
+test("a cut-off leader's renew deadline counts from when its last renewal was sent, not from when the answer came", async () => {
+  const answerDelayMs = 150;
+  const events: string[] = [];
+  const relay = await freezableRelay(answerDelayMs);
+  const slow = new KubeHttp(relay.kubeConfig);
+  closers.push(() => slow.destroy());
+  const a = elector('slow', 'a', events, slow);
+  a.start();
+  await eventually(() => Promise.resolve(a.isLeader), { what: 'a to lead', timeoutMs: 10_000 });
+  // Frozen once a renewal's answer has reached a, during its retry pause: that renewal is its last.
+  await renewals('slow', 1);
+  await new Promise((resolve) => setTimeout(resolve, answerDelayMs + 50));
+  assert.deepEqual(events, ['a leads'], 'a leads, renewing in time, up to the freeze');
+  relay.freeze();
+  const stopped = await eventually(() => Promise.resolve(a.isLeader ? undefined : Date.now()), { what: 'a to stop leading', intervalMs: 5, timeoutMs: 10_000 });
+  // renewTime is written once the round's read was answered: its send came 150 ms before (at least), and
+  // the write's answer 150 ms after. Counted from the send, leadership ends about 150 ms before
+  // renewTime + renew deadline; from the answer it would end about 150 ms after.
+  const lease = await http.request<{ spec: { renewTime: string } }>('GET', `${collectionPath(RESOURCES.leases, ns)}/slow`);
+  const deadline = Date.parse(lease.spec.renewTime) + timing.renewDeadlineMs;
+  assert.ok(stopped <= deadline, `a stopped leading ${stopped - deadline} ms after renewTime + renew deadline: timed from the send, it is before`);
 });
