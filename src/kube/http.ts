@@ -424,7 +424,7 @@ let exitHooked = false;
 
 /**
  * A process that exits (as on a lost lease) resets the connections of its writes still in flight: the
- * kernel would close them with a FIN, which leaves them to a frozen apiserver to execute when thawed.
+ * kernel would close them with a FIN and go on delivering what the server has not acknowledged yet.
  */
 function resetOnExit(req: ClientRequest): void {
   if (!exitHooked) process.once('exit', resetWritesInFlight);

@@ -4,7 +4,8 @@
 //
 // A write let through is fenced in time too: the guard hands KubeHttp how long it may stay in flight (the
 // elector's `inFlightMs`, asked again when it runs out, since a renewal moves it on), and KubeHttp aborts it
-// then — so no write of ours is still on its way once a standby could hold the lease.
+// then, resetting its connection — so none is still on its way once a standby could hold the lease. What an
+// apiserver already holds in its socket buffers (a frozen one) it still handles: docs/reliability.md, e.
 import { NotLeaderError, type WriteFence } from '../kube/http.ts';
 
 export interface Elector {
