@@ -9,7 +9,7 @@
 //     cluster's absence is a decision: OCM vouches for the cluster (or its ManagedCluster is deleted) and
 //     the Placements of the Gateways it targets are settled (not being deleted, re-created or rewritten);
 //   - KindRemoved: an admin removed the kind from params that are valid and in force for every owned class,
-//     and no Gateway names a GatewayClass that is absent (a class deleted and re-created, as `kubectl
+//     and no Gateway its works were for names a GatewayClass that is absent (a class deleted and re-created, as `kubectl
 //     replace --force` or a GitOps prune does, takes its kinds with it only for a moment);
 //   - LocallyOverridden: the policy still wants a copy there, but the spoke agent's fresh report shows local
 //     policies covering every target of that copy (and the policy does not use GEP-713 overrides): the local
@@ -45,8 +45,9 @@ export interface RemovalInput {
   /** Every owned GatewayClass (as the synced class cache lists them), by name. */
   classes: ReadonlyMap<string, ClassKnowledge>;
   /**
-   * GatewayClasses that a cached Gateway names but the class cache does not hold (deleted, perhaps to be
-   * created again): whether they were ours, and what they listed, is unknown.
+   * GatewayClasses that the policy's Gateways (or, for a kind no longer watched, the Gateways its works were
+   * for) name but the class cache does not hold (deleted, perhaps to be created again): whether they were
+   * ours, and what they listed, is unknown.
    */
   absentClasses: ReadonlySet<string>;
   /** The kind's policy watch; undefined when the kind is not watched. */

@@ -14,6 +14,7 @@ import { localPoliciesIn, occupantOf } from '../core/spokereport.ts';
 import { clusterHealth } from '../core/clusterhealth.ts';
 import type { PlacementState } from '../core/placement.ts';
 import { possibleRivals } from '../core/rivals.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
@@ -75,7 +76,7 @@ export class PolicyReconciler {
     if (!kind || !informer) {
       // Not a watched kind (any more): its works go only once that is certain.
       this.d.reporter.forget(key);
-      if (observed.length > 0) await this.removeUnwanted(log, key, observed, this.removalInput(gr));
+      if (observed.length > 0) await this.removeUnwanted(log, key, observed, this.removalInput(gr, undefined, undefined, this.classesOfWorks(observed)));
       return;
     }
     // An unsynced watch (first list outstanding or failing) decides nothing: the key comes back when it syncs.
@@ -248,11 +249,11 @@ export class PolicyReconciler {
   }
 
   /** The owned classes (from the class cache) and what is known of their configurations. */
-  private removalInput(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster']): RemovalInput {
+  private removalInput(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster'], worksClasses: readonly string[] = []): RemovalInput {
     const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.o.controllerName)).map((c) => c.metadata.name);
     const informer = this.d.watches.informer(gr);
-    // A policy's own Gateways' classes; for a kind no longer watched, every Gateway's.
-    const named = policy ? policy.targetClasses : this.d.gateways.store.list().flatMap(gatewayClassOf);
+    // A policy's own Gateways' classes; for a kind no longer watched, those of the Gateways its works were for.
+    const named = policy ? policy.targetClasses : worksClasses;
     return {
       groupResource: groupResourceKey(gr),
       caches: {
@@ -311,6 +312,25 @@ export class PolicyReconciler {
     } catch {
       return 'unreadable';
     }
+  }
+
+  /**
+   * The GatewayClass of every cached hub Gateway these works were written for: the copy's Gateway targets
+   * carry the hub Gateway's name, and the hub policy's namespace is its Gateway's (cross-namespace targets
+   * are never synced).
+   */
+  private classesOfWorks(works: readonly KubeObject[]): string[] {
+    return works.flatMap((w) => {
+      const source = readSourceRef(w);
+      const copy = (w as ManifestWork).spec?.workload?.manifests?.[0];
+      if (!source || !copy) return [];
+      return readTargets(copy)
+        .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
+        .flatMap((t) => {
+          const gateway = this.d.gateways.store.get(`${source.namespace}/${t.name}`);
+          return gateway ? gatewayClassOf(gateway) : [];
+        });
+    });
   }
 
   /** The GatewayClass of every Gateway the policy targets that the Gateway cache holds. */
