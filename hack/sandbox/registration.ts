@@ -8,8 +8,9 @@
 // drops it. The work agents do not go through this: they keep the admin hub kubeconfig.
 import { join } from 'node:path';
 import type { KubeHttp } from '../../src/kube/http.ts';
-import type { ResourceRef } from '../../src/kube/resource.ts';
+import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { getObject, serverSideApply } from '../../src/kube/writes.ts';
+import { clusterHealth } from '../../src/core/clusterhealth.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
 import { writeClientKubeconfig } from './kubeconfig.ts';
 import { binDir, type SandboxLayout } from './layout.ts';
@@ -171,26 +172,13 @@ export async function applyBootstrapRbac(hub: KubeHttp): Promise<void> {
 export const CLUSTER_CLAIMS_CRD = 'clusterclaims.cluster.open-cluster-management.io';
 
 export async function hasCrd(http: KubeHttp, name: string): Promise<boolean> {
-  const crds: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false };
-  return (await getObject(http, crds, undefined, name)) !== undefined;
+  return (await getObject(http, RESOURCES.crds, undefined, name)) !== undefined;
 }
 
-interface ManagedClusterView {
-  spec?: { taints?: { key: string }[] };
-  status?: { conditions?: { type: string; status: string; reason?: string }[] };
-}
 
-/** OCM's taints for a cluster whose Available condition is Unknown (`unreachable`) or False (`unavailable`). */
-export const AVAILABILITY_TAINTS = ['cluster.open-cluster-management.io/unreachable', 'cluster.open-cluster-management.io/unavailable'];
-
-/** `Available=True, no availability taint`, or what the cluster shows instead. */
+/** `Available=True, no availability taint` (what OCM vouches for: core/clusterhealth.ts), or what the cluster shows instead. */
 export function availabilityOf(object: KubeObject | undefined): { ready: boolean; describe: string } {
   if (!object) return { ready: false, describe: 'no ManagedCluster' };
-  const cluster = object as ManagedClusterView;
-  const available = cluster.status?.conditions?.find((c) => c.type === 'ManagedClusterConditionAvailable');
-  const taints = (cluster.spec?.taints ?? []).map((t) => t.key).filter((k) => AVAILABILITY_TAINTS.includes(k));
-  return {
-    ready: available?.status === 'True' && taints.length === 0,
-    describe: `Available=${available ? `${available.status} (${available.reason ?? ''})` : 'unset'}, taints [${taints.join(', ')}]`,
-  };
+  const health = clusterHealth(object);
+  return { ready: health.state === 'healthy', describe: health.state === 'unavailable' ? `${health.reason}: ${health.message}` : health.state };
 }

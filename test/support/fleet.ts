@@ -3,14 +3,13 @@
 // False). For tests that take a spoke off the hub (sandbox.stop(registrationAgent(spoke))) and bring it back.
 import type { KubeObject } from '../../src/core/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
-import type { ResourceRef } from '../../src/kube/resource.ts';
+import { AVAILABLE_CONDITION, UNAVAILABLE_TAINT, UNREACHABLE_TAINT } from '../../src/core/clusterhealth.ts';
+import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { eventually } from './eventually.ts';
 import { get } from './fixtures.ts';
 
-export const MANAGED_CLUSTERS: ResourceRef = { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false };
-export const UNREACHABLE_TAINT = 'cluster.open-cluster-management.io/unreachable';
-export const UNAVAILABLE_TAINT = 'cluster.open-cluster-management.io/unavailable';
-export const AVAILABLE_CONDITION = 'ManagedClusterConditionAvailable';
+export const MANAGED_CLUSTERS: ResourceRef = RESOURCES.managedClusters;
+export { AVAILABLE_CONDITION, UNAVAILABLE_TAINT, UNREACHABLE_TAINT };
 
 export type Availability = 'True' | 'Unknown' | 'False';
 
