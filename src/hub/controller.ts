@@ -17,6 +17,7 @@ import { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
+import { FairGate } from '../runtime/fairgate.ts';
 import { TokenBucket } from '../runtime/ratelimiter.ts';
 import { ControllerRunner, type ControllerObserver } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
@@ -33,7 +34,7 @@ import {
   sourceKeyOfWork,
   type KindedPolicy,
 } from './eventkeys.ts';
-import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways } from './indexes.ts';
+import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways, writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { GatewayPlacements } from './placements.ts';
 import { clustersFromDecisions } from '../core/placement.ts';
@@ -126,10 +127,11 @@ export class HubController {
     this.policyQueue = queue('policy');
     this.spokeConfigQueue = queue('spoke-config');
     const observer = (name: string): ControllerObserver | undefined => o.metrics?.controllerObserver(name);
-    const writes = new TokenBucket({ qps: o.qps, burst: o.burst });
+    const fairWrites = new FairGate(new TokenBucket({ qps: o.qps, burst: o.burst }));
     this.http = new KubeHttp(o.kubeConfig, {
       ...o.connection,
-      writeGate: () => writes.take(),
+      // Clusters take turns at the write budget: one cluster's burst or flapping never holds back another's.
+      writeGate: (path) => fairWrites.take(writeLane(path)),
       writeGuard: o.leadership?.guard,
       maxSockets: Math.max(16, o.concurrency * 4),
       onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),

@@ -58,3 +58,11 @@ export function gatewayTemplates(gateways: Informer, configs: ClassConfigs): Tem
     return className === undefined ? undefined : configs.get(className)?.params.downstreamNamespace;
   };
 }
+
+const WORKS_PATH = /^\/apis\/work\.open-cluster-management\.io\/[^/]+\/namespaces\/([^/]+)\/manifestworks(?:\/|$)/;
+
+/** The write lane of a request path: each cluster's ManifestWorks one lane, every other write of the hub one. */
+export function writeLane(path: string): string {
+  const cluster = WORKS_PATH.exec(path)?.[1];
+  return cluster === undefined ? 'hub' : `cluster/${cluster}`;
+}

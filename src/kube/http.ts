@@ -83,8 +83,8 @@ export interface RequestOptionsLite {
   signal?: AbortSignal;
 }
 
-/** Called before each write; resolves when the write may go (client-side QPS/burst limiting). */
-export type WriteGate = () => Promise<void>;
+/** Called before each write with its path; resolves when the write may go (client-side QPS/burst limiting). */
+export type WriteGate = (path: string) => Promise<void>;
 
 /**
  * How long (ms from now) a write may still be in flight; asked when the request is sent and again whenever
@@ -210,7 +210,7 @@ export class KubeHttp {
     await this.auth();
     let fence: WriteFence | undefined;
     if (WRITE_METHODS.has(method)) {
-      if (this.writeGate) await this.writeGate();
+      if (this.writeGate) await this.writeGate(path);
       fence = this.writeGuard?.(method, path);
     }
     const url = this.url(path, o.query);
