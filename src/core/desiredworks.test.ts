@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { desiredWorksForPolicy, diffWorks, resolveCollisions, workKey, workKeyOf } from './desiredworks.ts';
 import type { DesiredWorksInput, GatewayPlacement, PlacementCandidate } from './desiredworks.ts';
 import { feedbackRulesFor } from './feedbackrules.ts';
-import { manifestWorkName, readSpecHash, workSizeBytes } from './manifestwork.ts';
+import { readSpecHash, workName, workSizeBytes } from './manifestwork.ts';
 import type { ManifestWork } from './manifestwork.ts';
 import type { KubeObject } from './objects.ts';
 
@@ -52,7 +52,7 @@ test('desiredWorksForPolicy makes one work per cluster of the targeted Gateway, 
   );
   assert.deepEqual([...result.works.keys()], ['c1', 'c2']);
   const work = result.works.get('c1');
-  assert.equal(work?.metadata.name, manifestWorkName(auth, 'team-a', 'p'));
+  assert.equal(work?.metadata.name, workName(auth, 'team-a', 'p'));
   assert.equal(work?.metadata.namespace, 'c1');
   assert.deepEqual(copyOf(work), {
     apiVersion: 'kuadrant.io/v1',

@@ -109,9 +109,6 @@ export function legacyWorkName(gr: GroupResource, namespace: string, name: strin
   return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
 }
 
-/** @deprecated The name of workName before legacy names existed; use workName. */
-export const manifestWorkName = workName;
-
 /**
  * `<readable>-<suffix>`, the readable part made DNS-safe and cut so that the whole fits
  * MAX_WORK_NAME_LENGTH. A legacy name ends in 6 hex after its last `-`, a current one in 32: the two
