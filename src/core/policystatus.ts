@@ -211,15 +211,9 @@ function clusterVerdict(input: ClusterInput, now: number): Verdict {
   switch (input.state) {
     case 'unknown': {
       // What the kept work last said is all there is: it may be stale, so never upToDate.
-      const feedback = input.feedback;
-      const base = {
-        applied: feedback?.applied ?? false,
-        available: feedback?.available ?? false,
-        enforced: feedback ? fromFeedback(feedback, now).status.enforced : 'Unknown',
-        upToDate: false,
-      };
       const since = input.since ? ` since ${input.since}` : '';
-      return { status: withValues(entry('Unknown', base, input.reason, `${input.message}${since}; its ManifestWork is kept as it was`), feedback) };
+      const message = `${input.message}${since}; its ManifestWork is kept as it was`;
+      return { status: withValues(entry('Unknown', notCurrent(input.feedback, now), input.reason, message), input.feedback) };
     }
     case 'overridden':
       // The report that decided it is fresh: the verdict is current.
@@ -228,16 +222,9 @@ function clusterVerdict(input: ClusterInput, now: number): Verdict {
       // Not placed there at all: definitely not enforced.
       return { status: entry('Failed', { applied: false, available: false, enforced: 'False', upToDate: false }, 'Conflicted', input.message) };
     case 'tooLarge': {
-      const feedback = input.feedback;
-      const base = {
-        applied: feedback?.applied ?? false,
-        available: feedback?.available ?? false,
-        enforced: feedback ? fromFeedback(feedback, now).status.enforced : 'Unknown',
-        // The desired work is not written, so whatever runs there is not current.
-        upToDate: false,
-      };
+      // The desired work is not written, so whatever runs there is not current.
       const message = input.message ?? 'the ManifestWork for this cluster exceeds the size limit and is not written';
-      return { status: withValues(entry('Failed', base, 'TooLarge', message), feedback) };
+      return { status: withValues(entry('Failed', notCurrent(input.feedback, now), 'TooLarge', message), input.feedback) };
     }
     case 'pending':
       return {
@@ -250,6 +237,16 @@ function clusterVerdict(input: ClusterInput, now: number): Verdict {
       return { ...verdict, status: withValues(status, input.feedback) };
     }
   }
+}
+
+/** What a work that is not the desired one last said (if it said anything): never up to date. */
+function notCurrent(feedback: ClusterFeedback | undefined, now: number): Base {
+  return {
+    applied: feedback?.applied ?? false,
+    available: feedback?.available ?? false,
+    enforced: feedback ? fromFeedback(feedback, now).status.enforced : 'Unknown',
+    upToDate: false,
+  };
 }
 
 function fromFeedback(feedback: ClusterFeedback, now: number): Verdict {
