@@ -93,7 +93,10 @@ test('placedClusters: by label alone when trusted; otherwise owned decisions and
     { message: 'PlacementDecision ns/pl-forged is not owned by Placement ns/pl: its decisions do not count' },
     { cluster: 'c2', message: 'cluster c2 is in no ManagedClusterSet bound to namespace ns' },
   ]);
-  assert.deepEqual(strict.state, { state: 'settled' }, 'the owned decisions hold what the Placement selected');
+  // OCM decides c2 but the bindings do not allow it: no new copy there, and what runs there is kept.
+  assert.deepEqual(strict.state, { state: 'unsettled', reason: 'ClustersRefused', message: 'Placement ns/pl decides clusters its namespace is not bound to: c2' });
+  const bound = placedClusters({ placementKey: 'ns/pl', placement: placement(2), decisions: [mine], trustDecisionLabels: false, bind: (clusters) => ({ allowed: [...clusters], refused: [] }) });
+  assert.deepEqual(bound.state, { state: 'settled' }, 'the owned decisions hold what the Placement selected');
   // No Placement at all: a forged decision places nothing.
   assert.deepEqual(placedClusters({ placementKey: 'ns/pl', placement: undefined, decisions: [forged], trustDecisionLabels: false, bind }).clusters, []);
 });

@@ -23,7 +23,7 @@ export type PlacementState =
   /** The decisions are what the Placement selected: a cluster absent from them was deselected. */
   | { state: 'settled' }
   /** The Placement is absent or its decisions are being rewritten: a cluster absent from them may come back. */
-  | { state: 'unsettled'; reason: 'PlacementAbsent' | 'DecisionsUpdating'; message: string };
+  | { state: 'unsettled'; reason: 'PlacementAbsent' | 'DecisionsUpdating' | 'ClustersRefused'; message: string };
 
 /**
  * Whether the decisions of Placement `name` can be taken as a decision. `placement` is the cached Placement
@@ -115,5 +115,12 @@ export function placedClusters(input: PlacementInput): PlacedClusters {
     .filter((d) => !ownedNames.has(d.metadata.name))
     .map((d) => ({ message: `PlacementDecision ${d.metadata.namespace}/${d.metadata.name} is not owned by Placement ${placementKey}: its decisions do not count` }));
   const { allowed, refused } = input.bind(clustersFromDecisions(owned));
-  return { clusters: allowed, refused: [...forged, ...refused], state: placementState(placementKey, placement, owned) };
+  // A cluster OCM decides but the bindings, as cached here, do not allow: no new copy goes there, and what
+  // runs there stays — OCM and this cache disagree (a set or binding being replaced), which is doubt, not a
+  // deselection. Once OCM agrees, the cluster leaves the decisions and the Placement settles.
+  const state: PlacementState =
+    refused.length > 0
+      ? { state: 'unsettled', reason: 'ClustersRefused', message: `Placement ${placementKey} decides clusters its namespace is not bound to: ${refused.map((r) => r.cluster).join(', ')}` }
+      : placementState(placementKey, placement, owned);
+  return { clusters: allowed, refused: [...forged, ...refused], state };
 }
