@@ -28,6 +28,8 @@ export interface SpokeOptions {
   configMap: { namespace: string; name: string };
   /** How often an unchanged report is written again (its heartbeat). */
   reportHeartbeatMs: number;
+  /** The spoke's wall clock, which the report's heartbeat is stamped with (default Date.now). */
+  now?: () => number;
   /** Where the work queues and reconcilers report, and policysync_watched_kinds is read from. */
   metrics?: Metrics;
   /** Whether writes are allowed now (leader election); default: always. */
@@ -84,6 +86,7 @@ export class SpokeController {
       report: { namespace: o.configMap.namespace, name: spokeReportName(o.configMap.name) },
       heartbeatMs: o.reportHeartbeatMs,
       logger: this.log,
+      ...(o.now ? { now: o.now } : {}),
     });
     this.kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: this.kindsQueue, reconcile: () => this.reconcileKinds(), logger: this.log, observer: o.metrics?.controllerObserver('spoke-kinds') });
     this.writer = new ControllerRunner({

@@ -1,7 +1,7 @@
 // Fault l (docs/reliability.md): a spoke whose clock is an hour ahead or an hour behind. The spoke agent's
 // report carries a heartbeat in the spoke's clock; the hub judges freshness on its own clock (when it saw the
-// report change), never on that heartbeat. Played on the real plane by writing the report ConfigMap on spoke-1
-// exactly as an agent with a skewed clock would (core/spokereport.ts builds it), then no more (the agent died):
+// report change), never on that heartbeat. On the real plane: the real spoke agent on spoke-1, its wall clock an
+// hour off, reports a real local AuthPolicy covering the copy; then the agent dies (stopped):
 //  - behind by an hour: the report still counts while fresh on the hub's clock — the local policy it names
 //    keeps the copy off the cluster (judged on the spoke's clock it was stale on arrival: overrides ignored);
 //  - ahead by an hour: once the report stops changing it goes stale after the hub's stale limit and the copy is
@@ -12,14 +12,13 @@ import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/manifestwork.ts';
 import type { KubeObject } from '../../src/core/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spokeconfig.ts';
-import { buildSpokeReport, serializeSpokeReport, spokeReportName, SPOKE_REPORT_KEY } from '../../src/core/spokereport.ts';
+import { spokeReportName } from '../../src/core/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../support/eventually.ts';
 import { report, timed } from '../support/faults.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
+import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
@@ -67,40 +66,39 @@ function copy(): Promise<KubeObject | undefined> {
   return get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY);
 }
 
-/** The report an agent on spoke-1 with its clock `skewMs` off would write: one local policy on the whole Gateway. */
-async function writeSkewedReport(skewMs: number, localName: string): Promise<string> {
-  const local = authPolicy(ns, localName, 'gw');
-  const { report: built } = buildSpokeReport(new Map([['authpolicies.kuadrant.io', [local]]]), new Date(Date.now() + skewMs));
-  await serverSideApply(spokes.get('spoke-1')!, RESOURCES.configMaps, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: spokeReportName(SPOKE_CONFIG.name), namespace: SPOKE_CONFIG.namespace },
-    data: { [SPOKE_REPORT_KEY]: serializeSpokeReport(built) },
-  }, { fieldManager: 'policy-sync-spoke', force: true });
-  return built.heartbeat;
-}
-
-/** The hub has read the report with this heartbeat back through the spoke-config work's feedback. */
-async function hubRead(heartbeat: string): Promise<void> {
-  await eventually(async () => {
-    const work = (await list(hub, RESOURCES.manifestWorks, 'spoke-1')).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME && w.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(controllerName));
-    return (work && readSpokeReport(work)?.heartbeat === heartbeat) || undefined;
-  }, { what: `the hub to read the report of ${heartbeat}`, context: () => workAgentLogs(sandbox) });
+/**
+ * spoke-1's own AuthPolicy `localName` on the whole Gateway, reported by the real agent running with its wall
+ * clock `skewMs` off until the hub has read a report stamped with that clock; then the agent dies (stopped).
+ */
+async function reportedBySkewedAgent(skewMs: number, localName: string): Promise<void> {
+  await apply(spokes.get('spoke-1')!, authPolicy(ns, localName, 'gw'));
+  const agent = await startSpoke(sandbox.kubeConfig('spoke-1'), 'spoke-1', SPOKE_CONFIG, { reportHeartbeatMs: 1_000, now: () => Date.now() + skewMs });
+  try {
+    await eventually(async () => {
+      const work = (await list(hub, RESOURCES.manifestWorks, 'spoke-1')).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME && w.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(controllerName));
+      const report = work && readSpokeReport(work);
+      const heartbeat = report ? Date.parse(report.heartbeat) : NaN;
+      const stamped = Math.abs(heartbeat - (Date.now() + skewMs)) < 60_000;
+      return (stamped && report?.objects['authpolicies.kuadrant.io']?.[ns]?.some((o) => o.name === localName)) || undefined;
+    }, { what: `the hub to read the agent's report of ${localName}, stamped an hour off`, context: () => workAgentLogs(sandbox) });
+    await eventually(async () => (await copy()) === undefined || undefined, { what: 'the copy withdrawn: the local policy counts', context: () => workAgentLogs(sandbox) });
+  } finally {
+    await agent.stop();
+  }
+  // Gone with its agent's report, not with the policy: the local policy stays (the agent died, not the policy).
+  assert.ok(await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, localName));
 }
 
 test('l. a spoke clock an hour behind: its report still counts while fresh on the hub clock, then stops counting', async () => {
-  const heartbeat = await writeSkewedReport(-HOUR_MS, 'local-behind');
-  await hubRead(heartbeat);
-  const withdrawnMs = await timed(() => eventually(async () => (await copy()) === undefined || undefined, { what: 'the copy withdrawn: the local policy counts', context: () => workAgentLogs(sandbox) }));
+  const withdrawnMs = await timed(() => reportedBySkewedAgent(-HOUR_MS, 'local-behind'));
   const backMs = await timed(() => eventually(() => copy(), { what: 'the copy back once the report is stale on the hub clock', timeoutMs: STALE_MS + 30_000, context: () => workAgentLogs(sandbox) }));
   assert.ok(backMs >= STALE_MS / 2, `the report counted for a while (${backMs} ms) before it went stale`);
   report('l (spoke clock an hour behind)', { withdrawnMs, backMs });
+  await remove(spokes.get('spoke-1')!, authPolicy(ns, 'local-behind', 'gw'));
 });
 
 test('l. a spoke clock an hour ahead: a report that stops changing goes stale after the hub\'s limit, not an hour later', async () => {
-  const heartbeat = await writeSkewedReport(HOUR_MS, 'local-ahead');
-  await hubRead(heartbeat);
-  await eventually(async () => (await copy()) === undefined || undefined, { what: 'the copy withdrawn: the local policy counts', context: () => workAgentLogs(sandbox) });
+  await reportedBySkewedAgent(HOUR_MS, 'local-ahead');
   const backMs = await timed(() => eventually(() => copy(), { what: 'the copy back once the report is stale on the hub clock', timeoutMs: STALE_MS + 30_000, context: () => workAgentLogs(sandbox) }));
   report('l (spoke clock an hour ahead)', { backMs, staleAfterMs: STALE_MS });
 });

@@ -56,12 +56,18 @@ export interface RunningSpoke {
 }
 
 /** The spoke agent in-process against one sandbox spoke, following the ConfigMap the hub places. */
-export async function startSpoke(kubeConfig: KubeConfig, cluster: string, configMap: { namespace: string; name: string }, options: { reportHeartbeatMs?: number } = {}): Promise<RunningSpoke> {
+export async function startSpoke(
+  kubeConfig: KubeConfig,
+  cluster: string,
+  configMap: { namespace: string; name: string },
+  options: { reportHeartbeatMs?: number; now?: () => number } = {},
+): Promise<RunningSpoke> {
   const controller = new SpokeController({
     kubeConfig,
     logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }).child({ cluster }),
     configMap,
     reportHeartbeatMs: options.reportHeartbeatMs ?? 30_000,
+    ...(options.now ? { now: options.now } : {}),
   });
   await controller.start();
   return { cluster, controller, stop: () => controller.stop() };
