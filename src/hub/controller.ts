@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { cachedObject, workCacheView } from '../core/cacheview.ts';
+import { canonicalJson } from '../core/canonical.ts';
 import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
 import { controllerLabelValue, readSourceRef } from '../core/manifestwork.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
@@ -277,8 +278,10 @@ export class HubController {
     });
     this.managedClusters.onChange((c) => {
       this.policyQueue.addAll(keysForManagedClusterChange(c, (cluster) => this.works.store.byIndex(BY_CLUSTER, cluster)));
-      // Its labels may have moved it into or out of a ManagedClusterSet: the Gateways it is decided for.
-      if (!this.o.trustDecisionLabels) this.policyQueue.addAll(this.gateways.store.list().filter((g) => this.decidedFor(g, c.object.metadata.name)).flatMap((g) => this.keysOfGateway(g)));
+      // Its labels may have moved it into or out of a ManagedClusterSet: the Gateways it is decided for. Its
+      // status updates (resources, conditions) are no such move.
+      const relabelled = !c.old || c.old === c.object || canonicalJson(c.old.metadata.labels ?? {}) !== canonicalJson(c.object.metadata.labels ?? {});
+      if (!this.o.trustDecisionLabels && relabelled) this.policyQueue.addAll(this.gateways.store.list().filter((g) => this.decidedFor(g, c.object.metadata.name)).flatMap((g) => this.keysOfGateway(g)));
       this.enqueueSpokeConfig();
     });
     // Sets and bindings say which clusters each namespace may place on: rare changes, every Gateway looked at.

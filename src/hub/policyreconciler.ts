@@ -352,7 +352,9 @@ export class PolicyReconciler {
    */
   private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], problems: PolicyProblem[] = []): DesiredWorks {
     const classes = new Set<string>();
-    const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
+    // Each Gateway is looked at once per reconcile, however many targets and passes ask for it.
+    const looked = new Map<string, GatewayPlacement | undefined>();
+    const lookAt = (namespace: string, name: string): GatewayPlacement | undefined => {
       const gateway = this.d.gateways.store.get(`${namespace}/${name}`);
       if (!gateway) return undefined;
       const [className = ''] = gatewayClassOf(gateway);
@@ -360,17 +362,24 @@ export class PolicyReconciler {
       if (!config) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
       classes.add(className);
       // Forged decisions and clusters outside the namespace's ManagedClusterSets count for nothing; said.
-      for (const r of this.d.placed.of(gateway).refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
-      const lane = this.laneOf(gateway);
-      const conflicts = lane ? laneConflicts(lane, this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => this.laneOf(g) ?? [])) : [];
+      const placed = this.d.placed.of(gateway);
+      for (const r of placed.refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
+      const lane = this.laneOf(gateway, placed.clusters);
+      const others = this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => (g === gateway ? [] : (this.laneOf(g) ?? [])));
+      const conflicts = lane && others.length > 0 ? laneConflicts(lane, others) : [];
       lanes.push(...conflicts);
       const refused = lane ? refusedClusters(lane, conflicts) : new Set<string>();
       return {
         managed: true,
         downstreamNamespaceTemplate: config.params.downstreamNamespace,
-        clusters: (lane?.clusters ?? []).filter((c) => !refused.has(c)),
+        clusters: placed.clusters.filter((c) => !refused.has(c)),
         kindAllowed: this.d.configs.kind(className, gvr) !== undefined,
       };
+    };
+    const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
+      const key = `${namespace}/${name}`;
+      if (!looked.has(key)) looked.set(key, lookAt(namespace, name));
+      return looked.get(key);
     };
     const crdUid = this.d.configs.crdUid(gvr);
     const input = {
@@ -392,7 +401,7 @@ export class PolicyReconciler {
   }
 
   /** A cached Gateway of an owned class with params in force, as its lane; undefined otherwise. */
-  private laneOf(gateway: KubeObject): GatewayLane | undefined {
+  private laneOf(gateway: KubeObject, clusters?: readonly string[]): GatewayLane | undefined {
     const [className] = gatewayClassOf(gateway);
     const config = className === undefined ? undefined : this.d.configs.get(className);
     if (!config) return undefined;
@@ -402,7 +411,7 @@ export class PolicyReconciler {
       name: gateway.metadata.name,
       ...(gateway.metadata.creationTimestamp ? { creationTimestamp: gateway.metadata.creationTimestamp } : {}),
       downstreamNamespace: renderDownstreamNamespace(config.params.downstreamNamespace, namespace),
-      clusters: this.d.placed.clusters(gateway),
+      clusters: clusters ?? this.d.placed.clusters(gateway),
     };
   }
 
