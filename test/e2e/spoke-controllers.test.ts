@@ -563,6 +563,28 @@ test('hierarchy, Kuadrant operator, local AuthPolicy first: the copy is never pl
   assert.match(back.message, /^AuthPolicy waiting for the following components to sync/);
 });
 
+test('hierarchy, Kuadrant operator: a local AuthPolicy the operator rejects (TargetNotFound) is reported rejected and counts for nothing', async (t) => {
+  const ns = uniqueName('local-rejected');
+  await hubWorld(ns, 'shop', [BARE_SPOKE], [AUTH_KIND], { agents: true });
+  await kuadrantSpokes(ns, 'shop');
+  const context = logs(`kuadrant-operator/${BARE_SPOKE}`);
+  await apply(spoke(BARE_SPOKE), AUTH_POLICIES, authPolicy(ns, 'stray-auth', 'no-such-gateway'));
+  const rejected = await eventually(async () => {
+    const p = await getObject<Policy>(spoke(BARE_SPOKE), AUTH_POLICIES, ns, 'stray-auth');
+    const accepted = p && condition(p, 'Accepted');
+    return accepted?.status === 'False' ? accepted : undefined;
+  }, { what: 'the operator to reject stray-auth', timeoutMs: 120_000, context });
+  t.diagnostic(`the operator's word: ${JSON.stringify(verdict(rejected))}`);
+  const entry = await eventually(async () => {
+    const work = await getObject(hubClient!, RESOURCES.manifestWorks, BARE_SPOKE, SPOKE_CONFIG_WORK_NAME);
+    const report = work?.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(hubControllerName) ? readSpokeReport(work) : undefined;
+    return report?.objects['authpolicies.kuadrant.io']?.[ns]?.find((o) => o.name === 'stray-auth');
+  }, { what: `${BARE_SPOKE}'s report of stray-auth on the hub`, timeoutMs: 60_000, context });
+  assert.deepEqual(entry, { name: 'stray-auth', targets: [{ gateway: 'no-such-gateway' }], rejected: true }, 'reported as the operator judged it');
+  const work = await getObject(hubClient!, RESOURCES.manifestWorks, BARE_SPOKE, SPOKE_CONFIG_WORK_NAME);
+  assert.deepEqual(localPoliciesIn(readSpokeReport(work!)!, 'authpolicies.kuadrant.io', ns), [], 'a rejected local policy counts for nothing');
+});
+
 test('hierarchy, Kuadrant operator, local AuthPolicy after the copy: the copy is withdrawn there and the local one stays in force; the hub says Overridden; without it, the copy returns', async (t) => {
   const ns = uniqueName('order-copy-first');
   const clusters = sandbox.spokes.map((s) => s.name);
