@@ -29,7 +29,7 @@ import type { SpokeReports } from './spokereports.ts';
 import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
 import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/lanes.ts';
 import { renderDownstreamNamespace } from '../core/params.ts';
-import type { WorkApplier } from './workapplier.ts';
+import { splitWorkKey, type WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {
   controllerName: string;
@@ -120,7 +120,7 @@ export class PolicyReconciler {
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const targetClasses = this.targetClasses(policy);
     const overriddenOn = new Set(local.overridden.map((o) => o.cluster));
-    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(clusterOfWorkKey(key)));
+    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(splitWorkKey(key)[0]));
     const deletions: string[] = [];
     const unknown: UnknownCluster[] = [];
     let kept = false;
@@ -128,7 +128,7 @@ export class PolicyReconciler {
     const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     // One decision per cluster: what OCM says of each cluster is its own (DESIGN §7).
     for (const workKey of [...unwanted, ...overridden]) {
-      const cluster = clusterOfWorkKey(workKey);
+      const cluster = splitWorkKey(workKey)[0];
       const locallyOverridden = overriddenOn.has(cluster);
       const fleet = locallyOverridden ? undefined : this.clusterKnowledge(cluster, policy);
       const d = decideRemoval(this.removalInput(gr, { deleting: false, targetClasses, locallyOverridden }, fleet));
@@ -462,11 +462,6 @@ function withRecheck(result: ReconcileResult, at: number | undefined): Reconcile
   const afterMs = Math.max(1, at - Date.now());
   const current = result?.requeueAfterMs;
   return { requeueAfterMs: current === undefined ? afterMs : Math.min(current, afterMs) };
-}
-
-/** The cluster of a work key (`cluster/name`: a work's namespace is its cluster). */
-function clusterOfWorkKey(key: string): string {
-  return key.slice(0, key.indexOf('/'));
 }
 
 function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
