@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { layersPlugin } from './eslint.layers.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.local/'] },
@@ -22,6 +23,7 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  { files: ['src/**/*.ts'], plugins: { layers: layersPlugin }, rules: { 'layers/contract': 'error' } },
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

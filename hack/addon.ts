@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../src/core/objects.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../src/kube/http.ts';
 import type { ResourceRef } from '../src/kube/resource.ts';
 import { getObject, mergePatch } from '../src/kube/writes.ts';

@@ -19,7 +19,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { KubeObject } from '../src/core/objects.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
 import { binDir, repoRoot } from './sandbox/layout.ts';
 
 export const ADDON_NAME = 'policy-sync';

@@ -3,7 +3,7 @@
 // on the watch event that meets it. Every fan-out (policy-sync, the bare client, OCM) is timed by the
 // same kind of watch, so the delivery delay of the apiserver's watch is in all three alike.
 import { performance } from 'node:perf_hooks';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import type { ResourceRef } from '../../src/kube/resource.ts';
 import { Watcher } from '../../src/kube/watcher.ts';

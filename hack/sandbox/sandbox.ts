@@ -17,7 +17,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeHttp, isConflict } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
 import { getObject, serverSideApply } from '../../src/kube/writes.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { installCrds, type ClusterRole } from './crds.ts';
 import { writeAdminKubeconfig } from './kubeconfig.ts';
 import { binDir, kubeconfigPath, sandboxLayout, type SandboxLayout } from './layout.ts';

@@ -5,7 +5,7 @@ import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { Option, type Command } from 'commander';
 import { DEFAULT_LEADER_ELECTION, validateTiming } from '../kube/leaderelection.ts';
 import { duration } from './duration.ts';
-import type { ElectionOptions } from '../runtime/manager.ts';
+import type { ElectionOptions } from '../kube/manager.ts';
 
 export interface ElectionFlags {
   leaderElect: boolean;

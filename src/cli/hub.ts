@@ -5,12 +5,12 @@ import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { loadKubeConfig } from './kubeconfig.ts';
+import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
-import { runUntilSignalled } from '../runtime/manager.ts';
+import { runUntilSignalled } from '../kube/manager.ts';
 import { duration } from './duration.ts';
-import { DEFAULT_REPORT_STALE_MS } from '../core/spokereport.ts';
+import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 

@@ -1,18 +1,18 @@
 // `policy-sync spoke`: the spoke agent.
 import { Command, Option } from 'commander';
-import { parseGvrKey, type GroupVersionResource } from '../core/gvr.ts';
+import { parseGvrKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
 import { SpokeController } from '../spoke/controller.ts';
 import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { loadKubeConfig } from './kubeconfig.ts';
+import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
-import { runUntilSignalled } from '../runtime/manager.ts';
+import { runUntilSignalled } from '../kube/manager.ts';
 import { namespacedName, type NamespacedName } from './options.ts';
 import { duration } from './duration.ts';
-import { DEFAULT_REPORT_HEARTBEAT_MS } from '../core/spokereport.ts';
+import { DEFAULT_REPORT_HEARTBEAT_MS } from '../core/spoke/spokereport.ts';
 
 export const DEFAULT_SPOKE_CONFIG = 'policy-sync-system/policy-sync-spoke';
 

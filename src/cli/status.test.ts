@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidArgumentError } from 'commander';
-import type { KubeObject } from '../core/objects.ts';
-import type { PolicyStatus } from '../core/policystatus.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import type { PolicyStatus } from '../core/status/policystatus.ts';
 import { matchKinds, parsePolicyReference, statusFromWorks, type SyncedKind } from './status.ts';
 
 const AUTH: SyncedKind = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', kind: 'AuthPolicy', singular: 'authpolicy', shortNames: [] };

@@ -3,19 +3,19 @@
 // controller keeps (DESIGN §5), or from the policy's ManifestWorks when that annotation was truncated.
 // The formatting is in statusformat.ts; this file does the reading.
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
-import { readParamsRef, parseParamsObject } from '../core/classparams.ts';
-import { readClusterFeedback } from '../core/feedback.ts';
-import type { GroupVersionResource } from '../core/gvr.ts';
-import { controllerLabelValue, readSourceRef, sourceHash } from '../core/manifestwork.ts';
+import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts';
+import { readClusterFeedback } from '../core/works/feedback.ts';
+import type { GroupVersionResource } from '../core/k8s/gvr.ts';
+import { controllerLabelValue, readSourceRef, sourceHash } from '../core/works/manifestwork.ts';
 import { CONTROLLER_LABEL, SOURCE_LABEL, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { aggregatePolicyStatus, readPolicyStatus, type ClusterInput, type PolicyStatus } from '../core/policystatus.ts';
-import { classifyTargets } from '../core/targetrefs.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { aggregatePolicyStatus, readPolicyStatus, type ClusterInput, type PolicyStatus } from '../core/status/policystatus.ts';
+import { classifyTargets } from '../core/targets/targetrefs.ts';
 import { isNotFound, KubeHttp } from '../kube/http.ts';
 import { RESOURCES, collectionPath, groupVersionPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { DEFAULT_CONTROLLER_NAME } from '../hub/controller.ts';
-import { loadKubeConfig } from './kubeconfig.ts';
+import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { formatExplain, formatExplainJson, formatRows, formatRowsJson, type PolicyRow } from './statusformat.ts';
 
 export type { PolicyRow } from './statusformat.ts';

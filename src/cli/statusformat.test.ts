@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClusterFeedback, FeedbackCondition } from '../core/feedback.ts';
-import { aggregatePolicyStatus, type ClusterInput, type PolicyProblem, type PolicyStatus } from '../core/policystatus.ts';
+import type { ClusterFeedback, FeedbackCondition } from '../core/works/feedback.ts';
+import { aggregatePolicyStatus, type ClusterInput, type PolicyProblem, type PolicyStatus } from '../core/status/policystatus.ts';
 import {
   ellipsize,
   formatExplain,

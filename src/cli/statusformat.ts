@@ -1,7 +1,7 @@
 // Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
 // (DESIGN §1, §5). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
-import type { ClusterStatus, PolicyStatus } from '../core/policystatus.ts';
+import type { ClusterStatus, PolicyStatus } from '../core/status/policystatus.ts';
 
 /** What the table and the matrix need of one policy. */
 export interface PolicyRowView {

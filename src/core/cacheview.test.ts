@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cachedObject, workCacheView } from './cacheview.ts';
-import { readClusterFeedback } from './feedback.ts';
-import { feedbackRulesFor } from './feedbackrules.ts';
-import { buildManifestWork, readSourceRef, readSpecHash } from './manifestwork.ts';
-import type { KubeObject } from './objects.ts';
-import { buildSpokeConfigWork, readSpokeReport, isSpokeConfigWork } from './spokeconfig.ts';
-import { countWorkStates } from './workstate.ts';
+import { readClusterFeedback } from './works/feedback.ts';
+import { feedbackRulesFor } from './works/feedbackrules.ts';
+import { buildManifestWork, readSourceRef, readSpecHash } from './works/manifestwork.ts';
+import type { KubeObject } from './k8s/objects.ts';
+import { buildSpokeConfigWork, readSpokeReport, isSpokeConfigWork } from './spoke/spokeconfig.ts';
+import { countWorkStates } from './works/workstate.ts';
 
 /** One cache's transform: the tests below share its table, as the works of one cache do. */
 const cachedWork = workCacheView();

@@ -2,10 +2,10 @@
 // policy reconciler reads. Invalid params keep the last valid configuration (DESIGN §2.2); a class whose
 // params were never valid since start-up has none and is *unknown* — the deletion rule (core/removal.ts)
 // then keeps every work that might be its. Kinds are keyed by group+resource, never version.
-import { canonicalJson } from '../core/canonical.ts';
-import { groupResourceKey, type GroupResource } from '../core/gvr.ts';
-import type { PolicyKindConfig, SyncParams } from '../core/params.ts';
-import type { ClassKnowledge } from '../core/removal.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
+import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
+import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
+import type { ClassKnowledge } from '../core/works/removal.ts';
 import type { WatchedKind } from '../kube/dynamicinformers.ts';
 
 export interface KindInForce extends WatchedKind {

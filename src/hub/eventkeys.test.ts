@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KubeObject } from '../core/objects.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { keysForDecisionChange, keysForGatewayChange, keysForManagedClusterChange, keysForPlacementChange, keysForPolicyChange, keysForWorkChange, type KindedPolicy } from './eventkeys.ts';
 
 const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };

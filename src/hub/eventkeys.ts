@@ -1,12 +1,12 @@
 // Which work-queue keys a cache change maps to (level-triggered: a change only names what to look at
 // again; the reconcilers read everything else from the caches). Pure: the lookups are passed in.
-import { canonicalJson } from '../core/canonical.ts';
-import { clusterHealth } from '../core/clusterhealth.ts';
-import type { GroupResource } from '../core/gvr.ts';
-import { readSourceRef } from '../core/manifestwork.ts';
-import type { KubeObject } from '../core/objects.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
+import { clusterHealth } from '../core/fleet/clusterhealth.ts';
+import type { GroupResource } from '../core/k8s/gvr.ts';
+import { readSourceRef } from '../core/works/manifestwork.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { SPEC_HASH_ANNOTATION } from '../core/metadatakeys.ts';
-import { isSpokeConfigWork } from '../core/spokeconfig.ts';
+import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import { placementOfDecision, policyKey } from './indexes.ts';
 
 /** A change as the store reports it: the new object and, for updates and deletes, the old one. */

@@ -3,11 +3,11 @@
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
 import type { Logger } from 'pino';
-import { classConditions, kindProblemLine, kindsInForce, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/classparams.ts';
-import { conditionsUpToDate, mergeConditions, readConditions } from '../core/conditions.ts';
-import { gvrKey } from '../core/gvr.ts';
-import type { KubeObject } from '../core/objects.ts';
-import type { PolicyKindConfig, SyncParams } from '../core/params.ts';
+import { classConditions, kindProblemLine, kindsInForce, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/params/classparams.ts';
+import { conditionsUpToDate, mergeConditions, readConditions } from '../core/k8s/conditions.ts';
+import { gvrKey } from '../core/k8s/gvr.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
 import { canI, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';

@@ -1,11 +1,11 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
-import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/gvr.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { PLACEMENT_LABEL } from '../core/placement.ts';
-import type { TemplateOfGateway } from '../core/rivals.ts';
+import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { PLACEMENT_LABEL } from '../core/fleet/placement.ts';
+import type { TemplateOfGateway } from '../core/targets/rivals.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 
 export const BY_GATEWAY = 'gateway';
 export const BY_PLACEMENT = 'placement';

@@ -1,9 +1,9 @@
 // Where each hub Gateway is placed, read from the OCM caches (DESIGN §2.3, §7): the clusters of its
 // Placement's decisions that count (core/placement.ts placedClusters), what was refused and why, and whether
 // the decisions are settled. One reader for the policy reconciler and the spoke-configuration syncer.
-import { boundSets, clustersBoundTo } from '../core/clustersets.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { placedClusters, type PlacedClusters, type PlacementState } from '../core/placement.ts';
+import { boundSets, clustersBoundTo } from '../core/fleet/clustersets.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { placedClusters, type PlacedClusters, type PlacementState } from '../core/fleet/placement.ts';
 import type { Informer } from '../kube/informer.ts';
 import { BY_NAMESPACE, BY_PLACEMENT, placementOfGateway } from './indexes.ts';
 

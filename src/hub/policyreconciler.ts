@@ -3,18 +3,18 @@
 // deletion rule (core/removal.ts) whether it may go; hands the writes to the WorkApplier and the outcome
 // to the StatusReporter. It decides nothing else on its own.
 import type { Logger } from 'pino';
-import { coverage, usesOverrides } from '../core/conflicts.ts';
-import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/desiredworks.ts';
-import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
-import { adoptLegacyName, controllerLabelValue, readSourceRef, sourceHash, workIdentity, type ManifestWork } from '../core/manifestwork.ts';
-import { objectKey, type KubeObject } from '../core/objects.ts';
-import type { LocalNote, PolicyProblem } from '../core/policystatus.ts';
-import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/removal.ts';
-import { localPoliciesIn, occupantOf } from '../core/spokereport.ts';
-import { clusterHealth } from '../core/clusterhealth.ts';
-import type { PlacementState } from '../core/placement.ts';
-import { possibleRivals } from '../core/rivals.ts';
-import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targetrefs.ts';
+import { coverage, usesOverrides } from '../core/spoke/conflicts.ts';
+import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/works/desiredworks.ts';
+import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import { adoptLegacyName, controllerLabelValue, readSourceRef, sourceHash, workIdentity, type ManifestWork } from '../core/works/manifestwork.ts';
+import { objectKey, type KubeObject } from '../core/k8s/objects.ts';
+import type { LocalNote, PolicyProblem } from '../core/status/policystatus.ts';
+import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/works/removal.ts';
+import { localPoliciesIn, occupantOf } from '../core/spoke/spokereport.ts';
+import { clusterHealth } from '../core/fleet/clusterhealth.ts';
+import type { PlacementState } from '../core/fleet/placement.ts';
+import { possibleRivals } from '../core/targets/rivals.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
@@ -27,8 +27,8 @@ import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, parsePolicyKey, t
 import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
-import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/lanes.ts';
-import { renderDownstreamNamespace } from '../core/params.ts';
+import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/targets/lanes.ts';
+import { renderDownstreamNamespace } from '../core/params/params.ts';
 import { splitWorkKey, type WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {

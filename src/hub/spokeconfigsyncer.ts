@@ -5,13 +5,13 @@
 // is what keeps a copy off a cluster where local policies win, and an agent unconfigured by a partition
 // would let the copies back on when the cluster returns.
 import type { Logger } from 'pino';
-import { controllerLabelValue, type ManifestWork } from '../core/manifestwork.ts';
-import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spokeconfig.ts';
+import { controllerLabelValue, type ManifestWork } from '../core/works/manifestwork.ts';
+import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { clusterHealth } from '../core/clusterhealth.ts';
+import { clusterHealth } from '../core/fleet/clusterhealth.ts';
 import { gatewayClassOf } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { WorkApplier } from './workapplier.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
-import type { KubeObject } from '../core/objects.ts';
-import { buildSpokeConfigWork } from '../core/spokeconfig.ts';
-import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spokereport.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import { FakeClock } from '../runtime/fake-clock.ts';
 import { SpokeReports } from './spokereports.ts';
 

@@ -10,9 +10,9 @@
 // Tells its owner which (kind, namespace) pairs to look at again when what counts changes — a report's
 // content, or its freshness (a timer marks the moment it goes stale, when no event does).
 import type { Logger } from 'pino';
-import type { KubeObject } from '../core/objects.ts';
-import { spokeReportText } from '../core/spokeconfig.ts';
-import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spokereport.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { spokeReportText } from '../core/spoke/spokeconfig.ts';
+import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
 export interface SpokeReportsOptions {

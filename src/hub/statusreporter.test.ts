@@ -2,10 +2,10 @@
 // covered by test/integration against the sandbox.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desiredWorksForPolicy } from '../core/desiredworks.ts';
-import type { ManifestWork } from '../core/manifestwork.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from '../core/policystatus.ts';
+import { desiredWorksForPolicy } from '../core/works/desiredworks.ts';
+import type { ManifestWork } from '../core/works/manifestwork.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from '../core/status/policystatus.ts';
 import { statusAggregateInput } from './statusreporter.ts';
 
 const GW = 'gateway.networking.k8s.io';

@@ -5,14 +5,14 @@
 // controller is busy writing ManifestWorks the annotation writes give way (`writes`, YieldingWrites):
 // enforcement on the spokes comes before the hub's report of it.
 import type { Logger } from 'pino';
-import { canonicalJson } from '../core/canonical.ts';
-import type { CollisionLoss, DesiredWorks } from '../core/desiredworks.ts';
-import { readClusterFeedback } from '../core/feedback.ts';
-import type { GroupVersionResource } from '../core/gvr.ts';
-import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
+import type { CollisionLoss, DesiredWorks } from '../core/works/desiredworks.ts';
+import { readClusterFeedback } from '../core/works/feedback.ts';
+import type { GroupVersionResource } from '../core/k8s/gvr.ts';
+import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
-import { differsOnlyInAnnotations, type KubeObject } from '../core/objects.ts';
-import { policiesSyncedAnnotation } from '../core/policiessynced.ts';
+import { differsOnlyInAnnotations, type KubeObject } from '../core/k8s/objects.ts';
+import { policiesSyncedAnnotation } from '../core/status/policiessynced.ts';
 import {
   aggregatePolicyStatus,
   cutMessage,
@@ -27,7 +27,7 @@ import {
   type PolicyProblem,
   type PolicyStatus,
   type StatusSummary,
-} from '../core/policystatus.ts';
+} from '../core/status/policystatus.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { mergePatch } from '../kube/writes.ts';

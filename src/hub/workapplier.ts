@@ -14,9 +14,9 @@
 // changed since; the apiserver refuses it with 409, which is no failure — the change's own event brings the
 // owner back, and its next plan sees the work as it is.
 import type { Logger } from 'pino';
-import { diffWorks, workKeyOf, type WorkPlan } from '../core/desiredworks.ts';
-import { readSpecHash, type ManifestWork } from '../core/manifestwork.ts';
-import type { KubeObject } from '../core/objects.ts';
+import { diffWorks, workKeyOf, type WorkPlan } from '../core/works/desiredworks.ts';
+import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { isAlreadyExists, isConflict, type KubeHttp } from '../kube/http.ts';
 import { createObject, deleteObject, serverSideApply, type Preconditions } from '../kube/writes.ts';

@@ -1,6 +1,6 @@
 // What the apiserver serves and allows, for validating `policiesToSync` entries (DESIGN §2.2):
 // discovery of a group/version, the CRD's openAPIV3Schema, and SelfSubjectAccessReview.
-import type { GroupVersionResource } from '../core/gvr.ts';
+import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { isNotFound, type KubeHttp } from './http.ts';
 import { RESOURCES, collectionPath, groupVersionPath, objectPath, type ResourceRef } from './resource.ts';
 

@@ -2,8 +2,8 @@
 // in force) and the spoke agent's configured kinds. Keyed by group+resource: a version switch replaces
 // the informer of that resource (the objects are the same ones, served at another version).
 import type { Logger } from 'pino';
-import { groupResourceKey, gvrKey, type GroupResource, type GroupVersionResource } from '../core/gvr.ts';
-import type { KubeObject } from '../core/objects.ts';
+import { groupResourceKey, gvrKey, type GroupResource, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import type { KubeHttp } from './http.ts';
 import { Informer } from './informer.ts';
 import type { StoreChange } from './store.ts';

@@ -5,8 +5,8 @@
 // messages): the apiserver refuses an invalid name, and events.k8s.io readers an invalid reason.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { KubeObject } from '../core/objects.ts';
-import { eventMessage, eventName, eventReason } from '../core/sanitize.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { eventMessage, eventName, eventReason } from '../core/k8s/sanitize.ts';
 import type { KubeHttp } from './http.ts';
 import { RESOURCES, collectionPath, objectPath } from './resource.ts';
 

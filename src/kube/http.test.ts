@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeHttp, NotLeaderError } from './http.ts';
+import { ApiError, KubeHttp } from './http.ts';
+import { NotLeaderError } from '../runtime/leadership.ts';
 
 const servers: Server[] = [];
 after(() => {

@@ -20,6 +20,7 @@ import { TLSSocket } from 'node:tls';
 import type { KubeAccess } from './kubeconfig.ts';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
+import type { WriteFence } from '../runtime/leadership.ts';
 
 export interface Status {
   kind?: 'Status';
@@ -64,14 +65,6 @@ export function isForbidden(err: unknown): boolean {
   return err instanceof ApiError && err.status === 403;
 }
 
-/** A write refused on this side because this replica does not hold a valid leader lease. */
-export class NotLeaderError extends Error {
-  constructor(method: string, path: string) {
-    super(`${method} ${path}: not sent: this replica does not hold the leader lease`);
-    this.name = 'NotLeaderError';
-  }
-}
-
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptionsLite {
@@ -85,12 +78,6 @@ export interface RequestOptionsLite {
 
 /** Called before each write with its path; resolves when the write may go (client-side QPS/burst limiting). */
 export type WriteGate = (path: string) => Promise<void>;
-
-/**
- * How long (ms from now) a write may still be in flight; asked when the request is sent and again whenever
- * the time it gave runs out (it may have moved on). At most 0: the write is aborted.
- */
-export type WriteFence = () => number;
 
 /** Called before each write, after the write gate; throwing (e.g. NotLeaderError) stops the write, a fence bounds it. */
 export type WriteGuard = (method: string, path: string) => WriteFence | undefined;

@@ -1,6 +1,6 @@
 // A watcher feeding a store, with change handlers: the cache the reconcilers read. Handlers only map
 // changes to work-queue keys; they run synchronously and must not do I/O.
-import type { KubeObject } from '../core/objects.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { Backoff } from '../runtime/backoff.ts';
 import { isGone, type KubeHttp } from './http.ts';
 import type { ResourceRef } from './resource.ts';

@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { after, test } from 'node:test';
 import type * as ClientNode from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { loadKubeConfig } from '../cli/kubeconfig.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
 import { KubeHttp } from './http.ts';
 import { Kubeconfig, type KubeAccess } from './kubeconfig.ts';
 

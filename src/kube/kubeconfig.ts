@@ -451,3 +451,10 @@ function isHeaderList(headers: NonNullable<RequestOptions['headers']>): headers 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** The kubeconfig a command talks to: `--kubeconfig`, else $KUBECONFIG / ~/.kube/config / in-cluster. */
+export function loadKubeConfig(path: string | undefined): Kubeconfig {
+  const kc = Kubeconfig.load(path);
+  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in the kubeconfig${path ? ` ${path}` : ''}`);
+  return kc;
+}

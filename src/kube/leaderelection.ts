@@ -13,8 +13,8 @@
 // send keeps the leader's window inside the standby's whatever the request's latency. A write already sent
 // may stay in flight only until `inFlightMs` runs out, a margin before a standby could acquire.
 import type { Logger } from 'pino';
-import { decide, microTime, observe, released, type LeaseRecord, type Observation } from '../core/lease.ts';
-import type { KubeObject } from '../core/objects.ts';
+import { decide, microTime, observe, released, type LeaseRecord, type Observation } from '../core/k8s/lease.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { sleep, systemClock, type Clock } from '../runtime/clock.ts';
 import { isConflict, isNotFound, type KubeHttp } from './http.ts';
 import { RESOURCES, collectionPath, objectPath } from './resource.ts';

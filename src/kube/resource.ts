@@ -1,5 +1,5 @@
 // REST paths of API resources: `/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise.
-import { groupVersion, type GroupVersionResource } from '../core/gvr.ts';
+import { groupVersion, type GroupVersionResource } from '../core/k8s/gvr.ts';
 
 export interface ResourceRef extends GroupVersionResource {
   namespaced: boolean;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { workCacheView } from '../core/cacheview.ts';
-import type { KubeObject } from '../core/objects.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { Store } from './store.ts';
 
 function cm(name: string, resourceVersion: string, data: Record<string, string> = {}, labels?: Record<string, string>): KubeObject {

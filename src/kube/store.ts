@@ -1,6 +1,6 @@
 // A cache of one resource's objects keyed by `namespace/name`, with secondary indexes. Objects are frozen
 // on the way in: readers share them and must never mutate them.
-import { objectKey, type KubeObject } from '../core/objects.ts';
+import { objectKey, type KubeObject } from '../core/k8s/objects.ts';
 
 export type IndexFunc<T> = (object: T) => string[];
 

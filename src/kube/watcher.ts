@@ -12,7 +12,7 @@
 // The resourceVersion moves past an event only once the sink has taken it, so an event a sink throws on
 // is delivered again. `stop()` aborts the open request and no further request is made after it resolves.
 import type { Logger } from 'pino';
-import { objectKey, type KubeObject } from '../core/objects.ts';
+import { objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { Backoff } from '../runtime/backoff.ts';
 import { sleep, systemClock, type Clock } from '../runtime/clock.ts';
 import { ApiError, isGone, type KubeHttp } from './http.ts';

@@ -1,6 +1,6 @@
 // The writes the controllers make: creates, server-side apply, merge patches (object or status
 // subresource) and deletes, each against a path and with our field manager.
-import type { KubeObject } from '../core/objects.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
 import { isNotFound, type KubeHttp, type RequestOptionsLite } from './http.ts';
 import { collectionPath, objectPath, type ResourceRef } from './resource.ts';
 

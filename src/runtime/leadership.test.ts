@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NotLeaderError } from '../kube/http.ts';
+import { NotLeaderError } from './leadership.ts';
 import { Leadership } from './leadership.ts';
 
 test('without leader election every write is allowed, unfenced', () => {

@@ -6,7 +6,20 @@
 // elector's `inFlightMs`, asked again when it runs out, since a renewal moves it on), and KubeHttp aborts it
 // then, resetting its connection — so none is still on its way once a standby could hold the lease. What an
 // apiserver already holds in its socket buffers (a frozen one) it still handles: docs/reliability.md, e.
-import { NotLeaderError, type WriteFence } from '../kube/http.ts';
+/** A write refused on this side because this replica does not hold a valid leader lease. */
+export class NotLeaderError extends Error {
+  constructor(method: string, path: string) {
+    super(`${method} ${path}: not sent: this replica does not hold the leader lease`);
+    this.name = 'NotLeaderError';
+  }
+}
+
+/**
+ * How long (ms from now) a write may still be in flight; asked when the request is sent and again whenever
+ * the time it gave runs out (it may have moved on). At most 0: the write is aborted.
+ */
+export type WriteFence = () => number;
+
 
 export interface Elector {
   /** Leading, with a renewal sent within the renew deadline. */

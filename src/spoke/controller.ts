@@ -4,9 +4,9 @@
 import type { Logger } from 'pino';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
 import { cachedObject } from '../core/cacheview.ts';
-import { gvrKey, type GroupVersionResource } from '../core/gvr.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { parseParamsJson } from '../core/params.ts';
+import { gvrKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { parseParamsJson } from '../core/params/params.ts';
 import { findServedResource } from '../kube/discovery.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
@@ -16,7 +16,7 @@ import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { ControllerRunner, type ReconcileResult } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
-import { spokeReportName } from '../core/spokereport.ts';
+import { spokeReportName } from '../core/spoke/spokereport.ts';
 import { REPORT_KEY, ReportReconciler } from './reportreconciler.ts';
 
 export interface SpokeOptions {

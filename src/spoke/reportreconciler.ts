@@ -8,10 +8,10 @@
 // A kind whose watch fails drops out at once (the controller wakes this reconciler on the failure), and
 // comes back when the watch works again.
 import type { Logger } from 'pino';
-import { canonicalJson } from '../core/canonical.ts';
-import { groupResourceKey, type GroupVersionResource } from '../core/gvr.ts';
-import type { KubeObject } from '../core/objects.ts';
-import { buildSpokeReport, reportContent, serializeSpokeReport, SPOKE_REPORT_KEY } from '../core/spokereport.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
+import { groupResourceKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { buildSpokeReport, reportContent, serializeSpokeReport, SPOKE_REPORT_KEY } from '../core/spoke/spokereport.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../core/metadatakeys.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { KubeHttp } from '../kube/http.ts';

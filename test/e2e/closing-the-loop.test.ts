@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import type { Condition } from '../../src/core/conditions.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { Condition } from '../../src/core/k8s/conditions.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
@@ -29,9 +29,9 @@ import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type Run
 import { metricsText, samples } from '../support/metrics.ts';
 import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
 import { AuditCursor, describeWrite } from '../support/audit.ts';
-import { controllerLabelValue } from '../../src/core/manifestwork.ts';
-import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spokeconfig.ts';
-import { localPoliciesIn } from '../../src/core/spokereport.ts';
+import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
+import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('loop');

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { LEASE_GRACE_MS, MANAGED_CLUSTER_LEASE_SECONDS, registrationAgent } from '../../hack/sandbox/registration.ts';
 import { logTail } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/manifestwork.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
-import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spokeconfig.ts';
-import { spokeReportName } from '../../src/core/spokereport.ts';
+import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
+import { spokeReportName } from '../../src/core/spoke/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { WorkApplier } from '../../src/hub/workapplier.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';

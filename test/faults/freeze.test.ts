@@ -16,9 +16,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/manifestwork.ts';
+import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
 import { AuditCursor, describeWrite } from '../support/audit.ts';

@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { DELETION_ORPHAN, LOG_LEVEL_ARG, TEMPLATE_FILE, renderAddonTemplate } from '../../hack/gen-addon.ts';
 import { repoRoot } from '../../hack/sandbox/layout.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';

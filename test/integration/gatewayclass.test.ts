@@ -2,8 +2,8 @@
 // conditions DESIGN §2.2 names, and the params object is watched.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Condition } from '../../src/core/conditions.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { Condition } from '../../src/core/k8s/conditions.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';

@@ -10,7 +10,7 @@ import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
 import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
-import { microTime } from '../../src/core/lease.ts';
+import { microTime } from '../../src/core/k8s/lease.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, removeNamespace } from '../support/fixtures.ts';
 import { hubHttp, uniqueName } from '../support/hub.ts';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { controllerLabelValue, workName } from '../../src/core/manifestwork.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import { controllerLabelValue, workName } from '../../src/core/works/manifestwork.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../support/eventually.ts';

@@ -19,7 +19,7 @@ import { freePort } from '../../hack/sandbox/ports.ts';
 import { waitReady } from '../../hack/sandbox/probe.ts';
 import { startProcess, stopProcess, type ProcessSpec, type RunningProcess } from '../../hack/sandbox/processes.ts';
 import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { ApiError, KubeHttp, isGone, type Query, type RequestOptionsLite } from '../../src/kube/http.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';

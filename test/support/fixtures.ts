@@ -1,5 +1,5 @@
 // Builders for the hub objects the tests author, and helpers to write them through the raw client.
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp} from '../../src/kube/http.ts';
 import { isConflict, isNotFound } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';

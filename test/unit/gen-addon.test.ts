@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DELETION_ORPHAN, LOG_LEVEL_ARG, addonTemplate, checkDeletionOrder } from '../../hack/gen-addon.ts';
-import type { KubeObject } from '../../src/core/objects.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
 
 const aggregated = {
   apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { paramsSchema } from '../../src/core/params.ts';
+import { paramsSchema } from '../../src/core/params/params.ts';
 
 type Schema = Record<string, unknown>;
 

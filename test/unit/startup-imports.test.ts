@@ -65,7 +65,7 @@ test('loading a kubeconfig and applying its credentials loads client-node only f
     return file;
   };
   const applyScript = (file: string): string =>
-    `const { loadKubeConfig } = await import('./src/cli/kubeconfig.ts'); await loadKubeConfig(${JSON.stringify(file)}).applyToHTTPSOptions({});`;
+    `const { loadKubeConfig } = await import('./src/kube/kubeconfig.ts'); await loadKubeConfig(${JSON.stringify(file)}).applyToHTTPSOptions({});`;
 
   const token = run(['--input-type=module', '-e', applyScript(kubeconfig({ token: 't' }))]);
   assert.equal(token.status, 0, refusal(token.stderr));

@@ -1,0 +1,68 @@
+// The layer contract (docs/architecture.md, "Layers"): imports point down only.
+//   core     pure model, no I/O; core/k8s is general Kubernetes helpers and imports nothing else of ours
+//   runtime  clocks, queues, runners, metrics: core only
+//   kube     HTTP, watches, caches, leader election, process assembly: core and runtime
+//   hub, spoke  the two controllers: everything below, never each other
+//   cli      commands: everything
+// Nothing under src imports test/, hack/ or the test kit; a test beside a file may also import the test kit.
+import path from 'node:path';
+
+const SRC = path.join(import.meta.dirname, 'src');
+const TESTKIT = path.join(import.meta.dirname, 'testkit');
+
+const MAY_IMPORT = {
+  core: ['core'],
+  runtime: ['core', 'runtime'],
+  kube: ['core', 'runtime', 'kube'],
+  hub: ['core', 'runtime', 'kube', 'hub'],
+  spoke: ['core', 'runtime', 'kube', 'spoke'],
+  cli: ['core', 'runtime', 'kube', 'hub', 'spoke', 'cli'],
+};
+
+/** `core/k8s` for the general helpers, else the first folder under src; undefined outside src. */
+function layerOf(file) {
+  const rel = path.relative(SRC, file);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  const parts = rel.split(path.sep);
+  if (parts[0] === 'core' && parts[1] === 'k8s') return 'core/k8s';
+  return parts.length > 1 ? parts[0] : undefined;
+}
+
+/** Why `importer` may not import `target` (absolute paths), or undefined when it may. */
+export function layerViolation(importer, target) {
+  const from = layerOf(importer);
+  if (from === undefined) return undefined;
+  const to = layerOf(target);
+  const isTest = importer.endsWith('.test.ts');
+  if (to === undefined) {
+    const inTestkit = !path.relative(TESTKIT, target).startsWith('..');
+    if (isTest && inTestkit) return undefined;
+    return `src/${from} may not import ${path.relative(path.dirname(SRC), target)}: src depends on nothing outside src`;
+  }
+  if (from === 'core/k8s') return to === 'core/k8s' ? undefined : `core/k8s (general helpers) may not import src/${to}`;
+  const toLayer = to === 'core/k8s' ? 'core' : to;
+  if (MAY_IMPORT[from]?.includes(toLayer)) return undefined;
+  return `src/${from} may not import src/${toLayer}: imports point down only (core ← runtime ← kube ← hub/spoke ← cli)`;
+}
+
+export const layersPlugin = {
+  rules: {
+    contract: {
+      meta: { type: 'problem', docs: { description: 'imports follow the layer contract' }, schema: [] },
+      create(context) {
+        const file = context.filename;
+        const check = (node, source) => {
+          if (typeof source !== 'string' || !source.startsWith('.')) return;
+          const why = layerViolation(file, path.resolve(path.dirname(file), source));
+          if (why) context.report({ node, message: why });
+        };
+        return {
+          ImportDeclaration: (node) => check(node, node.source.value),
+          ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+          ExportAllDeclaration: (node) => check(node, node.source.value),
+          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+        };
+      },
+    },
+  },
+};

@@ -1,0 +1,89 @@
+// The one extra ManifestWork per cluster between the hub and the spoke agent (DESIGN §6): it places a
+// ConfigMap holding the params document (the kinds in force, which the agent watches), and reads back the
+// agent's report of local policies (spokereport.ts) as a ReadOnly manifest with a String feedback value —
+// the agent's only channel to the hub.
+import { canonicalJson, specHash } from '../k8s/canonical.ts';
+import { gvrKey, type GroupVersionResource } from '../k8s/gvr.ts';
+import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from '../works/manifestwork.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { SPOKE_REPORT_KEY, parseSpokeReport, spokeReportName, type SpokeReport } from './spokereport.ts';
+import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
+
+export const SPOKE_CONFIG_WORK_NAME = 'policy-sync-spoke-config';
+export const SPOKE_CONFIG_LABEL = 'policysync.kuadrant.io/spoke-config';
+
+/** The work carrying the spoke configuration (not a policy's). */
+export function isSpokeConfigWork(work: KubeObject): boolean {
+  return work.metadata.labels?.[SPOKE_CONFIG_LABEL] === 'true';
+}
+
+export function buildSpokeConfigWork(input: {
+  cluster: string;
+  kinds: readonly GroupVersionResource[];
+  configMap: { namespace: string; name: string };
+  controller: string;
+}): ManifestWork {
+  const policiesToSync = [...input.kinds]
+    .map(({ group, version, resource }) => ({ group, version, resource }))
+    .sort((a, b) => (gvrKey(a) < gvrKey(b) ? -1 : gvrKey(a) > gvrKey(b) ? 1 : 0));
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: input.configMap.name, namespace: input.configMap.namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+    data: { params: canonicalJson({ policiesToSync }) },
+  };
+  // Only its identity: ReadOnly, the work agent neither writes it nor deletes it with the work.
+  const reportName = spokeReportName(input.configMap.name);
+  const report = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: reportName, namespace: input.configMap.namespace } };
+  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: input.controller, [SPOKE_CONFIG_LABEL]: 'true' };
+  const spec = {
+    workload: { manifests: [configMap, report] },
+    deleteOption: { propagationPolicy: 'Foreground' as const },
+    manifestConfigs: [
+      {
+        resourceIdentifier: { group: '', resource: 'configmaps', name: reportName, namespace: input.configMap.namespace },
+        updateStrategy: { type: 'ReadOnly' as const },
+        // A String value: no agent feature gate, and no length limit beyond the work's own.
+        feedbackRules: [{ type: 'JSONPaths' as const, jsonPaths: [{ name: SPOKE_REPORT_KEY, path: `.data.${SPOKE_REPORT_KEY}` }] }],
+        feedbackScrapeType: 'Watch' as const,
+      },
+    ],
+  };
+  return {
+    apiVersion: WORK_API_VERSION,
+    kind: WORK_KIND,
+    metadata: {
+      name: SPOKE_CONFIG_WORK_NAME,
+      namespace: input.cluster,
+      labels,
+      annotations: { [SPEC_HASH_ANNOTATION]: specHash({ metadata: { labels }, spec }) },
+    },
+    spec,
+  };
+}
+
+interface FeedbackValue {
+  name?: string;
+  fieldValue?: { string?: string };
+}
+interface ManifestStatus {
+  resourceMeta?: { ordinal?: number; resource?: string; name?: string; namespace?: string };
+  statusFeedback?: { values?: FeedbackValue[] };
+}
+
+/** The text of the spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
+export function spokeReportText(work: KubeObject): string | undefined {
+  const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
+  // The second manifest; the first is the configuration.
+  const entry = manifests.find((m) => m.resourceMeta?.ordinal === 1 && m.resourceMeta.resource === 'configmaps');
+  const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The spoke agent's report from the work's feedback; undefined when there is none or it is refused (parseSpokeReport says why). */
+export function readSpokeReport(work: KubeObject): SpokeReport | undefined {
+  const text = spokeReportText(work);
+  if (text === undefined) return undefined;
+  const parsed = parseSpokeReport(text);
+  return parsed.ok ? parsed.report : undefined;
+}

@@ -1,0 +1,657 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AncestorCondition, ClusterFeedback } from '../works/feedback.ts';
+import {
+  MAX_STATUS_ANNOTATION_BYTES,
+  STATUS_GRACE_MS,
+  statusRecheckDelay,
+  aggregatePolicyStatus,
+  cutMessage,
+  newProblems,
+  policyStatusAnnotation,
+  readPolicyStatus,
+  statusTransitions,
+} from './policystatus.ts';
+import type { ClusterInput, ClusterStatus, PolicyStatus } from './policystatus.ts';
+
+/** The time statuses are judged at; works in these tests were applied just before, within the grace. */
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+const JUST_APPLIED = NOW - 5_000;
+
+function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
+  return {
+    applied: true,
+    available: true,
+    appliedObservedCurrent: true,
+    generation: 2,
+    enforcedGeneration: 2,
+    accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
+    enforced: { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
+    ancestors: [],
+    appliedAt: JUST_APPLIED,
+    extra: {},
+    ...extra,
+  };
+}
+
+const work = (extra: Partial<ClusterFeedback> = {}): ClusterInput => ({ state: 'work', feedback: feedback(extra) });
+
+function one(input: ClusterInput): ClusterStatus {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
+  const cluster = status.clusters?.c1;
+  assert.ok(cluster);
+  return cluster;
+}
+
+test('aggregatePolicyStatus: the DESIGN §5 example, one enforced and one overridden cluster', () => {
+  const status = aggregatePolicyStatus({
+    now: NOW,
+    clusters: {
+      c2: work({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/local-auth]' } }),
+      c1: work(),
+    },
+  });
+  assert.deepEqual(status, {
+    summary: { clusters: 2, applied: 2, enforced: 1, overridden: 1, pending: 0, failed: 0 },
+    clusters: {
+      c1: {
+        state: 'Enforced',
+        applied: true,
+        available: true,
+        enforced: 'True',
+        reason: 'Enforced',
+        message: 'AuthPolicy has been successfully enforced',
+        upToDate: true,
+      },
+      c2: {
+        state: 'Overridden',
+        applied: true,
+        available: true,
+        enforced: 'False',
+        reason: 'Overridden',
+        message: 'AuthPolicy is overridden by [ns/local-auth]',
+        upToDate: true,
+      },
+    },
+  });
+});
+
+test('aggregatePolicyStatus: no clusters gives a zero summary', () => {
+  assert.deepEqual(aggregatePolicyStatus({ now: NOW, clusters: {} }), {
+    summary: { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 },
+    clusters: {},
+  });
+});
+
+// [name, input, expected state, reason, enforced, message?]
+const CASES: [string, ClusterInput, ClusterStatus['state'], string, ClusterStatus['enforced'], string?][] = [
+  ['Enforced=True', work(), 'Enforced', 'Enforced', 'True'],
+  ['Enforced=True without a reason', work({ enforced: { status: 'True' } }), 'Enforced', 'Enforced', 'True', ''],
+  [
+    'PartiallyEnforced counts as enforced',
+    work({ enforced: { status: 'True', reason: 'PartiallyEnforced', message: 'AuthPolicy is partially overridden: x' } }),
+    'Enforced',
+    'PartiallyEnforced',
+    'True',
+  ],
+  ['Overridden', work({ enforced: { status: 'False', reason: 'Overridden', message: 'm' } }), 'Overridden', 'Overridden', 'False'],
+  ['Overridden whatever the status', work({ enforced: { status: 'True', reason: 'Overridden' } }), 'Overridden', 'Overridden', 'True'],
+  ['Enforced=False, another reason', work({ enforced: { status: 'False', reason: 'MissingDependency', message: 'no authorino' } }), 'Failed', 'MissingDependency', 'False', 'no authorino'],
+  ['Enforced=False without a reason', work({ enforced: { status: 'False' } }), 'Failed', 'NotEnforced', 'False'],
+  ['Enforced=Unknown', work({ enforced: { status: 'Unknown', reason: 'Unknown', message: 'reconciling' } }), 'Pending', 'Unknown', 'Unknown', 'reconciling'],
+  ['no Enforced feedback yet', work({ enforced: undefined }), 'Pending', 'Pending', 'Unknown'],
+  ['not applied yet', work({ applied: false, enforced: undefined }), 'Pending', 'Pending', 'Unknown'],
+  [
+    'Accepted=False',
+    work({ accepted: { status: 'False', reason: 'TargetNotFound', message: 'gateway not found' }, enforced: undefined }),
+    'Failed',
+    'TargetNotFound',
+    'Unknown',
+    'gateway not found',
+  ],
+  [
+    'apply error',
+    work({ applied: false, applyError: 'Failed to apply manifest: namespaces "x" not found' }),
+    'Failed',
+    'ApplyFailed',
+    'True',
+    'Failed to apply manifest: namespaces "x" not found',
+  ],
+  ['feedback error', work({ feedbackError: 'bad path' }), 'Failed', 'FeedbackFailed', 'True', 'bad path'],
+  ['apply error before feedback error', work({ applyError: 'a', feedbackError: 'f' }), 'Failed', 'ApplyFailed', 'True', 'a'],
+  ['work without status', { state: 'pending' }, 'Pending', 'Pending', 'Unknown'],
+  ['too large', { state: 'tooLarge', message: 'exceeds 512000 bytes' }, 'Failed', 'TooLarge', 'Unknown', 'exceeds 512000 bytes'],
+  ['conflicted', { state: 'conflicted', message: 'already synced from ns/older' }, 'Failed', 'Conflicted', 'False', 'already synced from ns/older'],
+];
+
+for (const [name, input, state, reason, enforced, message] of CASES) {
+  test(`aggregatePolicyStatus: ${name} → ${state}/${reason}`, () => {
+    const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
+    const cluster = status.clusters?.c1;
+    assert.ok(cluster);
+    assert.equal(cluster.state, state);
+    assert.equal(cluster.reason, reason);
+    assert.equal(cluster.enforced, enforced);
+    if (message !== undefined) assert.equal(cluster.message, message);
+    // Exactly one category.
+    const { enforced: e, overridden, pending, failed } = status.summary;
+    assert.equal(e + overridden + pending + failed, 1);
+    assert.equal(status.summary[state === 'Enforced' ? 'enforced' : state === 'Overridden' ? 'overridden' : state === 'Pending' ? 'pending' : 'failed'], 1);
+  });
+}
+
+test('aggregatePolicyStatus: tooLarge keeps applied/available/enforced of the retained work, never upToDate', () => {
+  const cluster = one({ state: 'tooLarge', feedback: feedback() });
+  assert.deepEqual(
+    { applied: cluster.applied, available: cluster.available, enforced: cluster.enforced, upToDate: cluster.upToDate },
+    { applied: true, available: true, enforced: 'True', upToDate: false },
+  );
+  assert.match(one({ state: 'tooLarge' }).message, /size limit/);
+});
+
+test('aggregatePolicyStatus: upToDate needs the current work applied and enforcedGeneration equal to generation', () => {
+  assert.equal(one(work()).upToDate, true);
+  assert.equal(one(work({ appliedObservedCurrent: false })).upToDate, false);
+  assert.equal(one(work({ applied: false })).upToDate, false);
+  assert.equal(one(work({ enforcedGeneration: 1 })).upToDate, false);
+  assert.equal(one(work({ enforcedGeneration: undefined })).upToDate, false);
+  assert.equal(one(work({ generation: undefined, enforcedGeneration: undefined })).upToDate, false);
+  assert.equal(one({ state: 'pending' }).upToDate, false);
+  assert.equal(one({ state: 'conflicted', message: 'm' }).upToDate, false);
+});
+
+test('aggregatePolicyStatus: summary.applied counts applied works across categories', () => {
+  const status = aggregatePolicyStatus({
+    now: NOW,
+    clusters: {
+      a: work(),
+      b: work({ enforced: { status: 'False', reason: 'Overridden' } }),
+      c: work({ applied: false }),
+      d: work({ feedbackError: 'x' }),
+      e: { state: 'pending' },
+      f: { state: 'conflicted', message: 'm' },
+    },
+  });
+  assert.deepEqual(status.summary, { clusters: 6, applied: 3, enforced: 1, overridden: 1, pending: 2, failed: 2 });
+  assert.deepEqual(Object.keys(status.clusters ?? {}), ['a', 'b', 'c', 'd', 'e', 'f']);
+});
+
+test('cutMessage cuts to 256 characters, marking the cut, without splitting surrogate pairs', () => {
+  assert.equal(cutMessage('short'), 'short');
+  assert.equal(cutMessage('x'.repeat(256)), 'x'.repeat(256));
+  assert.equal(cutMessage('x'.repeat(300)), `${'x'.repeat(255)}…`);
+  const emoji = '😀'.repeat(300);
+  const cut = cutMessage(emoji);
+  assert.equal(Array.from(cut).length, 256);
+  assert.equal(cut, `${'😀'.repeat(255)}…`);
+  assert.equal(one(work({ enforced: { status: 'False', reason: 'Overridden', message: 'm'.repeat(1000) } })).message.length, 256);
+  assert.equal(one({ state: 'conflicted', message: 'c'.repeat(1000) }).message.length, 256);
+});
+
+test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c2: { state: 'pending' }, c1: work() } });
+  const text = policyStatusAnnotation(status);
+  assert.equal(
+    text,
+    '{"clusters":{"c1":{"applied":true,"available":true,"enforced":"True","message":"AuthPolicy has been successfully enforced",' +
+      '"reason":"Enforced","state":"Enforced","upToDate":true},"c2":{"applied":false,"available":false,"enforced":"Unknown",' +
+      '"message":"waiting for the ManifestWork status from the cluster","reason":"Pending","state":"Pending","upToDate":false}},' +
+      '"summary":{"applied":1,"clusters":2,"enforced":1,"failed":0,"overridden":0,"pending":1}}',
+  );
+  // Input order does not matter.
+  assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'pending' } } })), text);
+});
+
+function manyClusters(count: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
+      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
+    });
+  }
+  return clusters;
+}
+
+test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks the summary truncated', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) });
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(text, '{"summary":{"applied":300,"clusters":300,"enforced":0,"failed":0,"overridden":300,"pending":0,"truncated":true}}');
+  assert.equal(status.summary.truncated, undefined, 'the input is not modified');
+  assert.ok(status.clusters?.['cluster-0000']);
+});
+
+test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
+  // Each entry is a little under 400 bytes (messages cut to 256): 160 fit in 64 KiB, 170 do not.
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(160) }));
+  assert.ok(Buffer.byteLength(text) > 60 * 1024 && Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(readPolicyStatus(text)?.summary.truncated, undefined);
+  assert.equal(Object.keys(readPolicyStatus(text)?.clusters ?? {}).length, 160);
+  const over = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(170) })));
+  assert.equal(over?.summary.truncated, true);
+  assert.equal(over?.clusters, undefined);
+});
+
+test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not applied), and drops those too when they do not fit', () => {
+  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]` });
+  const status = aggregatePolicyStatus({
+    now: NOW,
+    clusters: { ...manyClusters(300), 'gone-1': withdrawn(1), 'gone-2': withdrawn(2), lost: { state: 'conflicted', message: 'synced by another' } },
+  });
+  const read = readPolicyStatus(policyStatusAnnotation(status));
+  assert.deepEqual(read?.summary, { clusters: 303, applied: 300, enforced: 0, overridden: 302, pending: 0, failed: 1, truncated: true });
+  assert.deepEqual(Object.keys(read?.clusters ?? {}), ['gone-1', 'gone-2', 'lost']);
+  assert.deepEqual(read?.clusters?.['gone-1'], status.clusters?.['gone-1']);
+
+  const tooMany: Record<string, ClusterInput> = {};
+  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` };
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(readPolicyStatus(text)?.clusters, undefined);
+});
+
+test('readPolicyStatus parses the annotation back, full or truncated', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
+  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
+  const truncated = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) })));
+  assert.deepEqual(truncated, {
+    summary: { clusters: 300, applied: 300, enforced: 0, overridden: 300, pending: 0, failed: 0, truncated: true },
+  });
+});
+
+test('readPolicyStatus is undefined for absent, non-JSON or misshapen values', () => {
+  const summary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
+  for (const text of [
+    undefined,
+    '',
+    'not json',
+    'null',
+    '[]',
+    '{}',
+    JSON.stringify({ summary: { ...summary, failed: -1 } }),
+    JSON.stringify({ summary: { ...summary, truncated: false } }),
+    JSON.stringify({ summary, clusters: { c1: { state: 'Enforced' } } }),
+    JSON.stringify({ summary, clusters: [] }),
+  ]) {
+    assert.equal(readPolicyStatus(text), undefined, String(text));
+  }
+  assert.deepEqual(readPolicyStatus(JSON.stringify({ summary })), { summary });
+});
+
+function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {
+  return aggregatePolicyStatus({ now: NOW, clusters });
+}
+
+test('statusTransitions reports clusters that became enforced, overridden or failed, sorted by cluster', () => {
+  const before = statusOf({ c1: { state: 'pending' }, c2: work(), c3: work(), c4: work() });
+  const after = statusOf({
+    c4: work({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }),
+    c3: work({ applyError: 'boom' }),
+    c2: work(),
+    c1: work(),
+  });
+  assert.deepEqual(statusTransitions(before, after), [
+    { cluster: 'c1', type: 'Enforced', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
+    { cluster: 'c3', type: 'Failed', reason: 'ApplyFailed', message: 'boom' },
+    { cluster: 'c4', type: 'Overridden', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' },
+  ]);
+});
+
+test('statusTransitions ignores clusters that stay in their category, even with a new reason, and clusters becoming pending', () => {
+  const before = statusOf({
+    c1: work(),
+    c2: work({ applyError: 'a' }),
+    c3: work(),
+  });
+  const after = statusOf({
+    c1: work({ enforced: { status: 'True', reason: 'PartiallyEnforced', message: 'partially' } }),
+    c2: work({ feedbackError: 'f' }),
+    c3: { state: 'pending' },
+  });
+  assert.deepEqual(statusTransitions(before, after), []);
+  assert.deepEqual(statusTransitions(after, after), []);
+});
+
+test('statusTransitions: without a previous status every non-pending cluster is new', () => {
+  const after = statusOf({ b: { state: 'conflicted', message: 'm' }, a: work(), c: { state: 'pending' } });
+  assert.deepEqual(
+    statusTransitions(undefined, after).map((t) => [t.cluster, t.type]),
+    [
+      ['a', 'Enforced'],
+      ['b', 'Failed'],
+    ],
+  );
+});
+
+test('statusTransitions: a cluster new since before counts; a truncated before gives nothing', () => {
+  const before = statusOf({ a: work() });
+  assert.deepEqual(
+    statusTransitions(before, statusOf({ a: work(), constructor: work() })).map((t) => t.cluster),
+    ['constructor'],
+  );
+  const truncated = readPolicyStatus(policyStatusAnnotation(statusOf(manyClusters(300))));
+  assert.ok(truncated);
+  assert.deepEqual(statusTransitions(truncated, statusOf({ a: work({ applyError: 'x' }) })), []);
+});
+
+test('statusTransitions after a truncated before that lists some clusters: only those listed are compared', () => {
+  const before = readPolicyStatus(policyStatusAnnotation(statusOf({ ...manyClusters(300), gone: { state: 'overridden', message: 'by ns/local' } })));
+  assert.deepEqual(Object.keys(before?.clusters ?? {}), ['gone']);
+  const after = statusOf({ 'cluster-0000': work({ applyError: 'x' }), gone: work(), fresh: work() });
+  assert.deepEqual(
+    statusTransitions(before, after).map((t) => [t.cluster, t.type]),
+    [['gone', 'Enforced']],
+    'cluster-0000 and fresh are not listed: unknown, no Event',
+  );
+});
+
+test('problems are kept sorted and deduplicated in the status, survive a round trip, and only new ones are reported', () => {
+  const before = aggregatePolicyStatus({
+    now: NOW,
+    clusters: {},
+    problems: [{ reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' }],
+  });
+  const after = aggregatePolicyStatus({
+    now: NOW,
+    clusters: {},
+    problems: [
+      { reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' },
+      { reason: 'NoClusters', message: 'placed on no cluster' },
+      { reason: 'NoClusters', message: 'placed on no cluster' },
+    ],
+  });
+  assert.deepEqual(after.problems, [
+    { reason: 'NoClusters', message: 'placed on no cluster' },
+    { reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' },
+  ]);
+  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(after)), after);
+  assert.deepEqual(newProblems(readPolicyStatus(policyStatusAnnotation(before)), after), [{ reason: 'NoClusters', message: 'placed on no cluster' }]);
+  assert.deepEqual(newProblems(undefined, before), before.problems);
+  assert.equal(aggregatePolicyStatus({ now: NOW, clusters: {} }).problems, undefined, 'no problems, no key');
+});
+
+// GEP-713 ancestors, and statuses the hub cannot read (DESIGN §6.1).
+
+const EG = 'gateway.envoyproxy.io/gatewayclass-controller';
+const ACCEPTED: AncestorCondition = { status: 'True', reason: 'Accepted', message: 'Policy has been accepted.', observedGeneration: 2, controllerName: EG };
+const CONFLICTED: AncestorCondition = {
+  status: 'False',
+  reason: 'Conflicted',
+  message: 'Unable to target Gateway shop, another BackendTrafficPolicy has already attached to it',
+  observedGeneration: 2,
+  controllerName: EG,
+};
+/** A long-applied work (past the grace) whose copy reports ancestors only, by Gateway. */
+function ancestors(byGateway: Record<string, AncestorCondition[]>, extra: Partial<ClusterFeedback> = {}): ClusterInput {
+  return work({
+    accepted: undefined,
+    enforced: undefined,
+    enforcedGeneration: undefined,
+    appliedAt: NOW - STATUS_GRACE_MS - 1,
+    ancestors: Object.entries(byGateway).map(([gateway, entries]) => ({ gateway, entries })),
+    ...extra,
+  });
+}
+/** A work whose copy reports nothing the hub reads, applied `since` ms before NOW. */
+function silent(since: number, extra: Partial<ClusterFeedback> = {}): ClusterInput {
+  return work({ accepted: undefined, enforced: undefined, enforcedGeneration: undefined, appliedAt: NOW - since, ancestors: [{ gateway: 'shop', entries: [] }], ...extra });
+}
+
+// [name, input, state, reason, enforced, message?]
+const SHAPES: [string, ClusterInput, ClusterStatus['state'], string, ClusterStatus['enforced'], string?][] = [
+  ['every ancestor entry Accepted=True', ancestors({ shop: [ACCEPTED] }), 'Enforced', 'Accepted', 'True', 'Policy has been accepted.'],
+  ['an ancestor entry Accepted=False', ancestors({ shop: [CONFLICTED] }), 'Failed', 'Conflicted', 'False', CONFLICTED.message],
+  ['one of several entries for a Gateway is False', ancestors({ shop: [ACCEPTED, { ...CONFLICTED, reason: 'Invalid', message: 'bad' }] }), 'Failed', 'Invalid', 'False', 'bad'],
+  [
+    'False without reason or message',
+    ancestors({ shop: [{ status: 'False', controllerName: EG }] }),
+    'Failed',
+    'NotAccepted',
+    'False',
+    `the policy is not accepted by ${EG} for Gateway shop`,
+  ],
+  ['an ancestor entry Accepted=Unknown', ancestors({ shop: [{ status: 'Unknown', reason: 'Pending', message: 'resolving' }] }), 'Pending', 'Pending', 'Unknown', 'resolving'],
+  ['True without reason or message', ancestors({ shop: [{ status: 'True' }] }), 'Enforced', 'Accepted', 'True', 'the policy is accepted'],
+  ['True without a message, from a named controller', ancestors({ shop: [{ status: 'True', controllerName: EG }] }), 'Enforced', 'Accepted', 'True', `the policy is accepted by ${EG}`],
+  ['Unknown without reason or message', ancestors({ shop: [{ status: 'Unknown' }] }), 'Pending', 'Pending', 'Unknown', "the policy's acceptance for Gateway shop is not decided yet"],
+  [
+    'several Gateways, one rejected: the message names it',
+    ancestors({ api: [ACCEPTED], shop: [CONFLICTED] }),
+    'Failed',
+    'Conflicted',
+    'False',
+    `Gateway shop: ${CONFLICTED.message}`,
+  ],
+  ['several Gateways, all accepted', ancestors({ api: [ACCEPTED], shop: [ACCEPTED] }), 'Enforced', 'Accepted', 'True', 'Gateway api: Policy has been accepted.'],
+  [
+    'a Gateway without an entry, past the grace',
+    ancestors({ api: [ACCEPTED], shop: [] }),
+    'Enforced',
+    'PartiallyEnforced',
+    'True',
+    'accepted for Gateway api; no status.ancestors entry for Gateway shop 60s after the copy was applied (does the Gateway exist on the cluster?)',
+  ],
+  [
+    'a Gateway without an entry, within the grace',
+    ancestors({ api: [ACCEPTED], extra: [], shop: [] }, { appliedAt: JUST_APPLIED }),
+    'Pending',
+    'Pending',
+    'Unknown',
+    'waiting for the status.ancestors entry for Gateways extra, shop on the cluster',
+  ],
+  [
+    'an Enforced condition wins over ancestors (the spoke agent says Overridden)',
+    ancestors({ shop: [ACCEPTED] }, { enforced: { status: 'False', reason: 'Overridden', message: 'overridden by [ns/l]' } }),
+    'Overridden',
+    'Overridden',
+    'False',
+  ],
+  ['Accepted=False in conditions wins over ancestors', ancestors({ shop: [ACCEPTED] }, { accepted: { status: 'False', reason: 'Invalid', message: 'm' } }), 'Failed', 'Invalid', 'Unknown'],
+  [
+    'no status within the grace',
+    silent(STATUS_GRACE_MS - 1),
+    'Pending',
+    'Pending',
+    'Unknown',
+    "waiting for the policy's status on the cluster: an Enforced condition, or a status.ancestors entry for Gateway shop",
+  ],
+  ['no status within the grace, a copy without Gateways', silent(0, { ancestors: [] }), 'Pending', 'Pending', 'Unknown', "waiting for the policy's status on the cluster: an Enforced condition"],
+  [
+    'no status past the grace',
+    silent(STATUS_GRACE_MS),
+    'Failed',
+    'NoStatus',
+    'Unknown',
+    'no status 60s after the copy was applied: no Accepted or Enforced condition and no status.ancestors entry for Gateway shop ' +
+      "(is the kind's controller running on the cluster, and does the Gateway exist there?)",
+  ],
+  ['no status and no known apply time', silent(0, { appliedAt: undefined }), 'Failed', 'NoStatus', 'Unknown'],
+  [
+    'another status shape past the grace',
+    silent(STATUS_GRACE_MS, { firstConditionType: 'Ready', firstAncestorName: 'other' }),
+    'Failed',
+    'UnrecognisedStatus',
+    'Unknown',
+    "the policy's status on the cluster has no Accepted or Enforced condition and no status.ancestors entry for Gateway shop; " +
+      'it has condition "Ready" and an ancestor entry for Gateway "other"',
+  ],
+  ['ancestors of other Gateways only, within the grace', silent(10, { firstAncestorName: 'other' }), 'Pending', 'Pending', 'Unknown'],
+  ['Accepted=True without Enforced, within the grace', silent(10, { accepted: { status: 'True', reason: 'Accepted', message: 'ok' } }), 'Pending', 'Pending', 'Unknown', 'waiting for the Enforced condition of the policy on the cluster'],
+  ['Accepted=True without Enforced, past the grace', silent(STATUS_GRACE_MS, { accepted: { status: 'True', reason: 'Accepted', message: 'ok' } }), 'Enforced', 'Accepted', 'True', 'ok'],
+  ['Accepted=Unknown without Enforced', silent(0, { accepted: { status: 'Unknown', reason: 'Reconciling', message: 'r' } }), 'Pending', 'Reconciling', 'Unknown', 'r'],
+  ['an apply error before any status shape', silent(STATUS_GRACE_MS, { applyError: 'boom' }), 'Failed', 'ApplyFailed', 'Unknown', 'boom'],
+  ['not applied: no grace runs', silent(STATUS_GRACE_MS, { applied: false }), 'Pending', 'Pending', 'Unknown', 'waiting for the ManifestWork to be applied on the cluster'],
+];
+
+for (const [name, input, state, reason, enforced, message] of SHAPES) {
+  test(`aggregatePolicyStatus: ${name} → ${state}/${reason}`, () => {
+    const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
+    const cluster = status.clusters?.c1;
+    assert.ok(cluster);
+    assert.deepEqual([cluster.state, cluster.reason, cluster.enforced], [state, reason, enforced]);
+    if (message !== undefined) assert.equal(cluster.message, message);
+    const { enforced: e, overridden, pending, failed } = status.summary;
+    assert.equal(e + overridden + pending + failed, 1);
+  });
+}
+
+test('aggregatePolicyStatus: the grace ends exactly STATUS_GRACE_MS after the apply', () => {
+  assert.equal(one(silent(STATUS_GRACE_MS - 1)).state, 'Pending');
+  assert.equal(one(silent(STATUS_GRACE_MS)).reason, 'NoStatus');
+});
+
+test('aggregatePolicyStatus: upToDate for ancestors needs every entry to have observed the copy generation', () => {
+  assert.equal(one(ancestors({ shop: [ACCEPTED] })).upToDate, true);
+  assert.equal(one(ancestors({ api: [ACCEPTED], shop: [ACCEPTED, ACCEPTED] })).upToDate, true);
+  assert.equal(one(ancestors({ api: [ACCEPTED], shop: [{ ...ACCEPTED, observedGeneration: 1 }] })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [{ ...ACCEPTED, observedGeneration: undefined }] })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [ACCEPTED] }, { appliedObservedCurrent: false })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [ACCEPTED] }, { generation: undefined })).upToDate, false);
+  assert.equal(one(ancestors({ shop: [CONFLICTED] })).upToDate, true, 'a rejection of the current generation is current too');
+  assert.equal(one(silent(STATUS_GRACE_MS)).upToDate, false);
+  assert.equal(one(silent(STATUS_GRACE_MS, { accepted: { status: 'True' } })).upToDate, false);
+});
+
+test('aggregatePolicyStatus: a message of the spoke controller is cut like the others', () => {
+  assert.equal(one(ancestors({ shop: [{ ...CONFLICTED, message: 'x'.repeat(1000) }] })).message.length, 256);
+});
+
+test('aggregatePolicyStatus: tooLarge reports enforced from the retained work, whatever its status shape', () => {
+  const retained = (input: ClusterInput) => (input.state === 'work' ? input.feedback : undefined);
+  assert.equal(one({ state: 'tooLarge', feedback: retained(ancestors({ shop: [ACCEPTED] })) }).enforced, 'True');
+  assert.equal(one({ state: 'tooLarge', feedback: retained(ancestors({ shop: [CONFLICTED] })) }).enforced, 'False');
+});
+
+test('statusRecheckDelay: the time left until the first cluster waiting for a status reaches the grace', () => {
+  const clusters = {
+    a: silent(10_000),
+    b: silent(40_000),
+    c: ancestors({ api: [ACCEPTED], shop: [] }, { appliedAt: NOW - 30_000 }),
+    d: work(),
+    e: silent(STATUS_GRACE_MS + 1),
+    f: { state: 'pending' } as const,
+    g: { state: 'conflicted', message: 'm' } as const,
+  };
+  assert.equal(statusRecheckDelay({ now: NOW, clusters }), STATUS_GRACE_MS - 40_000);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: { c: clusters.c } }), STATUS_GRACE_MS - 30_000);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: { d: clusters.d, e: clusters.e, f: clusters.f, g: clusters.g } }), undefined);
+  assert.equal(statusRecheckDelay({ now: NOW, clusters: {} }), undefined);
+});
+
+test('statusRecheckDelay: past the delay, the waiting cluster is judged and nothing waits any more', () => {
+  const clusters = { a: silent(10_000) };
+  const delay = statusRecheckDelay({ now: NOW, clusters });
+  assert.ok(delay !== undefined && delay > 0);
+  const later = NOW + delay;
+  const moved = { a: silent(10_000 + delay) };
+  assert.equal(aggregatePolicyStatus({ now: later, clusters: moved }).clusters?.a?.reason, 'NoStatus');
+  assert.equal(statusRecheckDelay({ now: later, clusters: moved }), undefined);
+});
+
+// The kind's own statusFeedback values.
+
+test('aggregatePolicyStatus: a cluster carries the kind\'s statusFeedback values, sorted by name, strings cut', () => {
+  const cluster = one(work({ extra: { phase: 'Ready', limitsTotal: 4, ready: false, long: 'l'.repeat(400) } }));
+  assert.deepEqual(Object.keys(cluster.statusFeedback ?? {}), ['limitsTotal', 'long', 'phase', 'ready']);
+  assert.deepEqual(cluster.statusFeedback, { limitsTotal: 4, long: `${'l'.repeat(255)}…`, phase: 'Ready', ready: false });
+  assert.equal('statusFeedback' in one(work()), false, 'no values, no key');
+  assert.deepEqual(one(silent(STATUS_GRACE_MS, { extra: { x: 1 } })).statusFeedback, { x: 1 }, 'on a failed cluster too');
+  const retained = work({ extra: { x: 2 } });
+  assert.deepEqual(one({ state: 'tooLarge', feedback: retained.state === 'work' ? retained.feedback : undefined }).statusFeedback, { x: 2 });
+});
+
+test('policyStatusAnnotation writes the values sorted, and readPolicyStatus reads them back', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work({ extra: { phase: 'Ready', limitsTotal: 4 } }) } });
+  const text = policyStatusAnnotation(status);
+  assert.match(text, /"statusFeedback":\{"limitsTotal":4,"phase":"Ready"\}/);
+  assert.deepEqual(readPolicyStatus(text), status);
+  const badValue = JSON.parse(text) as { clusters: { c1: { statusFeedback: unknown } } };
+  badValue.clusters.c1.statusFeedback = { x: { nested: true } };
+  assert.equal(readPolicyStatus(JSON.stringify(badValue)), undefined);
+});
+
+function clustersWithValues(count: number, valueBytes: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    const values = Object.fromEntries(Array.from({ length: 4 }, (_, j) => [`value${j}`, `${'v'.repeat(valueBytes)}${i}`]));
+    clusters[`valued-${String(i).padStart(4, '0')}`] = work({ extra: values });
+  }
+  return clusters;
+}
+
+test('policyStatusAnnotation past 64 KiB leaves out the statusFeedback values first, keeping the clusters', () => {
+  // ~250 bytes of state and ~1 KiB of values per cluster: 100 clusters fit without the values only.
+  const status = aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(100, 250) });
+  assert.ok(Buffer.byteLength(JSON.stringify(status)) > MAX_STATUS_ANNOTATION_BYTES);
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, true);
+  assert.equal(Object.keys(read?.clusters ?? {}).length, 100);
+  assert.ok(Object.values(read?.clusters ?? {}).every((c) => c.statusFeedback === undefined && c.state === 'Enforced'));
+  assert.deepEqual(statusTransitions(read, status), [], 'the per-cluster states are still known: no Event storm');
+  assert.ok(status.clusters?.['valued-0000']?.statusFeedback, 'the input is not modified');
+});
+
+test('policyStatusAnnotation keeps only the summary when the clusters do not fit even without values', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { ...clustersWithValues(300, 250), ...manyClusters(300) } }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.deepEqual(readPolicyStatus(text), {
+    summary: { clusters: 600, applied: 600, enforced: 300, overridden: 300, pending: 0, failed: 0, truncated: true },
+  });
+});
+
+test('policyStatusAnnotation: values within the budget are kept whole and nothing is truncated', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(20, 250) }));
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, undefined);
+  assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
+});
+
+test('aggregatePolicyStatus: a copy kept off a cluster by local policies is Overridden there, naming them, not applied', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'overridden', message: 'AuthPolicy is overridden by [ns/local]' } } });
+  assert.deepEqual(status.summary, { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 });
+  assert.deepEqual(status.clusters?.c2, {
+    state: 'Overridden',
+    applied: false,
+    available: false,
+    enforced: 'False',
+    reason: 'Overridden',
+    message: 'AuthPolicy is overridden by [ns/local]',
+    upToDate: true,
+  });
+});
+
+test('aggregatePolicyStatus: a local note replaces reason and message only while the controller enforces the copy', () => {
+  const note = { reason: 'PartiallyEnforced' as const, message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [ns/l]' };
+  const enforced = one({ state: 'work', feedback: feedback(), local: note });
+  assert.deepEqual([enforced.state, enforced.reason, enforced.message, enforced.enforced], ['Enforced', 'PartiallyEnforced', note.message, 'True']);
+  // The controller's own word stands where it does not enforce the copy (e.g. its own precedence rule).
+  const overridden = one({ state: 'work', feedback: feedback({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }), local: note });
+  assert.deepEqual([overridden.state, overridden.reason, overridden.message], ['Overridden', 'Overridden', 'AuthPolicy is overridden by [ns/l]']);
+  const conflicted = one({ ...ancestors({ gw: [CONFLICTED] }), local: { reason: 'OverridesLocal', message: 'm' } } as ClusterInput);
+  assert.equal(conflicted.state, 'Failed');
+  assert.equal(conflicted.reason, 'Conflicted');
+  const gep = one({ ...ancestors({ gw: [ACCEPTED] }), local: { reason: 'OverridesLocal', message: 'BackendTrafficPolicy overrides [ns/l] on the cluster' } } as ClusterInput);
+  assert.deepEqual([gep.state, gep.reason, gep.message], ['Enforced', 'OverridesLocal', 'BackendTrafficPolicy overrides [ns/l] on the cluster']);
+});
+
+test('a spoke reason reaches the status (and its Events) as a valid reason: UpperCamelCase, at most 128 characters', () => {
+  const rejected = (reason: string) => one(work({ accepted: { status: 'False', reason, message: 'no' } }));
+  assert.equal(rejected('target_not_found').reason, 'TargetNotFound');
+  assert.equal(rejected(`Bad ${'x'.repeat(100_000)}`).reason.length, 128);
+  assert.equal(rejected('!!!').reason, 'SpokeReason');
+  assert.equal(rejected('TargetNotFound').reason, 'TargetNotFound');
+  const enforced = one(work({ enforced: { status: 'False', reason: '\u001b[31mno\u001b[0m' } }));
+  assert.match(enforced.reason, /^[A-Z][A-Za-z0-9]{0,127}$/);
+});
+
+test('a cluster whose work is kept while OCM cannot vouch for it counts as unknown, reads back, and its entry is a transition', () => {
+  const status = aggregatePolicyStatus({ clusters: { c2: { state: 'unknown', reason: 'ManagedClusterLeaseUpdateStopped', message: 'OCM marks cluster c2 unreachable' } }, now: 0 });
+  assert.deepEqual(status.summary, { clusters: 1, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 1 });
+  assert.equal(status.clusters?.c2?.state, 'Unknown');
+  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
+  assert.deepEqual(statusTransitions(undefined, status).map((t) => [t.cluster, t.type, t.reason]), [['c2', 'Unknown', 'ManagedClusterLeaseUpdateStopped']]);
+  // The common case has no `unknown` count at all: annotations written before are unchanged.
+  assert.equal('unknown' in aggregatePolicyStatus({ clusters: {}, now: 0 }).summary, false);
+});

@@ -1,0 +1,265 @@
+// One ManifestWork per (policy, cluster) carrying the spoke copy (DESIGN §4.1).
+import { z } from 'zod';
+import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
+import type { FeedbackRule } from './feedbackrules.ts';
+import { parseJson } from '../k8s/parsejson.ts';
+import type { GroupVersionResource } from '../k8s/gvr.ts';
+import {
+  CONTROLLER_LABEL,
+  DELETE_OPTION_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  SOURCE_LABEL,
+  SOURCE_REF_ANNOTATION,
+  SPEC_HASH_ANNOTATION,
+} from '../metadatakeys.ts';
+import type { KubeObject, ObjectMeta } from '../k8s/objects.ts';
+import { dnsSubdomainChars, trimSeparators } from '../k8s/sanitize.ts';
+
+export const WORK_API_VERSION = 'work.open-cluster-management.io/v1';
+export const WORK_KIND = 'ManifestWork';
+/** The OCM agent's field manager must start with `work-agent`. */
+export const WORK_AGENT_FIELD_MANAGER = 'work-agent-policy-sync';
+
+/**
+ * Longest ManifestWork name we produce. The spoke agent names its AppliedManifestWork
+ * `<64-hex hub hash>-<work name>`, which must itself fit 253 characters (OCM HubHash note:
+ * "the length of manifestwork name should be less than 189"), so 188, not 253.
+ */
+export const MAX_WORK_NAME_LENGTH = 188;
+/**
+ * Hex characters of the identity hash ending a work name: 128 bits. Two policies sharing a work delete
+ * each other's copy, so a shared name must not be craftable, not even as a pair of the crafter's own
+ * (a birthday search costs 2^64 hashes here; at 64 bits it would cost 2^32, an afternoon).
+ */
+export const WORK_NAME_HASH_LENGTH = 32;
+/** The 24-bit hash of names written before the identity hash (legacyWorkName). */
+const LEGACY_NAME_HASH_LENGTH = 6;
+const SOURCE_HASH_LENGTH = 16;
+/** Domain of the name hash: its input cannot be mistaken for any other hash input of ours. */
+const WORK_NAME_HASH_DOMAIN = 'policysync.kuadrant.io/work-name/v2';
+
+export type DeleteOption = 'Foreground' | 'Orphan';
+
+export type SourceRef = {
+  group: string;
+  version: string;
+  resource: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+  /**
+   * metadata.uid of the kind's CRD when the work was written: a policy that vanished with its CRD
+   * (deleted or re-created) is told apart from one a user deleted (core/removal.ts).
+   */
+  crdUid?: string;
+};
+
+export type ManifestConfig = {
+  resourceIdentifier: { group: string; resource: string; name: string; namespace: string };
+  /** ReadOnly: the agent only reads the object (for its feedback), never writes or deletes it. */
+  updateStrategy: { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } } | { type: 'ReadOnly' };
+  feedbackRules: FeedbackRule[];
+  feedbackScrapeType: 'Watch';
+};
+
+export type ManifestWorkSpec = {
+  workload: { manifests: KubeObject[] };
+  deleteOption: { propagationPolicy: DeleteOption };
+  manifestConfigs: ManifestConfig[];
+};
+
+export interface ManifestWork extends KubeObject {
+  metadata: ObjectMeta & { namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: ManifestWorkSpec;
+}
+
+/** Unambiguous for valid names: none of group, resource, namespace or name can hold a `/`. */
+function sourceDigest(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
+  return sha256Hex(`${gvr.group}/${gvr.resource}/${namespace}/${name}`);
+}
+
+/** 16 hex characters identifying the source policy; the value of the source label. */
+export function sourceHash(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
+  return sourceDigest(gvr, namespace, name).slice(0, SOURCE_HASH_LENGTH);
+}
+
+type GroupResource = Pick<GroupVersionResource, 'group' | 'resource'>;
+
+/**
+ * The work name of a policy: `<resource>-<namespace>-<name>` made DNS-safe and cut (to read), then `-`
+ * and WORK_NAME_HASH_LENGTH hex of sha256 over the JSON list [group, resource, namespace, name] (to
+ * identify: a JSON list cannot be read two ways, where `a-b`+`c` and `a`+`b-c` read alike). At most
+ * MAX_WORK_NAME_LENGTH characters, a DNS-1123 subdomain. The version is left out: works are keyed by
+ * group and resource (DESIGN §7).
+ */
+export function workName(gr: GroupResource, namespace: string, name: string): string {
+  const identity = JSON.stringify([gr.group, gr.resource, namespace, name]);
+  const suffix = sha256Hex(`${WORK_NAME_HASH_DOMAIN}\n${identity}`).slice(0, WORK_NAME_HASH_LENGTH);
+  return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
+}
+
+/**
+ * The name earlier versions gave a work: the same readable part, `-<hash6>` of
+ * `group/resource/namespace/name`. Only read (workIdentity): such a work is adopted under its name,
+ * never renamed, since deleting a work deletes the spoke copy and switches the policy off there.
+ */
+export function legacyWorkName(gr: GroupResource, namespace: string, name: string): string {
+  const suffix = sourceDigest(gr, namespace, name).slice(0, LEGACY_NAME_HASH_LENGTH);
+  return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
+}
+
+/**
+ * `<readable>-<suffix>`, the readable part made DNS-safe and cut so that the whole fits
+ * MAX_WORK_NAME_LENGTH. A legacy name ends in 6 hex after its last `-`, a current one in 32: the two
+ * schemes never give one name.
+ */
+function readableWithSuffix(readable: string, suffix: string): string {
+  const head = trimSeparators(dnsSubdomainChars(readable).slice(0, MAX_WORK_NAME_LENGTH - suffix.length - 1));
+  return head === '' ? suffix : `${head}-${suffix}`;
+}
+
+/** Hub annotation `policysync.kuadrant.io/delete-option: Orphan` keeps spoke copies; anything else is Foreground. */
+export function deleteOptionFor(policy: KubeObject): DeleteOption {
+  return policy.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === 'Orphan' ? 'Orphan' : 'Foreground';
+}
+
+export interface BuildManifestWorkInput {
+  gvr: GroupVersionResource;
+  policy: KubeObject;
+  cluster: string;
+  copy: KubeObject;
+  feedbackRules: FeedbackRule[];
+  deleteOption: DeleteOption;
+  /** Value of the controller label (see controllerLabelValue); omitted when undefined. */
+  controller?: string;
+  /** metadata.uid of the kind's CRD (see SourceRef.crdUid); omitted when undefined. */
+  crdUid?: string;
+}
+
+/** The controller label value for a --controller-name: a hash, since the name holds `/`. */
+export function controllerLabelValue(controllerName: string): string {
+  return sha256Hex(controllerName).slice(0, SOURCE_HASH_LENGTH);
+}
+
+export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
+  const { gvr, policy, cluster, copy, feedbackRules, deleteOption } = input;
+  const namespace = policy.metadata.namespace ?? '';
+  const { name, uid } = policy.metadata;
+  const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
+  if (uid !== undefined) sourceRef.uid = uid;
+  if (input.crdUid !== undefined) sourceRef.crdUid = input.crdUid;
+
+  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
+  if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
+  const spec: ManifestWorkSpec = {
+    workload: { manifests: [copy] },
+    deleteOption: { propagationPolicy: deleteOption },
+    manifestConfigs: [
+      {
+        resourceIdentifier: {
+          group: gvr.group,
+          resource: gvr.resource,
+          name: copy.metadata.name,
+          namespace: copy.metadata.namespace ?? '',
+        },
+        updateStrategy: {
+          type: 'ServerSideApply',
+          serverSideApply: { force: true, fieldManager: WORK_AGENT_FIELD_MANAGER },
+        },
+        feedbackRules,
+        feedbackScrapeType: 'Watch',
+      },
+    ],
+  };
+  const annotations: Record<string, string> = { [SOURCE_REF_ANNOTATION]: canonicalJson(sourceRef) };
+  // Covers labels and source-ref too: a recreated policy (new uid, same spec) must be rewritten.
+  annotations[SPEC_HASH_ANNOTATION] = specHash({ metadata: { labels, annotations }, spec });
+
+  return {
+    apiVersion: WORK_API_VERSION,
+    kind: WORK_KIND,
+    metadata: { name: workName(gvr, namespace, name), namespace: cluster, labels, annotations },
+    spec,
+  };
+}
+
+const sourceRefSchema = z.object({
+  group: z.string(),
+  version: z.string(),
+  resource: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  uid: z.string().optional(),
+  crdUid: z.string().optional(),
+});
+
+/** The source policy of a work, from its source-ref annotation; undefined when absent or malformed. */
+export function readSourceRef(work: KubeObject): SourceRef | undefined {
+  const annotations = work.metadata.annotations;
+  if (!annotations) return undefined;
+  // Cached works are read again and again (indexes, event keys, start-up passes over every work) and
+  // never mutated: the annotation is parsed once per annotations object.
+  const known = sourceRefs.get(annotations);
+  if (known !== undefined) return known ?? undefined;
+  const parsed = parseJson(annotations[SOURCE_REF_ANNOTATION], sourceRefSchema);
+  let ref: SourceRef | undefined;
+  if (parsed) {
+    const { uid, crdUid, ...rest } = parsed;
+    ref = { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
+  }
+  if (Object.isFrozen(annotations)) sourceRefs.set(annotations, ref ? Object.freeze(ref) : null);
+  return ref;
+}
+const sourceRefs = new WeakMap<object, SourceRef | null>();
+
+/**
+ * The source policy of a work, validated: only when its source-ref annotation parses, its source label is
+ * sourceHash of that source, and its name is the one workName or legacyWorkName gives that source.
+ * Undefined otherwise: a work whose parts disagree (edited by hand, or made to pose as another policy's)
+ * is nobody's, so no policy's reconcile adopts, rewrites or deletes it as its own.
+ */
+export function workIdentity(work: KubeObject): SourceRef | undefined {
+  const { annotations, labels, name } = work.metadata;
+  const source = readSourceRef(work);
+  if (!source || !labels) return undefined;
+  // Cached works share frozen labels and annotations (cacheview.ts), and are read again and again.
+  const known = annotations ? identities.get(annotations) : undefined;
+  if (known && known.labels === labels && known.name === name) return known.identity ?? undefined;
+  const { group, resource, namespace } = source;
+  const valid =
+    labels[SOURCE_LABEL] === sourceHash(source, namespace, source.name) &&
+    (name === workName({ group, resource }, namespace, source.name) || name === legacyWorkName({ group, resource }, namespace, source.name));
+  if (annotations && Object.isFrozen(annotations) && Object.isFrozen(labels)) identities.set(annotations, { labels, name, identity: valid ? source : null });
+  return valid ? source : undefined;
+}
+const identities = new WeakMap<object, { labels: object; name: string; identity: SourceRef | null }>();
+
+/**
+ * The desired work under the name of the observed work of the same policy on the same cluster when that
+ * one has its legacy name: the hub updates it in place rather than delete it and create another (which
+ * would delete the spoke copy and create it again). Otherwise the desired work as it is.
+ */
+export function adoptLegacyName(desired: ManifestWork, observed: readonly KubeObject[]): ManifestWork {
+  const source = readSourceRef(desired);
+  if (!source) return desired;
+  const legacy = legacyWorkName(source, source.namespace, source.name);
+  const adopted = observed.find(
+    (w) => w.metadata.name === legacy && w.metadata.namespace === desired.metadata.namespace && sameSource(workIdentity(w), source),
+  );
+  return adopted ? { ...desired, metadata: { ...desired.metadata, name: legacy } } : desired;
+}
+
+function sameSource(a: SourceRef | undefined, b: SourceRef): boolean {
+  return a !== undefined && a.group === b.group && a.resource === b.resource && a.namespace === b.namespace && a.name === b.name;
+}
+
+/** The spec-hash annotation of an observed work. */
+export function readSpecHash(work: KubeObject): string | undefined {
+  return work.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+}
+
+/** Size of the work as sent to the apiserver, for the `--max-work-bytes` limit. */
+export function workSizeBytes(work: KubeObject): number {
+  return Buffer.byteLength(JSON.stringify(work), 'utf8');
+}
