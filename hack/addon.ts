@@ -10,7 +10,7 @@ import type { KubeHttp } from '../src/kube/http.ts';
 import type { ResourceRef } from '../src/kube/resource.ts';
 import { getObject, mergePatch } from '../src/kube/writes.ts';
 import { ADDON_NAME, TEMPLATE_FILE } from './gen-addon.ts';
-import { binDir, repoRoot } from './sandbox/layout.ts';
+import { binDir, repoRoot } from '../testkit/sandbox/layout.ts';
 
 export { ADDON_NAME };
 /** The label that puts a ManagedCluster into the addon's ManagedClusterSet (deploy/addon/placement.yaml). */

@@ -28,11 +28,11 @@ import { KubeHttp } from '../src/kube/http.ts';
 import { RESOURCES, collectionPath } from '../src/kube/resource.ts';
 import { deleteObject, mergePatch, serverSideApply, getObject } from '../src/kube/writes.ts';
 import { SPOKE_LABEL, agentObjects, kubectl, liveObjects } from './addon.ts';
-import { binDir, repoRoot } from './sandbox/layout.ts';
-import { logTail } from './sandbox/processes.ts';
-import { ADDON_MANAGER, Sandbox } from './sandbox/sandbox.ts';
-import { KUADRANT_NAMESPACE, type SpokeController } from './sandbox/spokecontrollers.ts';
-import { freePort } from './sandbox/ports.ts';
+import { binDir, repoRoot } from '../testkit/sandbox/layout.ts';
+import { logTail } from '../testkit/sandbox/processes.ts';
+import { ADDON_MANAGER, Sandbox } from '../testkit/sandbox/sandbox.ts';
+import { KUADRANT_NAMESPACE, type SpokeController } from '../testkit/sandbox/spokecontrollers.ts';
+import { freePort } from '../testkit/sandbox/ports.ts';
 
 const EXAMPLES = join(repoRoot, 'examples');
 const POLICY = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespaced: true };

@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../src/core/k8s/objects.ts';
-import { binDir, repoRoot } from './sandbox/layout.ts';
+import { binDir, repoRoot } from '../testkit/sandbox/layout.ts';
 
 export const ADDON_NAME = 'policy-sync';
 export const TEMPLATE_FILE = join(repoRoot, 'deploy', 'addon', 'addontemplate.yaml');

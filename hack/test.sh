@@ -35,9 +35,9 @@ fi
 if [ "$tier" != unit ]; then
   echo "== build the test control plane"; bash hack/build-components.sh
   export POLICY_SYNC_SANDBOX_ROOT="$root/.local/test-sandbox"
-  stop_sandbox() { npx tsx hack/sandbox/cli.ts down --root "$POLICY_SYNC_SANDBOX_ROOT" || true; }
+  stop_sandbox() { npx tsx testkit/sandbox/cli.ts down --root "$POLICY_SYNC_SANDBOX_ROOT" || true; }
   trap stop_sandbox EXIT
-  echo "== start the test sandbox"; npx tsx hack/sandbox/cli.ts up --root "$POLICY_SYNC_SANDBOX_ROOT"
+  echo "== start the test sandbox"; npx tsx testkit/sandbox/cli.ts up --root "$POLICY_SYNC_SANDBOX_ROOT"
 fi
 
 echo "== tests ($tier)"

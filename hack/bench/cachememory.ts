@@ -18,8 +18,8 @@ import type { ManifestWork } from '../../src/core/works/manifestwork.ts';
 import { SOURCE_LABEL } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { Store } from '../../src/kube/store.ts';
-import { authPolicy } from '../../test/support/fixtures.ts';
-import { clusterName, worksFor } from './world.ts';
+import { authPolicy } from '../../testkit/fixtures.ts';
+import { clusterName, worksFor } from '../../testkit/world.ts';
 
 /** The transform of the cache measured, with its own sharing table (as the hub's works cache has). */
 const cachedWork = workCacheView();

@@ -1,7 +1,7 @@
 // How the container image runs the controller, so that the bench measures that process and not another.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../sandbox/layout.ts';
+import { repoRoot } from '../../testkit/sandbox/layout.ts';
 
 /** The node flags of the Dockerfile's `ENTRYPOINT ["node", <flags>..., <script>]`. */
 export function imageNodeFlags(dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')): string[] {

@@ -36,9 +36,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { binDir, repoRoot } from '../sandbox/layout.ts';
-import { freePort } from '../sandbox/ports.ts';
-import { PLACEMENT_NAMESPACE, Sandbox } from '../sandbox/sandbox.ts';
+import { binDir, repoRoot } from '../../testkit/sandbox/layout.ts';
+import { freePort } from '../../testkit/sandbox/ports.ts';
+import { PLACEMENT_NAMESPACE, Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/k8s/conditions.ts';
 import { controllerLabelValue, readSpecHash, sourceHash, type ManifestWork } from '../../src/core/works/manifestwork.ts';
 import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, SOURCE_LABEL, STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
@@ -49,9 +49,9 @@ import { readCrd } from '../../src/kube/discovery.ts';
 import { KubeHttp, isGone } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath } from '../../src/kube/resource.ts';
 import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { AUTH_POLICIES, apply, authPolicy, gateway, gatewayClass, get, paramsConfigMap } from '../../test/support/fixtures.ts';
-import { samples } from '../../test/support/metrics.ts';
-import { delta, total, waitQuiet, withoutOwn, type Delta } from './counters.ts';
+import { AUTH_POLICIES, apply, authPolicy, gateway, gatewayClass, get, paramsConfigMap } from '../../testkit/fixtures.ts';
+import { samples } from '../../testkit/metrics.ts';
+import { delta, total, waitQuiet, withoutOwn, type Delta } from '../../testkit/counters.ts';
 import { formatProfile, summariseProfile, type ProfileSummary } from './cpuprofile.ts';
 import { formatScaleTable, formatTable, median, stats, type BenchResult, type FanoutResult, type FanoutRound, type ScalePoint, type ScaleResult, type WriteReport } from './report.ts';
 import { imageNodeFlags } from './image.ts';
@@ -80,7 +80,7 @@ import {
   removeReplicaSets,
   waitForDecisions,
   worksFor,
-} from './world.ts';
+} from '../../testkit/world.ts';
 
 const PS_COMPONENT = 'bench/policy-sync';
 const MANAGER_COMPONENT = 'bench/work-manager';

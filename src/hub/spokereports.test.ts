@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spoke/spokereport.ts';
-import { FakeClock } from '../runtime/fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 import { SpokeReports } from './spokereports.ts';
 
 const AUTH = 'authpolicies.kuadrant.io';

@@ -3,7 +3,7 @@
 // expiry from the arrival of the answer that first showed the record to the send of the read that shows it still.
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
-import { FakeClock } from '../runtime/fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 import { ApiError } from './http.ts';
 import { LeaderElector } from './leaderelection.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Backoff } from './backoff.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 
 const seq = (b: Backoff, n: number): number[] => Array.from({ length: n }, () => b.next());
 

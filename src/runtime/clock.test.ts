@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { sleep, systemClock } from './clock.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 
 describe('FakeClock', () => {
   it('fires due timers in due-time then creation order, each at its own time', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FairGate } from './fairgate.ts';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 import { TokenBucket } from './ratelimiter.ts';
 
 test('under contention the lanes take turns: a lane with one write waiting is served next, not after a long queue', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
-import { FakeClock, settle } from './fake-clock.ts';
+import { FakeClock, settle } from '../../testkit/fake-clock.ts';
 import { Metrics, writtenResource } from './metrics.ts';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { ControllerRunner } from './runner.ts';

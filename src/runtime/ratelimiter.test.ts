@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from './fake-clock.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
 import {
   BucketRateLimiter,
   ItemExponentialRateLimiter,

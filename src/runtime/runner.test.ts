@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, settle } from './fake-clock.ts';
+import { FakeClock, settle } from '../../testkit/fake-clock.ts';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { ControllerRunner, DrainTimeoutError } from './runner.ts';
 import type { Reconcile, ReconcileEvent, ReconcileResult } from './runner.ts';

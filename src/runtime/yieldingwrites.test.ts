@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, settle } from './fake-clock.ts';
+import { FakeClock, settle } from '../../testkit/fake-clock.ts';
 import { YieldingWrites } from './yieldingwrites.ts';
 
 function setup(o: { maxDelayMs?: number; concurrency?: number } = {}) {

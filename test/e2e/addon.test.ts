@@ -20,15 +20,15 @@ import {
   liveObjects,
   setMember,
 } from '../../hack/addon.ts';
-import { logTail } from '../../hack/sandbox/processes.ts';
-import { ADDON_MANAGER, type Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { logTail } from '../../testkit/sandbox/processes.ts';
+import { ADDON_MANAGER, type Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
-import { get, list, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, spokeClients } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { get, list, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, spokeClients } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 const AGENT_NS = 'policy-sync-system';
 const DEFAULT_IMAGE = 'ghcr.io/kuadrant/policy-sync:latest';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../hack/sandbox/layout.ts';
+import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { BenchResult } from '../../hack/bench/report.ts';
 
 const root = join(repoRoot, '.local', 'bench-quick-sandbox');

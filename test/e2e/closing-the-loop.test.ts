@@ -4,13 +4,13 @@
 // keeps the copy off that cluster and says so, and an agent that stops reporting withdraws nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/k8s/conditions.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
   apply,
@@ -24,11 +24,11 @@ import {
   placementDecision,
   remove,
   removeNamespace,
-} from '../support/fixtures.ts';
-import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../support/hub.ts';
-import { metricsText, samples } from '../support/metrics.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
-import { AuditCursor, describeWrite } from '../support/audit.ts';
+} from '../../testkit/fixtures.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../../testkit/hub.ts';
+import { metricsText, samples } from '../../testkit/metrics.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';

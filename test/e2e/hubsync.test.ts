@@ -4,10 +4,10 @@
 // removes them from both spokes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
   RATE_LIMIT_POLICIES,
@@ -22,9 +22,9 @@ import {
   rateLimitPolicy,
   remove,
   removeNamespace,
-} from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub, releaseSpokes, spokeClients } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+} from '../../testkit/fixtures.ts';
+import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub, releaseSpokes, spokeClients } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 let sandbox: Sandbox;
 let hub: KubeHttp;

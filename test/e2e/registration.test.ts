@@ -5,18 +5,18 @@
 // the taint. Starting the agent again makes it Available, removes the taint and brings it back into the decisions.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { LEASE_GRACE_MS, MANAGED_CLUSTER_LEASE_SECONDS, registrationAgent } from '../../hack/sandbox/registration.ts';
-import { logTail } from '../../hack/sandbox/processes.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { LEASE_GRACE_MS, MANAGED_CLUSTER_LEASE_SECONDS, registrationAgent } from '../../testkit/sandbox/registration.ts';
+import { logTail } from '../../testkit/sandbox/processes.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
-import { MANAGED_CLUSTERS, UNREACHABLE_TAINT, waitForClusterAvailability, waitForTaint } from '../support/fleet.ts';
-import { createNamespace, get, list, removeNamespace, PLACEMENT_LABEL } from '../support/fixtures.ts';
-import { hubHttp, uniqueName } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { MANAGED_CLUSTERS, UNREACHABLE_TAINT, waitForClusterAvailability, waitForTaint } from '../../testkit/fleet.ts';
+import { createNamespace, get, list, removeNamespace, PLACEMENT_LABEL } from '../../testkit/fixtures.ts';
+import { hubHttp, uniqueName } from '../../testkit/hub.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 const OCM_CLUSTER = 'cluster.open-cluster-management.io';
 const CLUSTER_SETS: ResourceRef = { group: OCM_CLUSTER, version: 'v1beta2', resource: 'managedclustersets', namespaced: false };

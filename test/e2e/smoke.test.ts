@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { logTail } from '../../hack/sandbox/processes.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { eventually } from '../support/eventually.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { logTail } from '../../testkit/sandbox/processes.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 const WORK = { group: 'work.open-cluster-management.io', version: 'v1', plural: 'manifestworks' };
 

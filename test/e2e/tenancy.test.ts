@@ -13,20 +13,20 @@
 // bound to each namespace — the owner namespace to both spokes, the tenants to spoke-1 only.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { occupantOf } from '../../src/core/spoke/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { AuditCursor, describeWrite } from '../support/audit.ts';
-import { eventually } from '../support/eventually.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
 import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('tenancy');

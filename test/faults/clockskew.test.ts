@@ -8,18 +8,18 @@
 //    placed again (judged on the spoke's clock it would have stayed fresh for an hour: copies withdrawn).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { spokeReportName } from '../../src/core/spoke/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { eventually } from '../support/eventually.ts';
-import { report, timed } from '../support/faults.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { report, timed } from '../../testkit/faults.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('skew');

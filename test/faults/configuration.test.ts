@@ -6,16 +6,16 @@
 //  c. a kind's CRD deleted and re-created on the hub, its policies re-applied as a GitOps tool would.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { serverSideApply } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
-import { copyUids, deletionWatch, report, timed } from '../support/faults.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
+import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
 
 const GROUP = 'faults.policysync.io';
 let sandbox: Sandbox;

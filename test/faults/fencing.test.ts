@@ -7,13 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { workKey } from '../../src/core/keys.ts';
 import { WorkApplier } from '../../src/hub/workapplier.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { createObject, deleteObject, mergePatch } from '../../src/kube/writes.ts';
-import { createNamespace, get, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, uniqueName } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { createNamespace, get, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, uniqueName } from '../../testkit/hub.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 const cluster = uniqueName('faults-fencing');
 let http: KubeHttp;
@@ -84,6 +85,6 @@ test('m. a delete with nothing observed of the work is never sent', async () => 
   await createObject(http, RESOURCES.manifestWorks, work('unobserved'));
   const { applier: old } = applier();
   const plan = old.plan([], []);
-  await assert.rejects(old.execute('old-leader', { ...plan, delete: [`${cluster}/unobserved`] }), /not deleted: its uid and resourceVersion were not observed/);
+  await assert.rejects(old.execute('old-leader', { ...plan, delete: [workKey(cluster, 'unobserved')] }), /not deleted: its uid and resourceVersion were not observed/);
   assert.ok(await get(http, RESOURCES.manifestWorks, cluster, 'unobserved'), 'still there');
 });

@@ -12,20 +12,20 @@
 // Last, the rule's other side: spoke-2 deselected while healthy loses its work.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { registrationAgent } from '../../hack/sandbox/registration.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { registrationAgent } from '../../testkit/sandbox/registration.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
-import { copyUids, deletionWatch, report, timed } from '../support/faults.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, remove, removeNamespace } from '../support/fixtures.ts';
-import { waitForClusterAvailability, waitForTaint } from '../support/fleet.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { waitForClusterAvailability, waitForTaint } from '../../testkit/fleet.ts';
+import { hubHttp, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 const OCM = 'cluster.open-cluster-management.io';
 const CLUSTER_SETS: ResourceRef = { group: OCM, version: 'v1beta2', resource: 'managedclustersets', namespaced: false };

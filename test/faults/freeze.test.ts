@@ -15,19 +15,19 @@
 // earliest, when the old leader's queued writes have been handled.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
-import { AuditCursor, describeWrite } from '../support/audit.ts';
-import { eventually } from '../support/eventually.ts';
-import { deletionWatch, report, timed } from '../support/faults.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
-import { electionArgs, identityOf, logOf, logRecords, startReplica, type Replica } from '../support/replicas.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { deletionWatch, report, timed } from '../../testkit/faults.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
+import { electionArgs, identityOf, logOf, logRecords, startReplica, type Replica } from '../../testkit/replicas.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 const POLICIES = 10;
 const TIMING = { leaseMs: 4_000, renewMs: 3_000, retryMs: 500 };

@@ -4,17 +4,17 @@
 // grace period and releases the lease.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
-import { eventually } from '../support/eventually.ts';
-import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
-import { samples } from '../support/metrics.ts';
-import { electionArgs, isLeader as replicaLeads, logOf, metricsOf, startReplica as startReplicaProcess, writesOf, type Replica } from '../support/replicas.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
+import { samples } from '../../testkit/metrics.ts';
+import { electionArgs, isLeader as replicaLeads, logOf, metricsOf, startReplica as startReplicaProcess, writesOf, type Replica } from '../../testkit/replicas.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 const controllerName = testControllerName('failover');
 const ns = uniqueName('failover');

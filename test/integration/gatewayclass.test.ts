@@ -6,10 +6,10 @@ import type { Condition } from '../../src/core/k8s/conditions.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { eventually } from '../support/eventually.ts';
-import { apply, createNamespace, gatewayClass, get, paramsConfigMap, patchData, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { apply, createNamespace, gatewayClass, get, paramsConfigMap, patchData, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 let http: KubeHttp;
 let hub: RunningHub;

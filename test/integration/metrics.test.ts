@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { HubController } from '../../src/hub/controller.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -12,11 +12,11 @@ import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { ProbeServer } from '../../src/runtime/probeserver.ts';
-import { eventually } from '../support/eventually.ts';
-import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../support/fixtures.ts';
-import { hubHttp, testControllerName, uniqueName } from '../support/hub.ts';
-import { samples } from '../support/metrics.ts';
-import { testSandbox } from '../support/sandbox.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
+import { samples } from '../../testkit/metrics.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 let sandbox: Sandbox;
 let http: KubeHttp;

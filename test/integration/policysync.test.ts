@@ -3,12 +3,12 @@
 // clean-up of a policy deleted while the controller was down.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue, workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
   apply,
@@ -24,9 +24,9 @@ import {
   rateLimitPolicy,
   remove,
   removeNamespace,
-} from '../support/fixtures.ts';
-import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { testSandbox } from '../support/sandbox.ts';
+} from '../../testkit/fixtures.ts';
+import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
 
 let sandbox: Sandbox;
 let http: KubeHttp;

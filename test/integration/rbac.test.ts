@@ -9,15 +9,15 @@ import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
-import { holdExclusive } from '../support/exclusive.ts';
+import { eventually } from '../../testkit/eventually.ts';
+import { holdExclusive } from '../../testkit/exclusive.ts';
 import {
   AUTH_POLICIES,
   apply,
@@ -32,12 +32,12 @@ import {
   placementDecision,
   remove,
   removeNamespace,
-} from '../support/fixtures.ts';
-import { deletionWatch } from '../support/faults.ts';
-import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { find, kubectl, kustomize, toYaml } from '../support/kubectl.ts';
-import { metricsText, samples } from '../support/metrics.ts';
-import { testSandbox, testSandboxRoot } from '../support/sandbox.ts';
+} from '../../testkit/fixtures.ts';
+import { deletionWatch } from '../../testkit/faults.ts';
+import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { find, kubectl, kustomize, toYaml } from '../../testkit/kubectl.ts';
+import { metricsText, samples } from '../../testkit/metrics.ts';
+import { testSandbox, testSandboxRoot } from '../../testkit/test-sandbox.ts';
 
 const SYSTEM_NS = 'policy-sync-system';
 const SERVICE_ACCOUNT = 'policy-sync-hub';

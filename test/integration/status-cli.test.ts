@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { repoRoot } from '../../hack/sandbox/layout.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { repoRoot } from '../../testkit/sandbox/layout.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { Condition } from '../../src/core/k8s/conditions.ts';
 import { controllerLabelValue, readSourceRef } from '../../src/core/works/manifestwork.ts';
 import type { ClusterStatus, PolicyStatus } from '../../src/core/status/policystatus.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
   RATE_LIMIT_POLICIES,
@@ -31,9 +31,9 @@ import {
   rateLimitPolicy,
   remove,
   removeNamespace,
-} from '../support/fixtures.ts';
-import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../support/hub.ts';
-import { testSandbox, workAgentLogs } from '../support/sandbox.ts';
+} from '../../testkit/fixtures.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../../testkit/hub.ts';
+import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('status');

@@ -14,8 +14,8 @@ import { policiesSyncedAnnotation } from '../../src/core/status/policiessynced.t
 import { policyKey } from '../../src/hub/indexes.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { AuditCursor } from '../support/audit.ts';
-import { eventually } from '../support/eventually.ts';
+import { AuditCursor } from '../../testkit/audit.ts';
+import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
   RATE_LIMIT_POLICIES,
@@ -31,12 +31,12 @@ import {
   placementDecision,
   rateLimitPolicy,
   remove,
-} from '../support/fixtures.ts';
-import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../support/hub.ts';
-import { metricsText, samples } from '../support/metrics.ts';
-import { testSandbox } from '../support/sandbox.ts';
-import { MANAGED_CLUSTER_LEASE_SECONDS } from '../../hack/sandbox/registration.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+} from '../../testkit/fixtures.ts';
+import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { metricsText, samples } from '../../testkit/metrics.ts';
+import { testSandbox } from '../../testkit/test-sandbox.ts';
+import { MANAGED_CLUSTER_LEASE_SECONDS } from '../../testkit/sandbox/registration.ts';
+import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 
 const POLICIES_PER_KIND = 30;
 const CLUSTER_COUNT = 4;

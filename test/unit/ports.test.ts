@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { ephemeralRange, freePort } from '../../hack/sandbox/ports.ts';
+import { ephemeralRange, freePort } from '../../testkit/sandbox/ports.ts';
 
 test('freePort picks a bindable loopback port below the ephemeral range, which outgoing connections cannot take', async () => {
   const [low] = ephemeralRange();

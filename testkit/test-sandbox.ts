@@ -1,9 +1,9 @@
 // The sandbox the integration and e2e tiers share. `hack/test.sh` starts it before the tests and stops
 // it after; a test file run on its own starts it here (and `npm run local-down -- --root …` stops it).
 import { join } from 'node:path';
-import { repoRoot } from '../../hack/sandbox/layout.ts';
-import { logTail } from '../../hack/sandbox/processes.ts';
-import { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { repoRoot } from './sandbox/layout.ts';
+import { logTail } from './sandbox/processes.ts';
+import { Sandbox } from './sandbox/sandbox.ts';
 
 export const testSandboxRoot = process.env.POLICY_SYNC_SANDBOX_ROOT ?? join(repoRoot, '.local', 'test-sandbox');
 

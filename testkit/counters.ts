@@ -4,7 +4,7 @@
 // benchmark's own writes in a window are named and subtracted by the caller.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { metricsText, samples } from '../../test/support/metrics.ts';
+import { metricsText, samples } from './metrics.ts';
 
 /** Verbs that do not write (kube-apiserver reports GET, LIST, WATCH, WATCHLIST for reads). */
 const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);

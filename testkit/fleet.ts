@@ -1,10 +1,10 @@
 // The fleet as OCM's registration sees it: a ManagedCluster's ManagedClusterConditionAvailable and the
 // NoSelect taints the hub puts on a cluster that is not Available (`unreachable` when Unknown, `unavailable` when
 // False). For tests that take a spoke off the hub (sandbox.stop(registrationAgent(spoke))) and bring it back.
-import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import type { KubeHttp } from '../../src/kube/http.ts';
-import { AVAILABLE_CONDITION, UNAVAILABLE_TAINT, UNREACHABLE_TAINT } from '../../src/core/fleet/clusterhealth.ts';
-import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
+import type { KubeHttp } from '../src/kube/http.ts';
+import { AVAILABLE_CONDITION, UNAVAILABLE_TAINT, UNREACHABLE_TAINT } from '../src/core/fleet/clusterhealth.ts';
+import { RESOURCES, type ResourceRef } from '../src/kube/resource.ts';
 import { eventually } from './eventually.ts';
 import { get } from './fixtures.ts';
 

@@ -2,9 +2,9 @@
 // probes and /metrics on one free port, their output kept for failure messages.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '../../hack/sandbox/layout.ts';
-import { freePort } from '../../hack/sandbox/ports.ts';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { repoRoot } from './sandbox/layout.ts';
+import { freePort } from './sandbox/ports.ts';
+import type { Sandbox } from './sandbox/sandbox.ts';
 import { samples } from './metrics.ts';
 
 export interface Replica {

@@ -3,12 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import { HubController, type HubOptions } from '../../src/hub/controller.ts';
-import { KubeHttp } from '../../src/kube/http.ts';
+import type { Sandbox } from './sandbox/sandbox.ts';
+import { HubController, type HubOptions } from '../src/hub/controller.ts';
+import { KubeHttp } from '../src/kube/http.ts';
 import { eventually } from './eventually.ts';
 import { removeNamespace } from './fixtures.ts';
-import { SpokeController } from '../../src/spoke/controller.ts';
+import { SpokeController } from '../src/spoke/controller.ts';
 
 /** A name unique to this test process: DNS-safe, short. */
 export function uniqueName(prefix: string): string {

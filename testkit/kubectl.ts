@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { binDir, repoRoot } from '../../hack/sandbox/layout.ts';
-import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { binDir, repoRoot } from './sandbox/layout.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
 
 export const kubectlPath = join(binDir, 'kubectl');
 

@@ -2,14 +2,14 @@
 // namespace, where ManifestWorks go) in one ManagedClusterSet, a run namespace bound to that set with a
 // real OCM Placement deciding the C clusters, the GatewayClass and params of a controller name of the
 // run's own, and P AuthPolicies. Nothing here serves the bench clusters: their works only have to exist.
-import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { desiredWorksForPolicy } from '../../src/core/works/desiredworks.ts';
-import { controllerLabelValue, readSpecHash, type ManifestWork } from '../../src/core/works/manifestwork.ts';
-import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
-import { isConflict, isNotFound, type KubeHttp } from '../../src/kube/http.ts';
-import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
-import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
-import { AUTH_POLICIES } from '../../test/support/fixtures.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
+import { desiredWorksForPolicy } from '../src/core/works/desiredworks.ts';
+import { controllerLabelValue, readSpecHash, type ManifestWork } from '../src/core/works/manifestwork.ts';
+import { PLACEMENT_LABEL, clustersFromDecisions } from '../src/core/fleet/placement.ts';
+import { isConflict, isNotFound, type KubeHttp } from '../src/kube/http.ts';
+import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../src/kube/resource.ts';
+import { mergePatch, serverSideApply } from '../src/kube/writes.ts';
+import { AUTH_POLICIES } from './fixtures.ts';
 
 export const FIELD_MANAGER = 'policy-sync-bench';
 /** On every object the benchmark creates: `run` (deleted at the end of a run) or `cluster` (kept). */

@@ -1,7 +1,7 @@
 // Test double for Clock: time only moves when the test says so, timers fire in
 // (due time, creation) order, and nothing touches the global timers.
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
-import type { CancelTimer, Clock } from './clock.ts';
+import type { CancelTimer, Clock } from '../src/runtime/clock.ts';
 
 interface PendingTimer {
   at: number;

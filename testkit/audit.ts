@@ -2,7 +2,7 @@
 // what, and how the apiserver answered. The fault tests use it to name the client behind a deletion
 // instead of only counting DELETEs.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { auditLogPath, type Sandbox } from '../../hack/sandbox/sandbox.ts';
+import { auditLogPath, type Sandbox } from './sandbox/sandbox.ts';
 
 export interface AuditedWrite {
   verb: string;

@@ -2,9 +2,9 @@
 // log, so every client's deletes count and are named), the uids of the spoke copies (a copy deleted and
 // re-created has a new one), and how long convergence took after the fault was lifted.
 import assert from 'node:assert/strict';
-import type { Sandbox } from '../../hack/sandbox/sandbox.ts';
-import type { KubeHttp } from '../../src/kube/http.ts';
-import type { ResourceRef } from '../../src/kube/resource.ts';
+import type { Sandbox } from './sandbox/sandbox.ts';
+import type { KubeHttp } from '../src/kube/http.ts';
+import type { ResourceRef } from '../src/kube/resource.ts';
 import { AuditCursor, describeWrite } from './audit.ts';
 import { get } from './fixtures.ts';
 

@@ -1,9 +1,9 @@
 // Builders for the hub objects the tests author, and helpers to write them through the raw client.
-import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import type { KubeHttp} from '../../src/kube/http.ts';
-import { isConflict, isNotFound } from '../../src/kube/http.ts';
-import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
-import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
+import type { KubeObject } from '../src/core/k8s/objects.ts';
+import type { KubeHttp} from '../src/kube/http.ts';
+import { isConflict, isNotFound } from '../src/kube/http.ts';
+import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../src/kube/resource.ts';
+import { mergePatch, serverSideApply } from '../src/kube/writes.ts';
 
 export const CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
 export const AUTH_POLICIES: ResourceRef = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespaced: true };
