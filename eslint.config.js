@@ -24,6 +24,7 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts'], plugins: { layers: layersPlugin }, rules: { 'layers/contract': 'error' } },
+  { files: ['testkit/**/*.ts'], plugins: { layers: layersPlugin }, rules: { 'layers/testkit': 'error' } },
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -5,6 +5,8 @@
 //   hub, spoke  the two controllers: everything below, never each other
 //   cli      commands: everything
 // Nothing under src imports test/, hack/ or the test kit; a test beside a file may also import the test kit.
+// The test kit (testkit/: the sandbox and what tests, bench and demo share) imports src/ and itself only —
+// never test/ or hack/, which import it.
 import path from 'node:path';
 
 const SRC = path.join(import.meta.dirname, 'src');
@@ -45,24 +47,42 @@ export function layerViolation(importer, target) {
   return `src/${from} may not import src/${toLayer}: imports point down only (core ← runtime ← kube ← hub/spoke ← cli)`;
 }
 
+function inside(dir, file) {
+  const rel = path.relative(dir, file);
+  return !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** Why test kit file `importer` may not import `target` (absolute paths), or undefined when it may. */
+export function testkitViolation(importer, target) {
+  if (!inside(TESTKIT, importer)) return undefined;
+  if (inside(TESTKIT, target) || inside(SRC, target)) return undefined;
+  return `testkit may not import ${path.relative(path.dirname(SRC), target)}: the test kit depends on src and npm packages only (test/, hack/ and bench import it)`;
+}
+
+/** A rule reporting each relative import (static, re-export or dynamic) for which `violation` gives a reason. */
+function importRule(description, violation) {
+  return {
+    meta: { type: 'problem', docs: { description }, schema: [] },
+    create(context) {
+      const file = context.filename;
+      const check = (node, source) => {
+        if (typeof source !== 'string' || !source.startsWith('.')) return;
+        const why = violation(file, path.resolve(path.dirname(file), source));
+        if (why) context.report({ node, message: why });
+      };
+      return {
+        ImportDeclaration: (node) => check(node, node.source.value),
+        ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+        ExportAllDeclaration: (node) => check(node, node.source.value),
+        ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+      };
+    },
+  };
+}
+
 export const layersPlugin = {
   rules: {
-    contract: {
-      meta: { type: 'problem', docs: { description: 'imports follow the layer contract' }, schema: [] },
-      create(context) {
-        const file = context.filename;
-        const check = (node, source) => {
-          if (typeof source !== 'string' || !source.startsWith('.')) return;
-          const why = layerViolation(file, path.resolve(path.dirname(file), source));
-          if (why) context.report({ node, message: why });
-        };
-        return {
-          ImportDeclaration: (node) => check(node, node.source.value),
-          ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
-          ExportAllDeclaration: (node) => check(node, node.source.value),
-          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
-        };
-      },
-    },
+    contract: importRule('imports follow the layer contract', layerViolation),
+    testkit: importRule('the test kit imports src and itself only', testkitViolation),
   },
 };

@@ -6,9 +6,17 @@ import { ESLint } from 'eslint';
 
 const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
 
-async function contractErrors(filePath: string, code: string): Promise<string[]> {
+async function ruleErrors(rule: string, filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'layers/contract').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId === rule).map((m) => m.message);
+}
+
+function contractErrors(filePath: string, code: string): Promise<string[]> {
+  return ruleErrors('layers/contract', filePath, code);
+}
+
+function testkitErrors(filePath: string, code: string): Promise<string[]> {
+  return ruleErrors('layers/testkit', filePath, code);
 }
 
 test('imports that point up or sideways across layers fail the lint', async () => {
@@ -19,7 +27,8 @@ test('imports that point up or sideways across layers fail the lint', async () =
     ['src/kube/http.ts', "import '../hub/controller.ts';"],
     ['src/hub/controller.ts', "import '../spoke/controller.ts';"],
     ['src/spoke/controller.ts', "export * from '../cli/main.ts';"],
-    ['src/core/works/removal.ts', "import '../../../test/support/hub.ts';"],
+    ['src/core/works/removal.ts', "import '../../../test/integration/policysync.test.ts';"],
+    ['src/core/works/removal.ts', "import '../../../testkit/hub.ts';"],
     ['src/hub/controller.ts', "const m = await import('../../hack/demo.ts');"],
   ];
   for (const [file, code] of refused) {
@@ -38,5 +47,31 @@ test('imports that point down are allowed', async () => {
   ];
   for (const [file, code] of allowed) {
     assert.deepEqual(await contractErrors(file, code), [], `${file}: ${code} is allowed`);
+  }
+});
+
+test('a test beside a src file may import the test kit', async () => {
+  assert.deepEqual(await contractErrors('src/runtime/clock.test.ts', "import '../../testkit/fake-clock.ts';"), []);
+});
+
+test('the test kit imports neither test/ nor hack/', async () => {
+  const refused: Array<[string, string]> = [
+    ['testkit/hub.ts', "import '../test/integration/policysync.test.ts';"],
+    ['testkit/sandbox/sandbox.ts', "import '../../hack/bench/report.ts';"],
+    ['testkit/world.ts', "export * from '../hack/addon.ts';"],
+    ['testkit/fixtures.ts', "const m = await import('../hack/demo.ts');"],
+  ];
+  for (const [file, code] of refused) {
+    const errors = await testkitErrors(file, code);
+    assert.equal(errors.length, 1, `${file}: ${code} is refused (${errors.join('; ')})`);
+  }
+  const allowed: Array<[string, string]> = [
+    ['testkit/hub.ts', "import '../src/hub/controller.ts';"],
+    ['testkit/sandbox/sandbox.ts', "import '../../src/kube/http.ts';"],
+    ['testkit/faults.ts', "import './sandbox/sandbox.ts';"],
+    ['testkit/fixtures.ts', "import 'yaml';"],
+  ];
+  for (const [file, code] of allowed) {
+    assert.deepEqual(await testkitErrors(file, code), [], `${file}: ${code} is allowed`);
   }
 });
