@@ -35,7 +35,8 @@ import {
   sourceKeyOfWork,
   type KindedPolicy,
 } from './eventkeys.ts';
-import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, policyKey, targetedGateways, writeLane } from './indexes.ts';
+import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways, writeLane } from './indexes.ts';
+import { policyKey } from '../core/keys.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { GatewayPlacements } from './placements.ts';
 import { clustersFromDecisions } from '../core/fleet/placement.ts';

@@ -7,7 +7,8 @@ import { readSourceRef } from '../core/works/manifestwork.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { SPEC_HASH_ANNOTATION } from '../core/metadatakeys.ts';
 import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
-import { placementOfDecision, policyKey } from './indexes.ts';
+import { placementOfDecision } from './indexes.ts';
+import { policyKey } from '../core/keys.ts';
 
 /** A change as the store reports it: the new object and, for updates and deletes, the old one. */
 export interface Change {

@@ -1,5 +1,4 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
-import { groupResourceKey, parseGroupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { PLACEMENT_LABEL } from '../core/fleet/placement.ts';
 import type { TemplateOfGateway } from '../core/targets/rivals.ts';
@@ -38,17 +37,6 @@ export function placementOfDecision(decision: KubeObject): string[] {
   return p ? [`${decision.metadata.namespace}/${p}`] : [];
 }
 
-/** Work-queue key of a hub policy: `<resource>.<group>|<namespace>/<name>` — no version (DESIGN §7). */
-export function policyKey(gr: GroupResource, namespace: string, name: string): string {
-  return `${groupResourceKey(gr)}|${namespace}/${name}`;
-}
-
-export function parsePolicyKey(key: string): { gr: GroupResource; namespace: string; name: string } {
-  const [kind, ref] = key.split('|');
-  const [namespace, name] = (ref ?? '').split('/');
-  if (!kind || !namespace || !name) throw new Error(`malformed policy key ${key}`);
-  return { gr: parseGroupResourceKey(kind), namespace, name };
-}
 
 /** The downstream-namespace template of a cached Gateway's class, when the class's params are in force. */
 export function gatewayTemplates(gateways: Informer, configs: ClassConfigs): TemplateOfGateway {

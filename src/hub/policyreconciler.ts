@@ -4,7 +4,7 @@
 // to the StatusReporter. It decides nothing else on its own.
 import type { Logger } from 'pino';
 import { coverage, usesOverrides } from '../core/spoke/conflicts.ts';
-import { desiredWorksForPolicy, resolveCollisions, workKeyOf, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/works/desiredworks.ts';
+import { desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/works/desiredworks.ts';
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/k8s/gvr.ts';
 import { adoptLegacyName, controllerLabelValue, readSourceRef, sourceHash, workIdentity, type ManifestWork } from '../core/works/manifestwork.ts';
 import { objectKey, type KubeObject } from '../core/k8s/objects.ts';
@@ -23,13 +23,14 @@ import { objectPath } from '../kube/resource.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { ownsClass } from './gatewayclassreconciler.ts';
-import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, parsePolicyKey, targetedGateways } from './indexes.ts';
+import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, targetedGateways } from './indexes.ts';
+import { parsePolicyKey, parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
 import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/targets/lanes.ts';
 import { renderDownstreamNamespace } from '../core/params/params.ts';
-import { splitWorkKey, type WorkApplier } from './workapplier.ts';
+import type { WorkApplier } from './workapplier.ts';
 
 export interface PolicyReconcilerOptions {
   controllerName: string;
@@ -120,15 +121,15 @@ export class PolicyReconciler {
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const targetClasses = this.targetClasses(policy);
     const overriddenOn = new Set(local.overridden.map((o) => o.cluster));
-    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(splitWorkKey(key)[0]));
-    const deletions: string[] = [];
+    const [overridden, unwanted] = partition(plan.delete, (key) => overriddenOn.has(parseWorkKey(key).cluster));
+    const deletions: WorkKey[] = [];
     const unknown: UnknownCluster[] = [];
     let kept = false;
     let recheckAt: number | undefined;
     const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     // One decision per cluster: what OCM says of each cluster is its own (DESIGN §7).
     for (const workKey of [...unwanted, ...overridden]) {
-      const cluster = splitWorkKey(workKey)[0];
+      const cluster = parseWorkKey(workKey).cluster;
       const locallyOverridden = overriddenOn.has(cluster);
       const fleet = locallyOverridden ? undefined : this.clusterKnowledge(cluster, policy);
       const d = decideRemoval(this.removalInput(gr, { deleting: false, targetClasses, locallyOverridden }, fleet));

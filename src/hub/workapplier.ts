@@ -14,7 +14,8 @@
 // changed since; the apiserver refuses it with 409, which is no failure — the change's own event brings the
 // owner back, and its next plan sees the work as it is.
 import type { Logger } from 'pino';
-import { diffWorks, workKeyOf, type WorkPlan } from '../core/works/desiredworks.ts';
+import { diffWorks, type WorkPlan } from '../core/works/desiredworks.ts';
+import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
@@ -80,9 +81,9 @@ export class WorkApplier {
    * The writes that make the observed works the desired ones. `delete` lists every observed work that is
    * not desired (and not retained): candidates only — the caller decides which of them really go.
    */
-  plan(desired: readonly ManifestWork[], observed: readonly KubeObject[], retain: ReadonlySet<string> = new Set()): FencedPlan {
+  plan(desired: readonly ManifestWork[], observed: readonly KubeObject[], retain: ReadonlySet<WorkKey> = new Set()): FencedPlan {
     const desiredByKey = new Map(desired.map((w) => [workKeyOf(w), w]));
-    const seen = new Map<string, { specHash?: string }>();
+    const seen = new Map<WorkKey, { specHash?: string }>();
     const byKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     for (const work of observed) {
       const key = workKeyOf(work);
@@ -132,7 +133,7 @@ export class WorkApplier {
       ...plan.create.map((work) => write(work, true)),
       ...plan.apply.map((work) => write(work, false)),
       ...plan.delete.map(async (key) => {
-        const [cluster, name] = splitWorkKey(key);
+        const { cluster, name } = parseWorkKey(key);
         const preconditions = plan.observed.get(key);
         if (!preconditions) {
           failures.push(new Error(`ManifestWork ${key} not deleted: its uid and resourceVersion were not observed`));
@@ -168,9 +169,4 @@ export class WorkApplier {
       throw err;
     }
   }
-}
-
-export function splitWorkKey(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
 }

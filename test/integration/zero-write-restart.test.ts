@@ -11,7 +11,7 @@ import { controllerLabelValue, readSpecHash } from '../../src/core/works/manifes
 import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { policiesSyncedAnnotation } from '../../src/core/status/policiessynced.ts';
-import { policyKey } from '../../src/hub/indexes.ts';
+import { policyKey } from '../../src/core/keys.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { AuditCursor } from '../../testkit/audit.ts';

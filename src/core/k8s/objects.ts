@@ -28,8 +28,18 @@ export interface KubeObject {
 
 /** The cache key of an object: `namespace/name`, or `name` when cluster-scoped. */
 export function objectKey(object: { metadata: Pick<ObjectMeta, 'name' | 'namespace'> }): string {
-  const { namespace, name } = object.metadata;
+  return namespacedKey(object.metadata.namespace ?? '', object.metadata.name);
+}
+
+/** The cache key of `name` in `namespace` (`name` alone when the namespace is empty: cluster-scoped). */
+export function namespacedKey(namespace: string, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
+}
+
+/** A cache key's namespace (empty when cluster-scoped) and name; the name may itself hold slashes. */
+export function splitObjectKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /**

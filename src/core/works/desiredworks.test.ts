@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desiredWorksForPolicy, diffWorks, resolveCollisions, workKey, workKeyOf } from './desiredworks.ts';
+import { desiredWorksForPolicy, diffWorks, resolveCollisions } from './desiredworks.ts';
+import { workKey, workKeyOf } from '../keys.ts';
 import type { DesiredWorksInput, GatewayPlacement, PlacementCandidate } from './desiredworks.ts';
 import { feedbackRulesFor } from './feedbackrules.ts';
 import { readSpecHash, workName, workSizeBytes } from './manifestwork.ts';
@@ -328,7 +329,7 @@ function work(cluster: string, name: string, hash: string): ManifestWork {
 
 test('diffWorks makes no writes when every desired work is observed with the same spec-hash', () => {
   const desired = new Map([[workKey('c1', 'w'), work('c1', 'w', 'h1')]]);
-  assert.deepEqual(diffWorks(desired, new Map([['c1/w', { specHash: 'h1' }]])), { create: [], apply: [], delete: [] });
+  assert.deepEqual(diffWorks(desired, new Map([[workKey('c1', 'w'), { specHash: 'h1' }]])), { create: [], apply: [], delete: [] });
 });
 
 test('diffWorks creates missing works and applies works whose hash differs or is unknown', () => {
@@ -336,15 +337,15 @@ test('diffWorks creates missing works and applies works whose hash differs or is
   const b = work('c1', 'b', 'h2');
   const c = work('c2', 'c', 'h3');
   const desired = new Map([[workKeyOf(c), c], [workKeyOf(b), b], [workKeyOf(a), a]]);
-  const plan = diffWorks(desired, new Map([['c1/b', { specHash: 'old' }], ['c2/c', {}]]));
+  const plan = diffWorks(desired, new Map([[workKey('c1', 'b'), { specHash: 'old' }], [workKey('c2', 'c'), {}]]));
   assert.deepEqual(plan, { create: [a], apply: [b, c], delete: [] });
 });
 
 test('diffWorks deletes observed works that are not desired, except retained ones', () => {
-  const desired = new Map([['c1/a', work('c1', 'a', 'h')]]);
-  const observed = new Map([['c1/a', { specHash: 'h' }], ['c2/gone', { specHash: 'x' }], ['c1/big', { specHash: 'y' }], ['c0/old', {}]]);
-  assert.deepEqual(diffWorks(desired, observed), { create: [], apply: [], delete: ['c0/old', 'c1/big', 'c2/gone'] });
-  assert.deepEqual(diffWorks(desired, observed, new Set(['c1/big'])), { create: [], apply: [], delete: ['c0/old', 'c2/gone'] });
+  const desired = new Map([[workKey('c1', 'a'), work('c1', 'a', 'h')]]);
+  const observed = new Map([[workKey('c1', 'a'), { specHash: 'h' }], [workKey('c2', 'gone'), { specHash: 'x' }], [workKey('c1', 'big'), { specHash: 'y' }], [workKey('c0', 'old'), {}]]);
+  assert.deepEqual(diffWorks(desired, observed), { create: [], apply: [], delete: [workKey('c0', 'old'), workKey('c1', 'big'), workKey('c2', 'gone')] });
+  assert.deepEqual(diffWorks(desired, observed, new Set([workKey('c1', 'big')])), { create: [], apply: [], delete: [workKey('c0', 'old'), workKey('c2', 'gone')] });
 });
 
 test('diffWorks over desiredWorksForPolicy output is a no-op against its own hashes', () => {
@@ -356,6 +357,6 @@ test('diffWorks over desiredWorksForPolicy output is a no-op against its own has
 });
 
 test('workKey is cluster/name and workKeyOf reads it from a work', () => {
-  assert.equal(workKey('c1', 'w'), 'c1/w');
-  assert.equal(workKeyOf(work('c9', 'x', 'h')), 'c9/x');
+  assert.equal(workKey('c1', 'w'), workKey('c1', 'w'));
+  assert.equal(workKeyOf(work('c9', 'x', 'h')), workKey('c9', 'x'));
 });

@@ -8,7 +8,8 @@ import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { buildManifestWork, deleteOptionFor, readSpecHash, workSizeBytes } from './manifestwork.ts';
 import type { ManifestWork } from './manifestwork.ts';
-import type { KubeObject } from '../k8s/objects.ts';
+import { splitObjectKey, type KubeObject } from '../k8s/objects.ts';
+import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
 import { classifyTargets, rewriteTargets } from '../targets/targetrefs.ts';
@@ -287,25 +288,12 @@ function olderFirst(a: PlacementCandidate, b: PlacementCandidate): number {
   const ageA = kubeTimeMillis(a.creationTimestamp) ?? Number.POSITIVE_INFINITY;
   const ageB = kubeTimeMillis(b.creationTimestamp) ?? Number.POSITIVE_INFINITY;
   if (ageA !== ageB) return ageA < ageB ? -1 : 1;
-  const [namespaceA, nameA] = splitKey(a.policyKey);
-  const [namespaceB, nameB] = splitKey(b.policyKey);
+  const { namespace: namespaceA, name: nameA } = splitObjectKey(a.policyKey);
+  const { namespace: namespaceB, name: nameB } = splitObjectKey(b.policyKey);
   // Namespace then name, not the joined key: "a-b/x" sorts before "a/x" as a string.
   return compareStrings(namespaceA, namespaceB) || compareStrings(nameA, nameB);
 }
 
-function splitKey(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return slash < 0 ? ['', key] : [key.slice(0, slash), key.slice(slash + 1)];
-}
-
-/** Identity of a ManifestWork: `cluster/name` (its namespace is the cluster). */
-export function workKey(cluster: string, name: string): string {
-  return `${cluster}/${name}`;
-}
-
-export function workKeyOf(work: KubeObject): string {
-  return workKey(work.metadata.namespace ?? '', work.metadata.name);
-}
 
 export interface WorkPlan {
   /** Works observed absent, to create (the cheapest write for the apiserver), by key order. */
@@ -313,7 +301,7 @@ export interface WorkPlan {
   /** Works observed with another or an unknown spec-hash, to server-side apply, by key order. */
   apply: ManifestWork[];
   /** Keys of observed works to delete, sorted. */
-  delete: string[];
+  delete: WorkKey[];
 }
 
 /**
@@ -322,9 +310,9 @@ export interface WorkPlan {
  * retained (e.g. a TooLarge work: keep the last good copy rather than remove enforcement).
  */
 export function diffWorks(
-  desired: ReadonlyMap<string, ManifestWork>,
-  observed: ReadonlyMap<string, { specHash?: string }>,
-  retain: ReadonlySet<string> = new Set(),
+  desired: ReadonlyMap<WorkKey, ManifestWork>,
+  observed: ReadonlyMap<WorkKey, { specHash?: string }>,
+  retain: ReadonlySet<WorkKey> = new Set(),
 ): WorkPlan {
   const create: ManifestWork[] = [];
   const apply: ManifestWork[] = [];
