@@ -1,16 +1,14 @@
 // The policy-sync OCM addon (deploy/addon) as the demo and the e2e test drive it: install it on the hub with
-// the repository's kubectl, let clusters join or leave its ManagedClusterSet, and read which of the agent's
-// objects (the AddOnTemplate's manifests) exist on a spoke.
-import { execFile } from 'node:child_process';
+// the repository's kubectl, let clusters join or leave its ManagedClusterSet, and list the agent's objects (the
+// AddOnTemplate's manifests; testkit/manifests.ts reads them live on a spoke).
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../src/kube/http.ts';
-import type { ResourceRef } from '../src/kube/resource.ts';
-import { getObject, mergePatch } from '../src/kube/writes.ts';
+import { RESOURCES, type ResourceRef } from '../src/kube/resource.ts';
+import { mergePatch } from '../src/kube/writes.ts';
+import { kubectl as runKubectl } from '../testkit/kubectl.ts';
 import { ADDON_NAME, TEMPLATE_FILE } from './gen-addon.ts';
-import { binDir, repoRoot } from '../testkit/sandbox/layout.ts';
 
 export { ADDON_NAME };
 /** The label that puts a ManagedCluster into the addon's ManagedClusterSet (deploy/addon/placement.yaml). */
@@ -20,25 +18,8 @@ export const ADDON_NAMESPACE = 'policy-sync-addon';
 /** The ManifestWork the addon manager writes into each selected cluster's namespace. */
 export const DEPLOY_WORK = `addon-${ADDON_NAME}-deploy-0`;
 
-export const MANAGED_CLUSTERS: ResourceRef = { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false };
 export const MANAGED_CLUSTER_ADDONS: ResourceRef = { group: 'addon.open-cluster-management.io', version: 'v1alpha1', resource: 'managedclusteraddons', namespaced: true };
 export const ADDON_DEPLOYMENT_CONFIGS: ResourceRef = { group: 'addon.open-cluster-management.io', version: 'v1alpha1', resource: 'addondeploymentconfigs', namespaced: true };
-
-const KINDS: Record<string, ResourceRef> = {
-  Namespace: { group: '', version: 'v1', resource: 'namespaces', namespaced: false },
-  ServiceAccount: { group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true },
-  ClusterRole: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false },
-  ClusterRoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', namespaced: false },
-  Role: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },
-  RoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },
-  Deployment: { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true },
-};
-
-export function resourceOfKind(kind: string): ResourceRef {
-  const r = KINDS[kind];
-  if (!r) throw new Error(`the addon template holds a ${kind}, which hack/addon.ts does not know`);
-  return r;
-}
 
 /** The objects the addon places on each cluster: the AddOnTemplate's manifests, as committed. */
 export function agentObjects(): KubeObject[] {
@@ -52,19 +33,10 @@ export function describe(o: KubeObject): string {
   return `${o.kind}/${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 }
 
-/** For each object, the live one on the cluster (undefined where absent). */
-export async function liveObjects(http: KubeHttp, objects: KubeObject[]): Promise<(KubeObject | undefined)[]> {
-  return Promise.all(objects.map((o) => getObject(http, resourceOfKind(o.kind), o.metadata.namespace, o.metadata.name)));
-}
-
 /** The kubectl this repository builds, from the repository root, against one cluster. Never rejects on a non-zero exit. */
-export function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(join(binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { cwd: repoRoot }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, output: `${stdout}${stderr}` });
-    });
-  });
+export async function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; output: string }> {
+  const run = await runKubectl(args, { kubeconfig });
+  return { code: run.code, output: `${run.stdout}${run.stderr}` };
 }
 
 /** `kubectl <verb> -k deploy/addon` against the hub. */
@@ -74,5 +46,5 @@ export function kubectlAddon(verb: 'apply' | 'delete', hubKubeconfig: string, ex
 
 /** A cluster joins (true) or leaves (false) the addon's ManagedClusterSet: the label on its ManagedCluster. */
 export async function setMember(hub: KubeHttp, cluster: string, member: boolean): Promise<void> {
-  await mergePatch(hub, MANAGED_CLUSTERS, undefined, cluster, { metadata: { labels: { [SPOKE_LABEL]: member ? 'true' : null } } }, { fieldManager: 'policy-sync-addon-cli' });
+  await mergePatch(hub, RESOURCES.managedClusters, undefined, cluster, { metadata: { labels: { [SPOKE_LABEL]: member ? 'true' : null } } }, { fieldManager: 'policy-sync-addon-cli' });
 }

@@ -23,11 +23,12 @@ import type { KubeObject } from '../src/core/k8s/objects.ts';
 import { readPolicyStatus, type ClusterStatus, type PolicyStatus } from '../src/core/status/policystatus.ts';
 import { STATUS_ANNOTATION } from '../src/core/metadatakeys.ts';
 import { formatRows, wrap } from '../src/cli/statusformat.ts';
-import { KindResolver } from '../src/kube/discovery.ts';
 import { KubeHttp } from '../src/kube/http.ts';
 import { RESOURCES, collectionPath } from '../src/kube/resource.ts';
-import { deleteObject, mergePatch, serverSideApply, getObject } from '../src/kube/writes.ts';
-import { SPOKE_LABEL, agentObjects, kubectl, liveObjects } from './addon.ts';
+import { deleteObject, mergePatch, getObject } from '../src/kube/writes.ts';
+import { SPOKE_LABEL, agentObjects, kubectl } from './addon.ts';
+import { eventually } from '../testkit/eventually.ts';
+import { applyManifests, liveObjects } from '../testkit/manifests.ts';
 import { binDir, repoRoot } from '../testkit/sandbox/layout.ts';
 import { logTail } from '../testkit/sandbox/processes.ts';
 import { ADDON_MANAGER, Sandbox } from '../testkit/sandbox/sandbox.ts';
@@ -43,19 +44,12 @@ function documents(file: string): KubeObject[] {
     .filter((o): o is KubeObject => o !== null);
 }
 
-async function applyAll(http: KubeHttp, objects: KubeObject[]): Promise<void> {
-  const kinds = new KindResolver(http);
-  for (const o of objects) await serverSideApply(http, await kinds.resolve(o.apiVersion, o.kind), o, { fieldManager: 'policy-sync-demo' });
+function applyAll(http: KubeHttp, objects: KubeObject[]): Promise<void> {
+  return applyManifests(http, objects, 'policy-sync-demo');
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000, context?: () => string | Promise<string>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n${await context()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000, context?: () => string): Promise<T> {
+  return eventually(probe, { what, timeoutMs, intervalMs: 250, ...(context ? { context } : {}) });
 }
 
 async function startController(sandbox: Sandbox, name: string, args: string[], kubeconfig: string, env?: Record<string, string>): Promise<void> {
@@ -289,7 +283,7 @@ async function main(): Promise<void> {
     }
     // The spokes join the demo's ManagedClusterSet, so the Placement in examples/hub.yaml selects them.
     for (const s of spokes) {
-      await mergePatch(hub, { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false }, undefined, s.name, {
+      await mergePatch(hub, RESOURCES.managedClusters, undefined, s.name, {
         metadata: { labels: { 'cluster.open-cluster-management.io/clusterset': 'policy-sync-demo' } },
       });
     }
@@ -315,17 +309,19 @@ async function main(): Promise<void> {
     };
     type Observation = { status: PolicyStatus; copies: Map<string, Policy | undefined> };
     /** Waits until, on every spoke, `settled` holds for the hub's entry and the copy. */
-    const settle = (what: string, settled: (cluster: string, entry: ClusterStatus | undefined, copy: Policy | undefined) => boolean): Promise<Observation> =>
-      waitFor(
+    const settle = (what: string, settled: (cluster: string, entry: ClusterStatus | undefined, copy: Policy | undefined) => boolean): Promise<Observation> => {
+      let last: PolicyStatus | undefined;
+      return waitFor(
         what,
         async () => {
           const o = await observe();
-          const status = o.status;
+          const status = (last = o.status);
           return status && spokes.every((s) => settled(s.name, status.clusters?.[s.name], o.copies.get(s.name))) ? { status, copies: o.copies } : undefined;
         },
         180_000,
-        async () => `last hub status: ${JSON.stringify((await observe()).status?.clusters)}\n${operatorLogs()}`,
+        () => `last hub status: ${JSON.stringify(last?.clusters)}\n${operatorLogs()}`,
       );
+    };
     const print = (o: Observation): void => {
       console.log('  on the hub (`policy-sync status -o wide`):');
       process.stdout.write(formatRows([{ kind: 'AuthPolicy', namespace: POLICY_NS, name: POLICY_NAME, status: o.status }], true).replace(/^(?=.)/gm, '    '));

@@ -2,7 +2,7 @@
 // discovery of a group/version, the CRD's openAPIV3Schema, and SelfSubjectAccessReview.
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { isNotFound, type KubeHttp } from './http.ts';
-import { RESOURCES, collectionPath, groupVersionPath, objectPath, type ResourceRef } from './resource.ts';
+import { RESOURCES, collectionPath, groupVersionPath, objectPath } from './resource.ts';
 
 export interface ServedResource {
   name: string;
@@ -88,25 +88,4 @@ export async function canI(http: KubeHttp, gvr: GroupVersionResource, verbs: str
     ),
   );
   return results.every((r) => r.status?.allowed === true);
-}
-
-/** Maps apiVersion + kind to the served resource, through discovery (cached per group/version). */
-export class KindResolver {
-  private readonly lists = new Map<string, Promise<ApiResourceList>>();
-
-  constructor(private readonly http: KubeHttp) {}
-
-  async resolve(apiVersion: string, kind: string): Promise<ResourceRef> {
-    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
-    const gv = { group: group ?? '', version: version ?? '' };
-    let list = this.lists.get(apiVersion);
-    if (!list) {
-      list = this.http.request<ApiResourceList>('GET', groupVersionPath(gv));
-      this.lists.set(apiVersion, list);
-      list.catch(() => this.lists.delete(apiVersion));
-    }
-    const served = (await list).resources.find((r) => r.kind === kind && !r.name.includes('/'));
-    if (!served) throw new Error(`${kind} is not served in ${apiVersion}`);
-    return { ...gv, resource: served.name, namespaced: served.namespaced };
-  }
 }

@@ -17,9 +17,9 @@ import {
   agentObjects,
   describe,
   kubectlAddon,
-  liveObjects,
   setMember,
 } from '../../hack/addon.ts';
+import { liveObjects } from '../../testkit/manifests.ts';
 import { logTail } from '../../testkit/sandbox/processes.ts';
 import { ADDON_MANAGER, type Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
