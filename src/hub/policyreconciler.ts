@@ -27,7 +27,8 @@ import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, targetedGateways 
 import { parsePolicyKey, parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
-import type { LaneReport, LocalVerdicts, StatusReporter, UnknownCluster } from './statusreporter.ts';
+import type { StatusReporter } from './statusreporter.ts';
+import type { LaneReport, LocalVerdicts, UnknownCluster } from '../core/status/statusinput.ts';
 import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/targets/lanes.ts';
 import { renderDownstreamNamespace } from '../core/params/params.ts';
 import type { WorkApplier } from './workapplier.ts';

@@ -1,18 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AncestorCondition, ClusterFeedback } from '../works/feedback.ts';
-import {
-  MAX_STATUS_ANNOTATION_BYTES,
-  STATUS_GRACE_MS,
-  statusRecheckDelay,
-  aggregatePolicyStatus,
-  cutMessage,
-  newProblems,
-  policyStatusAnnotation,
-  readPolicyStatus,
-  statusTransitions,
-} from './policystatus.ts';
-import type { ClusterInput, ClusterStatus, PolicyStatus } from './policystatus.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, judgePolicy, statusRecheckDelay } from './policystatus.ts';
+import type { ClusterInput, ClusterStatus } from './policystatus.ts';
+import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
+import { statusTransitions } from './transitions.ts';
 
 /** The time statuses are judged at; works in these tests were applied just before, within the grace. */
 const NOW = Date.parse('2026-01-01T00:10:00Z');
@@ -174,200 +166,6 @@ test('aggregatePolicyStatus: summary.applied counts applied works across categor
   });
   assert.deepEqual(status.summary, { clusters: 6, applied: 3, enforced: 1, overridden: 1, pending: 2, failed: 2 });
   assert.deepEqual(Object.keys(status.clusters ?? {}), ['a', 'b', 'c', 'd', 'e', 'f']);
-});
-
-test('cutMessage cuts to 256 characters, marking the cut, without splitting surrogate pairs', () => {
-  assert.equal(cutMessage('short'), 'short');
-  assert.equal(cutMessage('x'.repeat(256)), 'x'.repeat(256));
-  assert.equal(cutMessage('x'.repeat(300)), `${'x'.repeat(255)}…`);
-  const emoji = '😀'.repeat(300);
-  const cut = cutMessage(emoji);
-  assert.equal(Array.from(cut).length, 256);
-  assert.equal(cut, `${'😀'.repeat(255)}…`);
-  assert.equal(one(work({ enforced: { status: 'False', reason: 'Overridden', message: 'm'.repeat(1000) } })).message.length, 256);
-  assert.equal(one({ state: 'conflicted', message: 'c'.repeat(1000) }).message.length, 256);
-});
-
-test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: { c2: { state: 'pending' }, c1: work() } });
-  const text = policyStatusAnnotation(status);
-  assert.equal(
-    text,
-    '{"clusters":{"c1":{"applied":true,"available":true,"enforced":"True","message":"AuthPolicy has been successfully enforced",' +
-      '"reason":"Enforced","state":"Enforced","upToDate":true},"c2":{"applied":false,"available":false,"enforced":"Unknown",' +
-      '"message":"waiting for the ManifestWork status from the cluster","reason":"Pending","state":"Pending","upToDate":false}},' +
-      '"summary":{"applied":1,"clusters":2,"enforced":1,"failed":0,"overridden":0,"pending":1}}',
-  );
-  // Input order does not matter.
-  assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'pending' } } })), text);
-});
-
-function manyClusters(count: number): Record<string, ClusterInput> {
-  const clusters: Record<string, ClusterInput> = {};
-  for (let i = 0; i < count; i += 1) {
-    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
-      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
-    });
-  }
-  return clusters;
-}
-
-test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks the summary truncated', () => {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) });
-  const text = policyStatusAnnotation(status);
-  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  assert.equal(text, '{"summary":{"applied":300,"clusters":300,"enforced":0,"failed":0,"overridden":300,"pending":0,"truncated":true}}');
-  assert.equal(status.summary.truncated, undefined, 'the input is not modified');
-  assert.ok(status.clusters?.['cluster-0000']);
-});
-
-test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
-  // Each entry is a little under 400 bytes (messages cut to 256): 160 fit in 64 KiB, 170 do not.
-  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(160) }));
-  assert.ok(Buffer.byteLength(text) > 60 * 1024 && Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  assert.equal(readPolicyStatus(text)?.summary.truncated, undefined);
-  assert.equal(Object.keys(readPolicyStatus(text)?.clusters ?? {}).length, 160);
-  const over = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(170) })));
-  assert.equal(over?.summary.truncated, true);
-  assert.equal(over?.clusters, undefined);
-});
-
-test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not applied), and drops those too when they do not fit', () => {
-  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]` });
-  const status = aggregatePolicyStatus({
-    now: NOW,
-    clusters: { ...manyClusters(300), 'gone-1': withdrawn(1), 'gone-2': withdrawn(2), lost: { state: 'conflicted', message: 'synced by another' } },
-  });
-  const read = readPolicyStatus(policyStatusAnnotation(status));
-  assert.deepEqual(read?.summary, { clusters: 303, applied: 300, enforced: 0, overridden: 302, pending: 0, failed: 1, truncated: true });
-  assert.deepEqual(Object.keys(read?.clusters ?? {}), ['gone-1', 'gone-2', 'lost']);
-  assert.deepEqual(read?.clusters?.['gone-1'], status.clusters?.['gone-1']);
-
-  const tooMany: Record<string, ClusterInput> = {};
-  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` };
-  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
-  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  assert.equal(readPolicyStatus(text)?.clusters, undefined);
-});
-
-test('readPolicyStatus parses the annotation back, full or truncated', () => {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
-  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
-  const truncated = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) })));
-  assert.deepEqual(truncated, {
-    summary: { clusters: 300, applied: 300, enforced: 0, overridden: 300, pending: 0, failed: 0, truncated: true },
-  });
-});
-
-test('readPolicyStatus is undefined for absent, non-JSON or misshapen values', () => {
-  const summary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
-  for (const text of [
-    undefined,
-    '',
-    'not json',
-    'null',
-    '[]',
-    '{}',
-    JSON.stringify({ summary: { ...summary, failed: -1 } }),
-    JSON.stringify({ summary: { ...summary, truncated: false } }),
-    JSON.stringify({ summary, clusters: { c1: { state: 'Enforced' } } }),
-    JSON.stringify({ summary, clusters: [] }),
-  ]) {
-    assert.equal(readPolicyStatus(text), undefined, String(text));
-  }
-  assert.deepEqual(readPolicyStatus(JSON.stringify({ summary })), { summary });
-});
-
-function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {
-  return aggregatePolicyStatus({ now: NOW, clusters });
-}
-
-test('statusTransitions reports clusters that became enforced, overridden or failed, sorted by cluster', () => {
-  const before = statusOf({ c1: { state: 'pending' }, c2: work(), c3: work(), c4: work() });
-  const after = statusOf({
-    c4: work({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }),
-    c3: work({ applyError: 'boom' }),
-    c2: work(),
-    c1: work(),
-  });
-  assert.deepEqual(statusTransitions(before, after), [
-    { cluster: 'c1', type: 'Enforced', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
-    { cluster: 'c3', type: 'Failed', reason: 'ApplyFailed', message: 'boom' },
-    { cluster: 'c4', type: 'Overridden', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' },
-  ]);
-});
-
-test('statusTransitions ignores clusters that stay in their category, even with a new reason, and clusters becoming pending', () => {
-  const before = statusOf({
-    c1: work(),
-    c2: work({ applyError: 'a' }),
-    c3: work(),
-  });
-  const after = statusOf({
-    c1: work({ enforced: { status: 'True', reason: 'PartiallyEnforced', message: 'partially' } }),
-    c2: work({ feedbackError: 'f' }),
-    c3: { state: 'pending' },
-  });
-  assert.deepEqual(statusTransitions(before, after), []);
-  assert.deepEqual(statusTransitions(after, after), []);
-});
-
-test('statusTransitions: without a previous status every non-pending cluster is new', () => {
-  const after = statusOf({ b: { state: 'conflicted', message: 'm' }, a: work(), c: { state: 'pending' } });
-  assert.deepEqual(
-    statusTransitions(undefined, after).map((t) => [t.cluster, t.type]),
-    [
-      ['a', 'Enforced'],
-      ['b', 'Failed'],
-    ],
-  );
-});
-
-test('statusTransitions: a cluster new since before counts; a truncated before gives nothing', () => {
-  const before = statusOf({ a: work() });
-  assert.deepEqual(
-    statusTransitions(before, statusOf({ a: work(), constructor: work() })).map((t) => t.cluster),
-    ['constructor'],
-  );
-  const truncated = readPolicyStatus(policyStatusAnnotation(statusOf(manyClusters(300))));
-  assert.ok(truncated);
-  assert.deepEqual(statusTransitions(truncated, statusOf({ a: work({ applyError: 'x' }) })), []);
-});
-
-test('statusTransitions after a truncated before that lists some clusters: only those listed are compared', () => {
-  const before = readPolicyStatus(policyStatusAnnotation(statusOf({ ...manyClusters(300), gone: { state: 'overridden', message: 'by ns/local' } })));
-  assert.deepEqual(Object.keys(before?.clusters ?? {}), ['gone']);
-  const after = statusOf({ 'cluster-0000': work({ applyError: 'x' }), gone: work(), fresh: work() });
-  assert.deepEqual(
-    statusTransitions(before, after).map((t) => [t.cluster, t.type]),
-    [['gone', 'Enforced']],
-    'cluster-0000 and fresh are not listed: unknown, no Event',
-  );
-});
-
-test('problems are kept sorted and deduplicated in the status, survive a round trip, and only new ones are reported', () => {
-  const before = aggregatePolicyStatus({
-    now: NOW,
-    clusters: {},
-    problems: [{ reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' }],
-  });
-  const after = aggregatePolicyStatus({
-    now: NOW,
-    clusters: {},
-    problems: [
-      { reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' },
-      { reason: 'NoClusters', message: 'placed on no cluster' },
-      { reason: 'NoClusters', message: 'placed on no cluster' },
-    ],
-  });
-  assert.deepEqual(after.problems, [
-    { reason: 'NoClusters', message: 'placed on no cluster' },
-    { reason: 'TargetNotSynced', message: 'spec.targetRefs[1]: CrossNamespace' },
-  ]);
-  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(after)), after);
-  assert.deepEqual(newProblems(readPolicyStatus(policyStatusAnnotation(before)), after), [{ reason: 'NoClusters', message: 'placed on no cluster' }]);
-  assert.deepEqual(newProblems(undefined, before), before.problems);
-  assert.equal(aggregatePolicyStatus({ now: NOW, clusters: {} }).problems, undefined, 'no problems, no key');
 });
 
 // GEP-713 ancestors, and statuses the hub cannot read (DESIGN §6.1).
@@ -560,54 +358,6 @@ test('aggregatePolicyStatus: a cluster carries the kind\'s statusFeedback values
   assert.deepEqual(one({ state: 'tooLarge', feedback: retained.state === 'work' ? retained.feedback : undefined }).statusFeedback, { x: 2 });
 });
 
-test('policyStatusAnnotation writes the values sorted, and readPolicyStatus reads them back', () => {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work({ extra: { phase: 'Ready', limitsTotal: 4 } }) } });
-  const text = policyStatusAnnotation(status);
-  assert.match(text, /"statusFeedback":\{"limitsTotal":4,"phase":"Ready"\}/);
-  assert.deepEqual(readPolicyStatus(text), status);
-  const badValue = JSON.parse(text) as { clusters: { c1: { statusFeedback: unknown } } };
-  badValue.clusters.c1.statusFeedback = { x: { nested: true } };
-  assert.equal(readPolicyStatus(JSON.stringify(badValue)), undefined);
-});
-
-function clustersWithValues(count: number, valueBytes: number): Record<string, ClusterInput> {
-  const clusters: Record<string, ClusterInput> = {};
-  for (let i = 0; i < count; i += 1) {
-    const values = Object.fromEntries(Array.from({ length: 4 }, (_, j) => [`value${j}`, `${'v'.repeat(valueBytes)}${i}`]));
-    clusters[`valued-${String(i).padStart(4, '0')}`] = work({ extra: values });
-  }
-  return clusters;
-}
-
-test('policyStatusAnnotation past 64 KiB leaves out the statusFeedback values first, keeping the clusters', () => {
-  // ~250 bytes of state and ~1 KiB of values per cluster: 100 clusters fit without the values only.
-  const status = aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(100, 250) });
-  assert.ok(Buffer.byteLength(JSON.stringify(status)) > MAX_STATUS_ANNOTATION_BYTES);
-  const text = policyStatusAnnotation(status);
-  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  const read = readPolicyStatus(text);
-  assert.equal(read?.summary.truncated, true);
-  assert.equal(Object.keys(read?.clusters ?? {}).length, 100);
-  assert.ok(Object.values(read?.clusters ?? {}).every((c) => c.statusFeedback === undefined && c.state === 'Enforced'));
-  assert.deepEqual(statusTransitions(read, status), [], 'the per-cluster states are still known: no Event storm');
-  assert.ok(status.clusters?.['valued-0000']?.statusFeedback, 'the input is not modified');
-});
-
-test('policyStatusAnnotation keeps only the summary when the clusters do not fit even without values', () => {
-  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { ...clustersWithValues(300, 250), ...manyClusters(300) } }));
-  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  assert.deepEqual(readPolicyStatus(text), {
-    summary: { clusters: 600, applied: 600, enforced: 300, overridden: 300, pending: 0, failed: 0, truncated: true },
-  });
-});
-
-test('policyStatusAnnotation: values within the budget are kept whole and nothing is truncated', () => {
-  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(20, 250) }));
-  const read = readPolicyStatus(text);
-  assert.equal(read?.summary.truncated, undefined);
-  assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
-});
-
 test('aggregatePolicyStatus: a copy kept off a cluster by local policies is Overridden there, naming them, not applied', () => {
   const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'overridden', message: 'AuthPolicy is overridden by [ns/local]' } } });
   assert.deepEqual(status.summary, { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 });
@@ -654,4 +404,22 @@ test('a cluster whose work is kept while OCM cannot vouch for it counts as unkno
   assert.deepEqual(statusTransitions(undefined, status).map((t) => [t.cluster, t.type, t.reason]), [['c2', 'Unknown', 'ManagedClusterLeaseUpdateStopped']]);
   // The common case has no `unknown` count at all: annotations written before are unchanged.
   assert.equal('unknown' in aggregatePolicyStatus({ clusters: {}, now: 0 }).summary, false);
+});
+
+test('judgePolicy: the status and the recheck delay of aggregatePolicyStatus and statusRecheckDelay, each cluster judged once', () => {
+  const input = {
+    now: NOW,
+    clusters: { a: silent(10_000), b: work(), c: { state: 'pending' } as const, d: ancestors({ api: [ACCEPTED], shop: [] }, { appliedAt: NOW - 30_000 }) },
+    problems: [{ reason: 'NoClusters', message: 'm' }],
+  };
+  const judged: ClusterInput[] = [];
+  const judgement = judgePolicy(input, (cluster, now) => {
+    judged.push(cluster);
+    return clusterVerdict(cluster, now);
+  });
+  assert.equal(judged.length, 4, 'one verdict per cluster');
+  assert.deepEqual(new Set(judged), new Set(Object.values(input.clusters)));
+  assert.deepEqual(judgement, { status: aggregatePolicyStatus(input), recheckDelay: statusRecheckDelay(input) });
+  assert.equal(judgement.recheckDelay, STATUS_GRACE_MS - 30_000);
+  assert.deepEqual(judgePolicy({ now: NOW, clusters: { b: work() } }), { status: aggregatePolicyStatus({ now: NOW, clusters: { b: work() } }) }, 'none waits: no delay');
 });

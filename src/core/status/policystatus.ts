@@ -1,15 +1,9 @@
-// Aggregated spoke status on the hub policy: the `policysync.kuadrant.io/status` annotation
-// (DESIGN §5), its bounded serialisation, and the per-cluster transitions worth an Event.
-import { z } from 'zod';
-import { canonicalJson } from '../k8s/canonical.ts';
-import { parseJson } from '../k8s/parsejson.ts';
+// Aggregated spoke status of a hub policy (DESIGN §5): each cluster's verdict, decided once, and the
+// policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
 import { eventReason } from '../k8s/sanitize.ts';
+import { cutMessage } from './annotation.ts';
 
-/** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
-export const MAX_STATUS_MESSAGE_LENGTH = 256;
-/** Past this many bytes the annotation leaves out the statusFeedback values, then the per-cluster part. */
-export const MAX_STATUS_ANNOTATION_BYTES = 64 * 1024;
 /**
  * How long after a copy was applied the hub waits for a status it can read (an Enforced or Accepted
  * condition, or ancestor entries for the copy's Gateways) before reporting that there is none: a spoke
@@ -101,13 +95,6 @@ export interface PolicyStatus {
   clusters?: Record<string, ClusterStatus>;
 }
 
-export interface StatusTransition {
-  cluster: string;
-  type: 'Enforced' | 'Overridden' | 'Failed' | 'Unknown';
-  reason: string;
-  message: string;
-}
-
 export interface AggregateInput {
   clusters: Readonly<Record<string, ClusterInput>>;
   problems?: readonly PolicyProblem[];
@@ -148,22 +135,7 @@ export interface AggregateInput {
  * 20. no status at all                    → Failed, reason NoStatus
  */
 export function aggregatePolicyStatus(input: AggregateInput): PolicyStatus {
-  const problems = sortedProblems(input.problems ?? []);
-  const summary: StatusSummary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
-  const clusters: [string, ClusterStatus][] = [];
-  for (const name of Object.keys(input.clusters).sort()) {
-    const cluster = input.clusters[name];
-    if (cluster === undefined) continue;
-    const { status } = clusterVerdict(cluster, input.now);
-    clusters.push([name, status]);
-    summary.clusters += 1;
-    if (status.applied) summary.applied += 1;
-    const counter = COUNTER[status.state];
-    summary[counter] = (summary[counter] ?? 0) + 1;
-  }
-  const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
-  if (problems.length > 0) status.problems = problems;
-  return status;
+  return judgePolicy(input).status;
 }
 
 /**
@@ -171,11 +143,40 @@ export function aggregatePolicyStatus(input: AggregateInput): PolicyStatus {
  * its state changes with no event to say so: reconcile the policy again then. Undefined when none waits.
  */
 export function statusRecheckDelay(input: Omit<AggregateInput, 'problems'>): number | undefined {
-  const deadlines = Object.values(input.clusters).flatMap((cluster) => {
-    const { recheckAt } = clusterVerdict(cluster, input.now);
-    return recheckAt === undefined ? [] : [recheckAt];
-  });
-  return deadlines.length === 0 ? undefined : Math.max(0, Math.min(...deadlines) - input.now);
+  return judgePolicy(input).recheckDelay;
+}
+
+/** The status of a policy and when to look at it again, from one verdict per cluster. */
+export interface PolicyJudgement {
+  status: PolicyStatus;
+  /** See statusRecheckDelay. */
+  recheckDelay?: number;
+}
+
+/**
+ * aggregatePolicyStatus and statusRecheckDelay at once, each cluster's verdict decided once. `verdict`
+ * is for tests that count the verdicts.
+ */
+export function judgePolicy(input: AggregateInput, verdict: typeof clusterVerdict = clusterVerdict): PolicyJudgement {
+  const problems = sortedProblems(input.problems ?? []);
+  const summary: StatusSummary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
+  const clusters: [string, ClusterStatus][] = [];
+  let recheckAt: number | undefined;
+  for (const name of Object.keys(input.clusters).sort()) {
+    const cluster = input.clusters[name];
+    if (cluster === undefined) continue;
+    const judged = verdict(cluster, input.now);
+    const { status } = judged;
+    clusters.push([name, status]);
+    summary.clusters += 1;
+    if (status.applied) summary.applied += 1;
+    const counter = COUNTER[status.state];
+    summary[counter] = (summary[counter] ?? 0) + 1;
+    if (judged.recheckAt !== undefined) recheckAt = Math.min(recheckAt ?? judged.recheckAt, judged.recheckAt);
+  }
+  const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
+  if (problems.length > 0) status.problems = problems;
+  return recheckAt === undefined ? { status } : { status, recheckDelay: Math.max(0, recheckAt - input.now) };
 }
 
 /** Deduplicated, sorted by reason then message, messages cut like the clusters'. */
@@ -188,26 +189,18 @@ function sortedProblems(problems: readonly PolicyProblem[]): PolicyProblem[] {
   return [...seen.values()].sort((a, b) => (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
 }
 
-/**
- * Problems the hub found with the policy itself (a target it cannot sync, no cluster at all, …).
- * Kept in the annotation so that, after a restart, Events are still raised only for new ones.
- */
-export function newProblems(before: PolicyStatus | undefined, after: PolicyStatus): PolicyProblem[] {
-  const known = new Set((before?.problems ?? []).map((p) => JSON.stringify([p.reason, p.message])));
-  return (after.problems ?? []).filter((p) => !known.has(JSON.stringify([p.reason, p.message])));
-}
-
 const COUNTER = { Enforced: 'enforced', Overridden: 'overridden', Pending: 'pending', Failed: 'failed', Unknown: 'unknown' } as const;
 
 /** A cluster's status, and when it is Pending only until the grace ends, when that is. */
-interface Verdict {
+export interface Verdict {
   status: ClusterStatus;
   recheckAt?: number;
 }
 
 type Base = Pick<ClusterStatus, 'applied' | 'available' | 'enforced' | 'upToDate'>;
 
-function clusterVerdict(input: ClusterInput, now: number): Verdict {
+/** One cluster's status by the rules of aggregatePolicyStatus. */
+export function clusterVerdict(input: ClusterInput, now: number): Verdict {
   switch (input.state) {
     case 'unknown': {
       // What the kept work last said is all there is: it may be stale, so never upToDate.
@@ -393,113 +386,3 @@ function withValues(status: ClusterStatus, feedback: ClusterFeedback | undefined
   return { ...status, statusFeedback: Object.fromEntries(values) };
 }
 
-/** At most MAX_STATUS_MESSAGE_LENGTH code points (never splitting a surrogate pair), `…` marking a cut. */
-export function cutMessage(message: string): string {
-  const chars = Array.from(message);
-  if (chars.length <= MAX_STATUS_MESSAGE_LENGTH) return message;
-  return `${chars.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1).join('')}…`;
-}
-
-/**
- * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
- * MAX_STATUS_ANNOTATION_BYTES, each step until it fits: the statusFeedback values are left out; then
- * the entries of clusters whose copy is applied (the CLI reads those back from the works), keeping
- * the ones no work shows (withdrawn as overridden, lost to a conflict, not applied); then the
- * per-cluster part altogether. Every step marks `summary.truncated: true`.
- */
-export function policyStatusAnnotation(status: PolicyStatus): string {
-  const full = canonicalJson(status);
-  if (fits(full)) return full;
-  const summary: StatusSummary = { ...status.summary, truncated: true };
-  const { clusters, ...rest } = status;
-  if (clusters !== undefined) {
-    const compact = withoutStatusFeedback(clusters);
-    if (Object.values(clusters).some((c) => c.statusFeedback !== undefined)) {
-      const withoutValues = canonicalJson({ ...rest, summary, clusters: compact });
-      if (fits(withoutValues)) return withoutValues;
-    }
-    const unapplied = Object.fromEntries(Object.entries(compact).filter(([, c]) => !c.applied));
-    if (Object.keys(unapplied).length > 0) {
-      const unappliedOnly = canonicalJson({ ...rest, summary, clusters: unapplied });
-      if (fits(unappliedOnly)) return unappliedOnly;
-    }
-  }
-  return canonicalJson({ ...rest, summary });
-}
-
-function fits(text: string): boolean {
-  return Buffer.byteLength(text, 'utf8') <= MAX_STATUS_ANNOTATION_BYTES;
-}
-
-function withoutStatusFeedback(clusters: Record<string, ClusterStatus>): Record<string, ClusterStatus> {
-  return Object.fromEntries(
-    Object.entries(clusters).map(([name, cluster]) => {
-      const { statusFeedback: _dropped, ...rest } = cluster;
-      return [name, rest];
-    }),
-  );
-}
-
-const count = z.number().int().nonnegative();
-const clusterStatusSchema = z.object({
-  state: z.enum(['Enforced', 'Overridden', 'Pending', 'Failed', 'Unknown']),
-  applied: z.boolean(),
-  available: z.boolean(),
-  enforced: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string(),
-  message: z.string(),
-  upToDate: z.boolean(),
-  statusFeedback: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-});
-const policyStatusSchema = z.object({
-  summary: z.object({
-    clusters: count,
-    applied: count,
-    enforced: count,
-    overridden: count,
-    pending: count,
-    failed: count,
-    unknown: count.optional(),
-    truncated: z.literal(true).optional(),
-  }),
-  clusters: z.record(z.string(), clusterStatusSchema).optional(),
-  problems: z.array(z.object({ reason: z.string(), message: z.string() })).optional(),
-});
-
-/** The annotation value parsed back; undefined when absent, not JSON or not of this shape. */
-export function readPolicyStatus(text: string | undefined): PolicyStatus | undefined {
-  const parsed = parseJson(text, policyStatusSchema);
-  if (!parsed) return undefined;
-  const { summary, clusters, problems } = parsed;
-  const { truncated, ...counts } = summary;
-  const status: PolicyStatus = { summary: truncated ? { ...counts, truncated } : counts };
-  if (clusters !== undefined) status.clusters = clusters;
-  if (problems !== undefined) status.problems = problems;
-  return status;
-}
-
-/**
- * Clusters that entered the Enforced, Overridden, Failed or Unknown state, sorted by cluster: one Event
- * each. A cluster staying in its state (even with a new reason) or becoming Pending gives none.
- * With no `before`, every cluster is new. A cluster that a truncated `before` (an annotation read
- * back after a restart) does not list gives none: what changed is unknown, and an Event storm on
- * every restart helps nobody.
- */
-export function statusTransitions(before: PolicyStatus | undefined, after: PolicyStatus): StatusTransition[] {
-  const previous = before?.clusters ?? {};
-  // Every cluster of `before` is listed unless it was truncated to fewer entries than it counts.
-  const complete = before === undefined || Object.keys(previous).length === before.summary.clusters;
-  const current = after.clusters ?? {};
-  const transitions: StatusTransition[] = [];
-  for (const cluster of Object.keys(current).sort()) {
-    const now = current[cluster];
-    if (now === undefined || now.state === 'Pending') continue;
-    // Own properties only: a cluster may be named "constructor".
-    const listed = Object.hasOwn(previous, cluster);
-    if (!listed && !complete) continue;
-    const was = listed ? previous[cluster] : undefined;
-    if (was?.state === now.state) continue;
-    transitions.push({ cluster, type: now.state, reason: now.reason, message: now.message });
-  }
-  return transitions;
-}

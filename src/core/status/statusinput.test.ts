@@ -1,12 +1,12 @@
-// The pure part of the StatusReporter: what each cluster's status is aggregated from. The writes are
-// covered by test/integration against the sandbox.
+// What each cluster's status is aggregated from (the StatusReporter's writes are covered by
+// test/integration against the sandbox).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desiredWorksForPolicy } from '../core/works/desiredworks.ts';
-import type { ManifestWork } from '../core/works/manifestwork.ts';
-import type { KubeObject } from '../core/k8s/objects.ts';
-import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from '../core/status/policystatus.ts';
-import { statusAggregateInput } from './statusreporter.ts';
+import { desiredWorksForPolicy, type DesiredWorks } from '../works/desiredworks.ts';
+import type { ManifestWork } from '../works/manifestwork.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from './policystatus.ts';
+import { LANE_CONFLICT_REASON, policyProblems, statusAggregateInput } from './statusinput.ts';
 
 const GW = 'gateway.networking.k8s.io';
 const NOW = Date.parse('2026-01-01T00:10:00Z');
@@ -103,4 +103,37 @@ test('statusAggregateInput: a cluster whose work is kept while OCM cannot vouch 
     message: 'OCM marks cluster c2 unreachable since 2026-01-01T00:05:00Z; its ManifestWork is kept as it was',
     upToDate: false,
   });
+});
+
+test('policyProblems: rejected targets (but those at another controller\'s Gateway), namespace mismatches, no clusters, nothing syncable', () => {
+  const d = desired(['c1']);
+  assert.deepEqual(policyProblems(d), [], 'a synced policy has no problem');
+  const withProblems = {
+    ...d,
+    targets: [
+      { path: 'spec.targetRefs[0]', state: 'rejected' as const, reason: 'CrossNamespace' as const, message: 'Gateway other/gw is elsewhere' },
+      { path: 'spec.targetRefs[1]', state: 'rejected' as const, reason: 'GatewayNotManaged' as const, message: 'not ours' },
+    ],
+    mismatches: [{ message: 'two downstream namespaces' } as DesiredWorks['mismatches'][number]],
+    noClusters: true,
+  };
+  assert.deepEqual(policyProblems(withProblems), [
+    { reason: 'TargetNotSynced', message: 'spec.targetRefs[0]: CrossNamespace: Gateway other/gw is elsewhere' },
+    { reason: 'NamespaceMismatch', message: 'two downstream namespaces' },
+    { reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' },
+    { reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' },
+  ]);
+});
+
+test('statusAggregateInput: the policy\'s problems are its own, then lane conflicts, then the reconciler\'s', () => {
+  const d = desired(['c1']);
+  const input = statusAggregateInput(
+    { desired: d, losses: [], observed: [], written: [], lanes: [{ message: 'lane shared with ns/other', gateways: [] }], problems: [{ reason: 'ClustersRefused', message: 'c9' }] },
+    1000,
+    NOW,
+  );
+  assert.deepEqual(input.problems, [
+    { reason: LANE_CONFLICT_REASON, message: 'lane shared with ns/other' },
+    { reason: 'ClustersRefused', message: 'c9' },
+  ]);
 });

@@ -1,0 +1,186 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClusterFeedback } from '../works/feedback.ts';
+import { MAX_STATUS_ANNOTATION_BYTES, cutMessage, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
+import { aggregatePolicyStatus } from './policystatus.ts';
+import type { ClusterInput, ClusterStatus } from './policystatus.ts';
+import { statusTransitions } from './transitions.ts';
+
+/** The time statuses are judged at; works in these tests were applied just before, within the grace. */
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+const JUST_APPLIED = NOW - 5_000;
+
+function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
+  return {
+    applied: true,
+    available: true,
+    appliedObservedCurrent: true,
+    generation: 2,
+    enforcedGeneration: 2,
+    accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
+    enforced: { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
+    ancestors: [],
+    appliedAt: JUST_APPLIED,
+    extra: {},
+    ...extra,
+  };
+}
+
+const work = (extra: Partial<ClusterFeedback> = {}): ClusterInput => ({ state: 'work', feedback: feedback(extra) });
+
+function one(input: ClusterInput): ClusterStatus {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
+  const cluster = status.clusters?.c1;
+  assert.ok(cluster);
+  return cluster;
+}
+
+test('cutMessage cuts to 256 characters, marking the cut, without splitting surrogate pairs', () => {
+  assert.equal(cutMessage('short'), 'short');
+  assert.equal(cutMessage('x'.repeat(256)), 'x'.repeat(256));
+  assert.equal(cutMessage('x'.repeat(300)), `${'x'.repeat(255)}…`);
+  const emoji = '😀'.repeat(300);
+  const cut = cutMessage(emoji);
+  assert.equal(Array.from(cut).length, 256);
+  assert.equal(cut, `${'😀'.repeat(255)}…`);
+  assert.equal(one(work({ enforced: { status: 'False', reason: 'Overridden', message: 'm'.repeat(1000) } })).message.length, 256);
+  assert.equal(one({ state: 'conflicted', message: 'c'.repeat(1000) }).message.length, 256);
+});
+
+test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c2: { state: 'pending' }, c1: work() } });
+  const text = policyStatusAnnotation(status);
+  assert.equal(
+    text,
+    '{"clusters":{"c1":{"applied":true,"available":true,"enforced":"True","message":"AuthPolicy has been successfully enforced",' +
+      '"reason":"Enforced","state":"Enforced","upToDate":true},"c2":{"applied":false,"available":false,"enforced":"Unknown",' +
+      '"message":"waiting for the ManifestWork status from the cluster","reason":"Pending","state":"Pending","upToDate":false}},' +
+      '"summary":{"applied":1,"clusters":2,"enforced":1,"failed":0,"overridden":0,"pending":1}}',
+  );
+  // Input order does not matter.
+  assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'pending' } } })), text);
+});
+
+function manyClusters(count: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
+      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
+    });
+  }
+  return clusters;
+}
+
+test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks the summary truncated', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) });
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(text, '{"summary":{"applied":300,"clusters":300,"enforced":0,"failed":0,"overridden":300,"pending":0,"truncated":true}}');
+  assert.equal(status.summary.truncated, undefined, 'the input is not modified');
+  assert.ok(status.clusters?.['cluster-0000']);
+});
+
+test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
+  // Each entry is a little under 400 bytes (messages cut to 256): 160 fit in 64 KiB, 170 do not.
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(160) }));
+  assert.ok(Buffer.byteLength(text) > 60 * 1024 && Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(readPolicyStatus(text)?.summary.truncated, undefined);
+  assert.equal(Object.keys(readPolicyStatus(text)?.clusters ?? {}).length, 160);
+  const over = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(170) })));
+  assert.equal(over?.summary.truncated, true);
+  assert.equal(over?.clusters, undefined);
+});
+
+test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not applied), and drops those too when they do not fit', () => {
+  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]` });
+  const status = aggregatePolicyStatus({
+    now: NOW,
+    clusters: { ...manyClusters(300), 'gone-1': withdrawn(1), 'gone-2': withdrawn(2), lost: { state: 'conflicted', message: 'synced by another' } },
+  });
+  const read = readPolicyStatus(policyStatusAnnotation(status));
+  assert.deepEqual(read?.summary, { clusters: 303, applied: 300, enforced: 0, overridden: 302, pending: 0, failed: 1, truncated: true });
+  assert.deepEqual(Object.keys(read?.clusters ?? {}), ['gone-1', 'gone-2', 'lost']);
+  assert.deepEqual(read?.clusters?.['gone-1'], status.clusters?.['gone-1']);
+
+  const tooMany: Record<string, ClusterInput> = {};
+  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` };
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.equal(readPolicyStatus(text)?.clusters, undefined);
+});
+
+test('readPolicyStatus parses the annotation back, full or truncated', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'conflicted', message: 'm' } } });
+  assert.deepEqual(readPolicyStatus(policyStatusAnnotation(status)), status);
+  const truncated = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) })));
+  assert.deepEqual(truncated, {
+    summary: { clusters: 300, applied: 300, enforced: 0, overridden: 300, pending: 0, failed: 0, truncated: true },
+  });
+});
+
+test('readPolicyStatus is undefined for absent, non-JSON or misshapen values', () => {
+  const summary = { clusters: 0, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 0 };
+  for (const text of [
+    undefined,
+    '',
+    'not json',
+    'null',
+    '[]',
+    '{}',
+    JSON.stringify({ summary: { ...summary, failed: -1 } }),
+    JSON.stringify({ summary: { ...summary, truncated: false } }),
+    JSON.stringify({ summary, clusters: { c1: { state: 'Enforced' } } }),
+    JSON.stringify({ summary, clusters: [] }),
+  ]) {
+    assert.equal(readPolicyStatus(text), undefined, String(text));
+  }
+  assert.deepEqual(readPolicyStatus(JSON.stringify({ summary })), { summary });
+});
+
+test('policyStatusAnnotation writes the values sorted, and readPolicyStatus reads them back', () => {
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work({ extra: { phase: 'Ready', limitsTotal: 4 } }) } });
+  const text = policyStatusAnnotation(status);
+  assert.match(text, /"statusFeedback":\{"limitsTotal":4,"phase":"Ready"\}/);
+  assert.deepEqual(readPolicyStatus(text), status);
+  const badValue = JSON.parse(text) as { clusters: { c1: { statusFeedback: unknown } } };
+  badValue.clusters.c1.statusFeedback = { x: { nested: true } };
+  assert.equal(readPolicyStatus(JSON.stringify(badValue)), undefined);
+});
+
+function clustersWithValues(count: number, valueBytes: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    const values = Object.fromEntries(Array.from({ length: 4 }, (_, j) => [`value${j}`, `${'v'.repeat(valueBytes)}${i}`]));
+    clusters[`valued-${String(i).padStart(4, '0')}`] = work({ extra: values });
+  }
+  return clusters;
+}
+
+test('policyStatusAnnotation past 64 KiB leaves out the statusFeedback values first, keeping the clusters', () => {
+  // ~250 bytes of state and ~1 KiB of values per cluster: 100 clusters fit without the values only.
+  const status = aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(100, 250) });
+  assert.ok(Buffer.byteLength(JSON.stringify(status)) > MAX_STATUS_ANNOTATION_BYTES);
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, true);
+  assert.equal(Object.keys(read?.clusters ?? {}).length, 100);
+  assert.ok(Object.values(read?.clusters ?? {}).every((c) => c.statusFeedback === undefined && c.state === 'Enforced'));
+  assert.deepEqual(statusTransitions(read, status), [], 'the per-cluster states are still known: no Event storm');
+  assert.ok(status.clusters?.['valued-0000']?.statusFeedback, 'the input is not modified');
+});
+
+test('policyStatusAnnotation keeps only the summary when the clusters do not fit even without values', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { ...clustersWithValues(300, 250), ...manyClusters(300) } }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.deepEqual(readPolicyStatus(text), {
+    summary: { clusters: 600, applied: 600, enforced: 300, overridden: 300, pending: 0, failed: 0, truncated: true },
+  });
+});
+
+test('policyStatusAnnotation: values within the budget are kept whole and nothing is truncated', () => {
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: clustersWithValues(20, 250) }));
+  const read = readPolicyStatus(text);
+  assert.equal(read?.summary.truncated, undefined);
+  assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
+});

@@ -1,0 +1,98 @@
+// The `policysync.kuadrant.io/status` annotation (DESIGN §5): a PolicyStatus as bounded, canonical JSON,
+// and read back. Messages are cut here, the annotation as a whole too when it grows past its budget.
+import { z } from 'zod';
+import { canonicalJson } from '../k8s/canonical.ts';
+import { parseJson } from '../k8s/parsejson.ts';
+import type { ClusterStatus, PolicyStatus, StatusSummary } from './policystatus.ts';
+
+/** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
+export const MAX_STATUS_MESSAGE_LENGTH = 256;
+/** Past this many bytes the annotation leaves out the statusFeedback values, then the per-cluster part. */
+export const MAX_STATUS_ANNOTATION_BYTES = 64 * 1024;
+
+/** At most MAX_STATUS_MESSAGE_LENGTH code points (never splitting a surrogate pair), `…` marking a cut. */
+export function cutMessage(message: string): string {
+  const chars = Array.from(message);
+  if (chars.length <= MAX_STATUS_MESSAGE_LENGTH) return message;
+  return `${chars.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1).join('')}…`;
+}
+
+
+/**
+ * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
+ * MAX_STATUS_ANNOTATION_BYTES, each step until it fits: the statusFeedback values are left out; then
+ * the entries of clusters whose copy is applied (the CLI reads those back from the works), keeping
+ * the ones no work shows (withdrawn as overridden, lost to a conflict, not applied); then the
+ * per-cluster part altogether. Every step marks `summary.truncated: true`.
+ */
+export function policyStatusAnnotation(status: PolicyStatus): string {
+  const full = canonicalJson(status);
+  if (fits(full)) return full;
+  const summary: StatusSummary = { ...status.summary, truncated: true };
+  const { clusters, ...rest } = status;
+  if (clusters !== undefined) {
+    const compact = withoutStatusFeedback(clusters);
+    if (Object.values(clusters).some((c) => c.statusFeedback !== undefined)) {
+      const withoutValues = canonicalJson({ ...rest, summary, clusters: compact });
+      if (fits(withoutValues)) return withoutValues;
+    }
+    const unapplied = Object.fromEntries(Object.entries(compact).filter(([, c]) => !c.applied));
+    if (Object.keys(unapplied).length > 0) {
+      const unappliedOnly = canonicalJson({ ...rest, summary, clusters: unapplied });
+      if (fits(unappliedOnly)) return unappliedOnly;
+    }
+  }
+  return canonicalJson({ ...rest, summary });
+}
+
+function fits(text: string): boolean {
+  return Buffer.byteLength(text, 'utf8') <= MAX_STATUS_ANNOTATION_BYTES;
+}
+
+function withoutStatusFeedback(clusters: Record<string, ClusterStatus>): Record<string, ClusterStatus> {
+  return Object.fromEntries(
+    Object.entries(clusters).map(([name, cluster]) => {
+      const { statusFeedback: _dropped, ...rest } = cluster;
+      return [name, rest];
+    }),
+  );
+}
+
+const count = z.number().int().nonnegative();
+const clusterStatusSchema = z.object({
+  state: z.enum(['Enforced', 'Overridden', 'Pending', 'Failed', 'Unknown']),
+  applied: z.boolean(),
+  available: z.boolean(),
+  enforced: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  upToDate: z.boolean(),
+  statusFeedback: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+const policyStatusSchema = z.object({
+  summary: z.object({
+    clusters: count,
+    applied: count,
+    enforced: count,
+    overridden: count,
+    pending: count,
+    failed: count,
+    unknown: count.optional(),
+    truncated: z.literal(true).optional(),
+  }),
+  clusters: z.record(z.string(), clusterStatusSchema).optional(),
+  problems: z.array(z.object({ reason: z.string(), message: z.string() })).optional(),
+});
+
+/** The annotation value parsed back; undefined when absent, not JSON or not of this shape. */
+export function readPolicyStatus(text: string | undefined): PolicyStatus | undefined {
+  const parsed = parseJson(text, policyStatusSchema);
+  if (!parsed) return undefined;
+  const { summary, clusters, problems } = parsed;
+  const { truncated, ...counts } = summary;
+  const status: PolicyStatus = { summary: truncated ? { ...counts, truncated } : counts };
+  if (clusters !== undefined) status.clusters = clusters;
+  if (problems !== undefined) status.problems = problems;
+  return status;
+}
+

@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { canonicalJson } from '../k8s/canonical.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { desiredWorksForPolicy } from '../works/desiredworks.ts';
+import type { ManifestWork } from '../works/manifestwork.ts';
+import { policyStatusAnnotation } from './annotation.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, statusRecheckDelay, type ClusterInput } from './policystatus.ts';
+import { reportAnnotations, reportPolicyStatus, reportedAnnotations } from './report.ts';
+import { statusAggregateInput, type StatusInput } from './statusinput.ts';
+
+const GW = 'gateway.networking.k8s.io';
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+
+const policy: KubeObject = {
+  apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+  kind: 'BackendTrafficPolicy',
+  metadata: { name: 'p', namespace: 'shop', uid: 'u1' },
+  spec: { targetRefs: [{ group: GW, kind: 'Gateway', name: 'shop' }] },
+};
+
+function desired(clusters: string[]) {
+  return desiredWorksForPolicy({
+    gvr: { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' },
+    policy,
+    gateways: () => ({ managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true }),
+    rawFeedback: false,
+    statusFeedback: [],
+    maxWorkBytes: 500 * 1024,
+  });
+}
+
+/** The work as the agent reports it: applied at `appliedAt`, its copy Accepted for the Gateway or silent. */
+function live(work: ManifestWork, appliedAt: number, accepted: boolean): KubeObject {
+  const applied = { type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', message: '', observedGeneration: 1, lastTransitionTime: new Date(appliedAt).toISOString() };
+  const values = accepted ? [{ name: 'ancestor0Status', fieldValue: { type: 'String', string: 'True' } }] : [];
+  return {
+    ...work,
+    metadata: { ...work.metadata, generation: 1 },
+    status: { conditions: [applied], resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0 }, statusFeedback: { values }, conditions: [] }] } },
+  };
+}
+
+/** Four clusters: c1 enforced, c2 waiting for its status, c3 just written, c4 lost to another policy; c5 in doubt. */
+function input(): StatusInput {
+  const d = desired(['c1', 'c2', 'c3', 'c4']);
+  const [w1, w2, w3] = [...d.works.values()] as [ManifestWork, ManifestWork, ManifestWork];
+  const kept = [...desired(['c5']).works.values()][0]!;
+  return {
+    desired: d,
+    losses: [{ cluster: 'c4', message: 'already synced from shop/older' }],
+    observed: [live(w1, NOW - 10_000, true), live(w2, NOW - 20_000, false), live(kept, NOW - 99_000, true)],
+    written: [w1, w2, w3],
+    unknown: [{ cluster: 'c5', reason: 'ManagedClusterLeaseUpdateStopped', message: 'OCM marks cluster c5 unreachable', work: kept }],
+  };
+}
+
+test('reportPolicyStatus: the status, its annotations, the counts and the recheck delay in one call', () => {
+  const report = reportPolicyStatus(input(), 500 * 1024, NOW);
+  const aggregate = statusAggregateInput(input(), 500 * 1024, NOW);
+  assert.deepEqual(report.status, aggregatePolicyStatus(aggregate));
+  assert.equal(report.recheckDelay, statusRecheckDelay(aggregate));
+  assert.equal(report.recheckDelay, STATUS_GRACE_MS - 20_000);
+  assert.deepEqual(report.counts, { enforced: 1, overridden: 0, pending: 2, failed: 1, unknown: 1 });
+  assert.equal(report.annotations[STATUS_ANNOTATION], policyStatusAnnotation(report.status));
+  // The works in place: those written, and the one kept on the cluster in doubt (not the conflicted one).
+  assert.deepEqual(
+    (JSON.parse(report.annotations[POLICIES_SYNCED_ANNOTATION]!) as { cluster: string }[]).map((e) => e.cluster),
+    ['c1', 'c2', 'c3', 'c5'],
+  );
+});
+
+test('reportPolicyStatus judges each cluster once per report', () => {
+  const judged: ClusterInput[] = [];
+  const report = reportPolicyStatus(input(), 500 * 1024, NOW, (cluster, now) => {
+    judged.push(cluster);
+    return clusterVerdict(cluster, now);
+  });
+  assert.equal(judged.length, 5);
+  assert.equal(report.status.summary.clusters, 5);
+  assert.deepEqual(report, reportPolicyStatus(input(), 500 * 1024, NOW));
+});
+
+test('reportedAnnotations reads back what reportAnnotations wrote, other annotations aside; clearing removes the status', () => {
+  const { annotations } = reportPolicyStatus(input(), 500 * 1024, NOW);
+  const written: KubeObject = { ...policy, metadata: { ...policy.metadata, annotations: { other: 'kept', ...(annotations as Record<string, string>) } } };
+  assert.equal(reportedAnnotations(written), canonicalJson(annotations));
+  const cleared = reportAnnotations([], undefined);
+  assert.deepEqual(Object.keys(cleared).sort(), [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION].sort());
+  assert.equal(cleared[STATUS_ANNOTATION], undefined);
+});

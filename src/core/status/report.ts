@@ -1,0 +1,63 @@
+// One status report of a hub policy, computed in one pure call: every cluster's verdict decided once, and
+// from them the status, the two annotations the hub writes on the policy, the counts behind the
+// policysync_clusters gauge and when to look again. What of it is worth an Event depends on what was
+// last written, known only when the write is made: transitions.ts (statusEvents) reads it off `status`.
+import type { KubeObject } from '../k8s/objects.ts';
+import { canonicalJson } from '../k8s/canonical.ts';
+import type { ManifestWork } from '../works/manifestwork.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { policyStatusAnnotation } from './annotation.ts';
+import { policiesSyncedAnnotation } from './policiessynced.ts';
+import { clusterVerdict, judgePolicy, type PolicyStatus, type StatusSummary } from './policystatus.ts';
+import { statusAggregateInput, type StatusInput } from './statusinput.ts';
+
+/** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
+export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'> & { unknown: number };
+
+/** The annotations the hub writes on a policy, by key; undefined for one to remove. */
+export type ReportAnnotations = Record<string, string | undefined>;
+
+export interface PolicyStatusReport {
+  status: PolicyStatus;
+  /** The policies-synced and status annotations as they should be. */
+  annotations: ReportAnnotations;
+  counts: ClusterStateCounts;
+  /** Reconcile the policy again this many ms from now (a cluster's status grace ends); undefined when none waits. */
+  recheckDelay?: number;
+}
+
+/** The annotations this reporter writes, for these works in place and this status (undefined: none). */
+export function reportAnnotations(works: readonly ManifestWork[], status: PolicyStatus | undefined): ReportAnnotations {
+  return {
+    [POLICIES_SYNCED_ANNOTATION]: policiesSyncedAnnotation(
+      works.map((w) => {
+        const copy = w.spec.workload.manifests[0]!;
+        return { cluster: w.metadata.namespace, name: copy.metadata.name, namespace: copy.metadata.namespace ?? '' };
+      }),
+    ),
+    [STATUS_ANNOTATION]: status ? policyStatusAnnotation(status) : undefined,
+  };
+}
+
+/** The annotations written by this reporter as `policy` has them, in the form the reporter compares. */
+export function reportedAnnotations(policy: KubeObject): string {
+  const current = policy.metadata.annotations ?? {};
+  return canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
+}
+
+/** The annotation keys the reporter writes. */
+export const REPORTED_ANNOTATIONS: readonly string[] = [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION];
+
+/**
+ * The report of a policy from what the reconciler decided (`now`: the time to judge the status grace
+ * against). `verdict` is for tests that count the verdicts.
+ */
+export function reportPolicyStatus(input: StatusInput, maxWorkBytes: number, now: number, verdict: typeof clusterVerdict = clusterVerdict): PolicyStatusReport {
+  const { status, recheckDelay } = judgePolicy(statusAggregateInput(input, maxWorkBytes, now), verdict);
+  const { enforced, overridden, pending, failed, unknown = 0 } = status.summary;
+  // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
+  const inPlace = [...input.written, ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))];
+  const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status), counts: { enforced, overridden, pending, failed, unknown } };
+  if (recheckDelay !== undefined) report.recheckDelay = recheckDelay;
+  return report;
+}

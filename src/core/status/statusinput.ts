@@ -1,0 +1,104 @@
+// What a hub policy's aggregated status comes from (DESIGN §5): the reconciler's decisions for the policy
+// (its works as written and as cached, conflicts, local policies' verdicts, clusters in doubt, lane
+// conflicts) turned into one verdict input per cluster, and the policy's own problems.
+import type { KubeObject } from '../k8s/objects.ts';
+import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
+import { readClusterFeedback } from '../works/feedback.ts';
+import { readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
+import type { AggregateInput, ClusterInput, LocalNote, PolicyProblem } from './policystatus.ts';
+
+/** What the reconciler decided for one policy, from which its status is aggregated. */
+export interface StatusInput {
+  desired: DesiredWorks;
+  losses: readonly Pick<CollisionLoss, 'cluster' | 'message'>[];
+  /** The policy's works as cached. */
+  observed: readonly KubeObject[];
+  /** The works now in place (written or already equal). */
+  written: readonly ManifestWork[];
+  /** What local policies do to the copy, by cluster (the spoke agents' fresh reports). */
+  local?: LocalVerdicts;
+  /** Clusters the policy left whose works are kept: OCM cannot vouch for them, or the Placement is in flux. */
+  unknown?: readonly UnknownCluster[];
+  /** Its Gateways' lanes shared with other hub Gateways (core/lanes.ts): a problem of the policy, told to both Gateways too. */
+  lanes?: readonly LaneReport[];
+  /** Other problems the reconciler found (decisions or clusters of its Gateways' Placements refused). */
+  problems?: readonly PolicyProblem[];
+}
+
+export interface LaneReport {
+  message: string;
+  /** The two hub Gateways, as cached (an Event goes to each when the conflict is new for this policy). */
+  gateways: readonly KubeObject[];
+}
+
+/** The reason of a lane conflict, on the policy and on both Gateways. */
+export const LANE_CONFLICT_REASON = 'DownstreamGatewayConflict';
+
+export interface UnknownCluster {
+  cluster: string;
+  reason: string;
+  message: string;
+  since?: string;
+  /** The kept work, as cached. */
+  work?: ManifestWork;
+}
+
+export interface LocalVerdicts {
+  /** Clusters where local policies cover every target: the copy is not placed there. */
+  overridden: readonly { cluster: string; message: string }[];
+  /** Clusters where the copy is placed and local policies take part of it, or are overridden by it. */
+  notes: ReadonlyMap<string, LocalNote>;
+}
+
+/**
+ * DESIGN §5: what the aggregated status comes from — each cluster as its work's feedback shows it or
+ * as the hub itself decided (too large, conflicted), and the policy's problems.
+ */
+export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, now: number): AggregateInput {
+  const { desired, losses, observed, written, local } = input;
+  const observedByCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
+  const clusters: Record<string, ClusterInput> = {};
+  for (const work of written) {
+    const cluster = work.metadata.namespace;
+    const live = observedByCluster.get(cluster);
+    // Feedback counts only once it describes the work as written now (same spec-hash).
+    const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
+    const note = local?.notes.get(cluster);
+    clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live), ...(note ? { local: note } : {}) } : { state: 'pending' };
+  }
+  for (const cluster of desired.tooLarge) {
+    const live = observedByCluster.get(cluster);
+    clusters[cluster] = {
+      state: 'tooLarge',
+      message: `the ManifestWork exceeds ${maxWorkBytes} bytes; the last good copy stays in place`,
+      ...(live ? { feedback: readClusterFeedback(live) } : {}),
+    };
+  }
+  for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
+  for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message };
+  for (const u of input.unknown ?? []) {
+    const live = observedByCluster.get(u.cluster);
+    clusters[u.cluster] = {
+      state: 'unknown',
+      reason: u.reason,
+      message: u.message,
+      ...(u.since ? { since: u.since } : {}),
+      ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}),
+    };
+  }
+  const lanes = (input.lanes ?? []).map((l) => ({ reason: LANE_CONFLICT_REASON, message: l.message }));
+  return { clusters, problems: [...policyProblems(desired), ...lanes, ...(input.problems ?? [])], now };
+}
+
+/** What keeps the policy, or some of its targets, from being synced (TooLarge and Conflicted are per cluster). */
+export function policyProblems(desired: DesiredWorks): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  for (const t of desired.targets) {
+    // A target at another controller's Gateway is not a problem of ours.
+    if (t.state === 'rejected' && t.reason !== 'GatewayNotManaged') problems.push({ reason: 'TargetNotSynced', message: `${t.path}: ${t.reason}: ${t.message}` });
+  }
+  for (const m of desired.mismatches) problems.push({ reason: 'NamespaceMismatch', message: m.message });
+  if (desired.noClusters) problems.push({ reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' });
+  if (!desired.targets.some((t) => t.state === 'syncable')) problems.push({ reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' });
+  return problems;
+}

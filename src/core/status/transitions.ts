@@ -1,0 +1,76 @@
+// What in a new status is worth an Event: clusters that entered a state, problems not reported before —
+// and the Events they make, on the policy and, for a lane conflict, on both Gateways too.
+import type { KubeObject } from '../k8s/objects.ts';
+import { cutMessage } from './annotation.ts';
+import type { PolicyProblem, PolicyStatus } from './policystatus.ts';
+import { LANE_CONFLICT_REASON, type LaneReport } from './statusinput.ts';
+
+export interface StatusTransition {
+  cluster: string;
+  type: 'Enforced' | 'Overridden' | 'Failed' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/**
+ * Problems the hub found with the policy itself (a target it cannot sync, no cluster at all, …).
+ * Kept in the annotation so that, after a restart, Events are still raised only for new ones.
+ */
+export function newProblems(before: PolicyStatus | undefined, after: PolicyStatus): PolicyProblem[] {
+  const known = new Set((before?.problems ?? []).map((p) => JSON.stringify([p.reason, p.message])));
+  return (after.problems ?? []).filter((p) => !known.has(JSON.stringify([p.reason, p.message])));
+}
+
+/**
+ * Clusters that entered the Enforced, Overridden, Failed or Unknown state, sorted by cluster: one Event
+ * each. A cluster staying in its state (even with a new reason) or becoming Pending gives none.
+ * With no `before`, every cluster is new. A cluster that a truncated `before` (an annotation read
+ * back after a restart) does not list gives none: what changed is unknown, and an Event storm on
+ * every restart helps nobody.
+ */
+export function statusTransitions(before: PolicyStatus | undefined, after: PolicyStatus): StatusTransition[] {
+  const previous = before?.clusters ?? {};
+  // Every cluster of `before` is listed unless it was truncated to fewer entries than it counts.
+  const complete = before === undefined || Object.keys(previous).length === before.summary.clusters;
+  const current = after.clusters ?? {};
+  const transitions: StatusTransition[] = [];
+  for (const cluster of Object.keys(current).sort()) {
+    const now = current[cluster];
+    if (now === undefined || now.state === 'Pending') continue;
+    // Own properties only: a cluster may be named "constructor".
+    const listed = Object.hasOwn(previous, cluster);
+    if (!listed && !complete) continue;
+    const was = listed ? previous[cluster] : undefined;
+    if (was?.state === now.state) continue;
+    transitions.push({ cluster, type: now.state, reason: now.reason, message: now.message });
+  }
+  return transitions;
+}
+
+/** An Event to record: on which object, of which type, why. */
+export interface StatusEvent {
+  object: KubeObject;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/**
+ * The Events a write of `after` over `before` (the status last written, else the annotation as it was:
+ * a restart raises no Event for what was already reported) makes, in order: one per cluster transition
+ * on the policy, then one per new problem on the policy — a lane conflict, which concerns two tenants'
+ * Gateways, on each of its Gateways too, so that each hears of it where its admin looks.
+ */
+export function statusEvents(policy: KubeObject, before: PolicyStatus | undefined, after: PolicyStatus, lanes: readonly LaneReport[] = []): StatusEvent[] {
+  const events: StatusEvent[] = [];
+  for (const t of statusTransitions(before, after)) {
+    const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
+    events.push({ object: policy, type, reason: t.type === 'Unknown' ? 'ClusterUnknown' : t.type, message: `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}` });
+  }
+  for (const p of newProblems(before, after)) {
+    events.push({ object: policy, type: 'Warning', reason: p.reason, message: p.message });
+    const lane = p.reason === LANE_CONFLICT_REASON ? lanes.find((l) => cutMessage(l.message) === p.message) : undefined;
+    for (const gateway of lane?.gateways ?? []) events.push({ object: gateway, type: 'Warning', reason: LANE_CONFLICT_REASON, message: p.message });
+  }
+  return events;
+}
