@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
 import { FakeClock, settle } from '../../testkit/fake-clock.ts';
-import { Metrics, writtenResource } from './metrics.ts';
+import { Metrics } from './metrics.ts';
 import { ItemExponentialRateLimiter } from './ratelimiter.ts';
 import { ControllerRunner } from './runner.ts';
 import { WorkQueue } from './workqueue.ts';
@@ -194,16 +194,6 @@ describe('Metrics', () => {
     assert.equal(value(await text(a), 'workqueue_adds_total{name="q"}'), 1);
     assert.equal(value(await text(b), 'workqueue_adds_total{name="q"}'), 0);
   });
-});
-
-test('writtenResource names the resource of a mutating request and leaves out reads, reviews and leases', () => {
-  assert.equal(writtenResource('PATCH', '/apis/work.open-cluster-management.io/v1/namespaces/c1/manifestworks/w?fieldManager=x'), 'manifestworks');
-  assert.equal(writtenResource('PATCH', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/c/status'), 'gatewayclasses/status');
-  assert.equal(writtenResource('POST', '/api/v1/namespaces/ns/events'), 'events');
-  assert.equal(writtenResource('DELETE', '/api/v1/namespaces/ns'), 'namespaces');
-  assert.equal(writtenResource('GET', '/api/v1/namespaces/ns/configmaps'), undefined);
-  assert.equal(writtenResource('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'), undefined);
-  assert.equal(writtenResource('PUT', '/apis/coordination.k8s.io/v1/namespaces/ns/leases/l'), undefined);
 });
 
 test('clientRequest counts requests by method and code, and successful writes by resource', async () => {

@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ControllerObserver, ReconcileOutcome } from './runner.ts';
 import type { WorkQueueObserver } from './workqueue.ts';
+import { writtenResource } from '../core/k8s/apipath.ts';
 
 export type WorkStateLabel = 'applied' | 'failed' | 'pending';
 export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed' | 'unknown';
@@ -214,20 +215,4 @@ export class Metrics {
   async scrape(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
-}
-
-const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Not persisted objects (reviews) and the lease heartbeat: not what "writes" means to an operator. */
-const NOT_WRITES = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'tokenreviews', 'leases']);
-
-/** The resource (with subresource) a mutating request writes, from its path; undefined for reads. */
-export function writtenResource(method: string, path: string): string | undefined {
-  if (!WRITES.has(method)) return undefined;
-  const parts = path.split('?')[0]!.split('/').filter(Boolean);
-  // /api/v1[/namespaces/ns]/resource[/name[/sub]] or /apis/group/version[/namespaces/ns]/resource[/name[/sub]]
-  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
-  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
-  const [resource, , sub] = rest;
-  if (!resource || NOT_WRITES.has(resource)) return undefined;
-  return sub ? `${resource}/${sub}` : resource;
 }
