@@ -1,6 +1,7 @@
 // `policy-sync hub`: the hub controller.
 import { Command, Option } from 'commander';
-import { DEFAULT_CONTROLLER_NAME, HubController } from '../hub/controller.ts';
+import { DEFAULT_CONTROLLER_NAME } from '../hub/assembly.ts';
+import { HubController } from '../hub/controller.ts';
 import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';

@@ -15,7 +15,7 @@ import { classifyTargets } from '../core/targets/targetrefs.ts';
 import { isNotFound, KubeHttp } from '../kube/http.ts';
 import { RESOURCES, collectionPath, groupVersionPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
-import { DEFAULT_CONTROLLER_NAME } from '../hub/controller.ts';
+import { DEFAULT_CONTROLLER_NAME } from '../hub/assembly.ts';
 import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { formatExplain, formatExplainJson, formatRows, formatRowsJson, type PolicyRow } from './statusformat.ts';
 

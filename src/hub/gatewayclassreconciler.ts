@@ -3,7 +3,7 @@
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
 import type { Logger } from 'pino';
-import { classConditions, kindProblemLine, kindsInForce, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/params/classparams.ts';
+import { classConditions, kindProblemLine, kindsInForce, ownsClass, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/params/classparams.ts';
 import { conditionsUpToDate, mergeConditions, readConditions } from '../core/k8s/conditions.ts';
 import { gvrKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
@@ -32,10 +32,6 @@ export interface GatewayClassReconcilerDeps {
   /** False on a standby: the configuration is still computed (caches stay warm), status is not written. */
   canWrite: () => boolean;
   logger: Logger;
-}
-
-export function ownsClass(gatewayClass: KubeObject | undefined, controllerName: string): boolean {
-  return (gatewayClass?.spec as { controllerName?: unknown } | undefined)?.controllerName === controllerName;
 }
 
 export class GatewayClassReconciler {

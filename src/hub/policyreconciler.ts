@@ -22,7 +22,7 @@ import type { Informer } from '../kube/informer.ts';
 import { objectPath } from '../kube/resource.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { ownsClass } from './gatewayclassreconciler.ts';
+import { ownsClass } from '../core/params/classparams.ts';
 import { BY_NAME, BY_SOURCE, gatewayClassOf, gatewayTemplates, targetedGateways } from './indexes.ts';
 import { parsePolicyKey, parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import type { GatewayPlacements } from './placements.ts';

@@ -1,7 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
-import { keysForDecisionChange, keysForGatewayChange, keysForManagedClusterChange, keysForPlacementChange, keysForPolicyChange, keysForWorkChange, type KindedPolicy } from './eventkeys.ts';
+import { objectKey } from '../core/k8s/objects.ts';
+import {
+  routeClusterSetChange,
+  routeConfigChange,
+  routeDecisionChange,
+  routeGatewayChange,
+  routeKindSynced,
+  routeManagedClusterChange,
+  routePlacementChange,
+  routePolicyChange,
+  routeReportChange,
+  routeWorkChange,
+  type KindedPolicy,
+} from './routes.ts';
 
 const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
@@ -12,12 +25,12 @@ test('a policy change maps to itself and the possible rivals of its old and new 
   const rivalsOf = (p: KubeObject): KubeObject[] => rivals[`${p.metadata.namespace}/${p.metadata.name}:${p.metadata.resourceVersion}`] ?? [];
   const before = obj('a', 'p', { resourceVersion: '1' });
   const after = obj('a', 'p', { resourceVersion: '2' });
-  assert.deepEqual(keysForPolicyChange(AUTH, { old: before, object: after }, rivalsOf), [
+  assert.deepEqual(routePolicyChange(AUTH, { old: before, object: after }, { rivalsOf: (_gr, p) => rivalsOf(p) }), [
     'authpolicies.kuadrant.io|a/p',
     'authpolicies.kuadrant.io|b/p',
     'authpolicies.kuadrant.io|c/p',
   ]);
-  assert.deepEqual(keysForPolicyChange(AUTH, { object: obj('a', 'p', { resourceVersion: '3' }) }, rivalsOf), ['authpolicies.kuadrant.io|a/p'], 'no possible rival: itself only');
+  assert.deepEqual(routePolicyChange(AUTH, { object: obj('a', 'p', { resourceVersion: '3' }) }, { rivalsOf: (_gr, p) => rivalsOf(p) }), ['authpolicies.kuadrant.io|a/p'], 'no possible rival: itself only');
 });
 
 test('a Gateway change maps to the policies targeting it before and after (a rename of the Gateway key included)', () => {
@@ -26,56 +39,56 @@ test('a Gateway change maps to the policies targeting it before and after (a ren
     'ns/gw2': [{ gr: RLP, policy: obj('ns', 'rlp') }, { gr: AUTH, policy: obj('ns', 'auth') }],
   };
   const lookup = (key: string): KindedPolicy[] => targeting[key] ?? [];
-  assert.deepEqual(keysForGatewayChange({ old: obj('ns', 'gw'), object: obj('ns', 'gw2') }, lookup), [
+  const none = (): KubeObject[] => [];
+  assert.deepEqual(routeGatewayChange({ old: obj('ns', 'gw'), object: obj('ns', 'gw2') }, { policiesTargeting: (g) => lookup(objectKey(g)), sameNamedGateways: none }), [
     'authpolicies.kuadrant.io|ns/auth',
     'ratelimitpolicies.kuadrant.io|ns/rlp',
   ]);
-  assert.deepEqual(keysForGatewayChange({ object: obj('ns', 'other') }, lookup), []);
+  assert.deepEqual(routeGatewayChange({ object: obj('ns', 'other') }, { policiesTargeting: (g) => lookup(objectKey(g)), sameNamedGateways: none }), []);
   // Same-named Gateways elsewhere: their lanes may now conflict with this one's.
   const byName = (name: string): KubeObject[] => (name === 'gw' ? [obj('ns', 'gw'), obj('team-b', 'gw')] : []);
   const targetingB = (key: string): KindedPolicy[] => (key === 'team-b/gw' ? [{ gr: AUTH, policy: obj('team-b', 'b') }] : lookup(key));
-  assert.deepEqual(keysForGatewayChange({ object: obj('ns', 'gw') }, targetingB, byName), ['authpolicies.kuadrant.io|ns/auth', 'authpolicies.kuadrant.io|team-b/b']);
+  assert.deepEqual(routeGatewayChange({ object: obj('ns', 'gw') }, { policiesTargeting: (g) => targetingB(objectKey(g)), sameNamedGateways: byName }), ['authpolicies.kuadrant.io|ns/auth', 'authpolicies.kuadrant.io|team-b/b']);
 });
 
 test('a PlacementDecision change maps to the policies on the Gateways of its Placement, old label included', () => {
   const label = (p: string): Partial<KubeObject['metadata']> => ({ labels: { 'cluster.open-cluster-management.io/placement': p } });
   const gateways: Record<string, KubeObject[]> = { 'ns/east': [obj('ns', 'gw-e')], 'ns/west': [obj('ns', 'gw-w')] };
   const policies: Record<string, KindedPolicy[]> = { 'ns/gw-e': [{ gr: AUTH, policy: obj('ns', 'e') }], 'ns/gw-w': [{ gr: AUTH, policy: obj('ns', 'w') }] };
-  const keys = keysForDecisionChange(
+  const keys = routeDecisionChange(
     { old: obj('ns', 'd', label('east')), object: obj('ns', 'd', label('west')) },
-    (p) => gateways[p] ?? [],
-    (g) => policies[g] ?? [],
+    { gatewaysOfPlacement: (p) => gateways[p] ?? [], policiesTargeting: (g) => policies[objectKey(g)] ?? [] },
   );
   assert.deepEqual(keys, ['authpolicies.kuadrant.io|ns/e', 'authpolicies.kuadrant.io|ns/w']);
-  assert.deepEqual(keysForDecisionChange({ object: obj('ns', 'd') }, () => [obj('ns', 'gw-e')], () => []), [], 'no placement label: nothing');
+  assert.deepEqual(routeDecisionChange({ object: obj('ns', 'd') }, { gatewaysOfPlacement: () => [obj('ns', 'gw-e')], policiesTargeting: () => [] }), [], 'no placement label: nothing');
 });
 
 test('a work change maps to its source policy by group+resource, or to the spoke configuration', () => {
   const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
   const work = obj('c1', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } });
-  assert.deepEqual(keysForWorkChange({ object: work }), { spokeConfig: false, policies: ['authpolicies.kuadrant.io|ns/p'] });
-  assert.deepEqual(keysForWorkChange({ object: obj('c1', 'w') }), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
-  assert.deepEqual(keysForWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }), { spokeConfig: true, policies: [] });
+  assert.deepEqual(routeWorkChange({ object: work }), { spokeConfig: false, policies: ['authpolicies.kuadrant.io|ns/p'] });
+  assert.deepEqual(routeWorkChange({ object: obj('c1', 'w') }), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
+  assert.deepEqual(routeWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }), { spokeConfig: true, policies: [] });
 });
 
 test('a spoke configuration work wakes the syncer when what it wrote changed or the work goes, not on a status update (a report heartbeat)', () => {
   const config = (hash: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
     ({ ...obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' }, annotations: { 'policysync.kuadrant.io/spec-hash': hash }, ...extra }), status: { n: hash } });
   const before = config('h1');
-  assert.equal(keysForWorkChange({ old: before, object: { ...config('h1'), status: { heartbeat: 2 } } }).spokeConfig, false);
-  assert.equal(keysForWorkChange({ old: before, object: config('h2') }).spokeConfig, true);
-  assert.equal(keysForWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }).spokeConfig, true);
-  assert.equal(keysForWorkChange({ old: before, object: before }).spokeConfig, true, 'a delete (old and object the same) wakes it');
+  assert.equal(routeWorkChange({ old: before, object: { ...config('h1'), status: { heartbeat: 2 } } }).spokeConfig, false);
+  assert.equal(routeWorkChange({ old: before, object: config('h2') }).spokeConfig, true);
+  assert.equal(routeWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }).spokeConfig, true);
+  assert.equal(routeWorkChange({ old: before, object: before }).spokeConfig, true, 'a delete (old and object the same) wakes it');
 });
 
 test('a Placement change maps to the policies on the Gateways it places', () => {
   const gateways: Record<string, KubeObject[]> = { 'ns/east': [obj('ns', 'gw-e')] };
   const policies: Record<string, KindedPolicy[]> = { 'ns/gw-e': [{ gr: AUTH, policy: obj('ns', 'e') }, { gr: RLP, policy: obj('ns', 'r') }] };
-  assert.deepEqual(keysForPlacementChange({ object: obj('ns', 'east') }, (p) => gateways[p] ?? [], (g) => policies[g] ?? []), [
+  assert.deepEqual(routePlacementChange({ object: obj('ns', 'east') }, { gatewaysOfPlacement: (p) => gateways[p] ?? [], policiesTargeting: (g) => policies[objectKey(g)] ?? [] }), [
     'authpolicies.kuadrant.io|ns/e',
     'ratelimitpolicies.kuadrant.io|ns/r',
   ]);
-  assert.deepEqual(keysForPlacementChange({ object: obj('ns', 'west') }, (p) => gateways[p] ?? [], (g) => policies[g] ?? []), []);
+  assert.deepEqual(routePlacementChange({ object: obj('ns', 'west') }, { gatewaysOfPlacement: (p) => gateways[p] ?? [], policiesTargeting: (g) => policies[objectKey(g)] ?? [] }), []);
 });
 
 test('a ManagedCluster change maps to the policies with works there only when what OCM vouches for changed', () => {
@@ -89,7 +102,69 @@ test('a ManagedCluster change maps to the policies with works there only when wh
   const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
   const works = (name: string): KubeObject[] => (name === 'c2' ? [obj('c2', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } })] : []);
   const taint = { key: 'cluster.open-cluster-management.io/unreachable', effect: 'NoSelect' };
-  assert.deepEqual(keysForManagedClusterChange({ old: cluster('True'), object: cluster('Unknown', [taint]) }, works), ['authpolicies.kuadrant.io|ns/p']);
-  assert.deepEqual(keysForManagedClusterChange({ old: cluster('True'), object: cluster('True', [], '2') }, works), [], 'a lease renewal: nothing');
-  assert.deepEqual(keysForManagedClusterChange({ object: cluster('True') }, works), ['authpolicies.kuadrant.io|ns/p'], 'added (or deleted): its works\' policies');
+  const lookups = { worksOnCluster: works, allGateways: () => [], clustersDecidedFor: () => [], policiesTargeting: () => [] };
+  assert.deepEqual(routeManagedClusterChange({ old: cluster('True'), object: cluster('Unknown', [taint]) }, lookups, true), ['authpolicies.kuadrant.io|ns/p']);
+  assert.deepEqual(routeManagedClusterChange({ old: cluster('True'), object: cluster('True', [], '2') }, lookups, true), [], 'a lease renewal: nothing');
+  assert.deepEqual(routeManagedClusterChange({ object: cluster('True') }, lookups, true), ['authpolicies.kuadrant.io|ns/p'], 'added (or deleted): its works\' policies');
+});
+
+const sourceRef = (gr: { group: string; resource: string }, namespace: string, name: string): Partial<KubeObject['metadata']> => ({
+  annotations: { 'policysync.kuadrant.io/source-ref': JSON.stringify({ ...gr, version: 'v1', namespace, name }) },
+});
+
+test('a ManagedCluster relabelled maps to the policies on the Gateways it is decided for, unless decisions are taken by their labels', () => {
+  const cluster = (labels: Record<string, string>): KubeObject => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: 'c1', labels } });
+  const gwA = obj('ns', 'a');
+  const gwB = obj('ns', 'b');
+  const lookups = {
+    worksOnCluster: () => [],
+    allGateways: () => [gwA, gwB],
+    clustersDecidedFor: (g: KubeObject) => (g === gwA ? ['c1'] : ['c2']),
+    policiesTargeting: (g: KubeObject) => (g === gwA ? [{ gr: AUTH, policy: obj('ns', 'pa') }] : [{ gr: AUTH, policy: obj('ns', 'pb') }]),
+  };
+  const moved = { old: cluster({ set: 'x' }), object: cluster({ set: 'y' }) };
+  assert.deepEqual(routeManagedClusterChange(moved, lookups, false), ['authpolicies.kuadrant.io|ns/pa'], 'only the Gateway it is decided for');
+  assert.deepEqual(routeManagedClusterChange(moved, lookups, true), [], 'labels trusted: set membership is not consulted');
+  assert.deepEqual(routeManagedClusterChange({ old: cluster({ set: 'x' }), object: cluster({ set: 'x' }) }, lookups, false), [], 'same labels, same health: nothing');
+});
+
+test('a ManagedClusterSet or binding change maps to every Gateway\'s policies, or nothing when decisions are taken by their labels', () => {
+  const lookups = { allGateways: () => [obj('ns', 'a'), obj('ns', 'b')], policiesTargeting: (g: KubeObject) => [{ gr: AUTH, policy: obj('ns', `p-${g.metadata.name}`) }] };
+  assert.deepEqual(routeClusterSetChange(lookups, false), ['authpolicies.kuadrant.io|ns/p-a', 'authpolicies.kuadrant.io|ns/p-b']);
+  assert.deepEqual(routeClusterSetChange(lookups, true), []);
+});
+
+test('a spoke report change maps to the policies of its kind in the hub namespaces rendering the changed downstream namespaces', () => {
+  const policies: Record<string, KubeObject[]> = { 'team-a': [obj('team-a', 'p')], 'team-b': [obj('team-b', 'q')] };
+  const lookups = {
+    watchedKinds: () => [AUTH, RLP],
+    policiesOfKind: () => [...(policies['team-a'] ?? []), ...(policies['team-b'] ?? [])],
+    policiesInNamespace: (_gr: unknown, n: string) => policies[n] ?? [],
+    downstreamTemplates: () => ['{namespace}'],
+  };
+  assert.deepEqual(routeReportChange([{ kind: 'authpolicies.kuadrant.io', namespace: 'team-a' }], lookups), ['authpolicies.kuadrant.io|team-a/p']);
+  assert.deepEqual(routeReportChange([{ kind: 'ratelimitpolicies.kuadrant.io', namespace: 'team-b' }], lookups), ['ratelimitpolicies.kuadrant.io|team-b/q']);
+  assert.deepEqual(routeReportChange([{ kind: 'dnspolicies.kuadrant.io', namespace: 'team-a' }], lookups), [], 'a kind not watched: nothing');
+  const fixed = { ...lookups, downstreamTemplates: () => ['gateways'] };
+  assert.deepEqual(routeReportChange([{ kind: 'authpolicies.kuadrant.io', namespace: 'gateways' }], fixed), ['authpolicies.kuadrant.io|team-a/p', 'authpolicies.kuadrant.io|team-b/q'], 'one downstream namespace for all: every hub namespace renders it');
+});
+
+test('a configuration change maps to every watched policy and the sources of every work, except works of a kind still listing', () => {
+  const lookups = {
+    watchedKinds: () => [AUTH],
+    policiesOfKind: () => [obj('ns', 'p')],
+    allWorks: () => [obj('c1', 'w1', sourceRef(AUTH, 'ns', 'gone')), obj('c1', 'w2', sourceRef(RLP, 'ns', 'listing')), obj('c1', 'w3', sourceRef(RLP, 'ns', 'unwatched'))],
+    kindSynced: (gr: { resource: string }) => (gr.resource === 'ratelimitpolicies' ? false : undefined),
+  };
+  assert.deepEqual(routeConfigChange(lookups), ['authpolicies.kuadrant.io|ns/p', 'authpolicies.kuadrant.io|ns/gone']);
+  const unwatchedKind = { ...lookups, kindSynced: () => undefined };
+  assert.ok((routeConfigChange(unwatchedKind) as string[]).includes('ratelimitpolicies.kuadrant.io|ns/unwatched'), 'a kind no longer watched: its works are looked at (the deletion rule decides)');
+});
+
+test('a kind that listed maps to the sources of its works whose policy its cache does not hold', () => {
+  const lookups = {
+    allWorks: () => [obj('c1', 'w1', sourceRef(AUTH, 'ns', 'kept')), obj('c1', 'w2', sourceRef(AUTH, 'ns', 'gone')), obj('c1', 'w3', sourceRef(RLP, 'ns', 'gone'))],
+    policyCached: (_gr: unknown, _ns: string, name: string) => name === 'kept',
+  };
+  assert.deepEqual(routeKindSynced(AUTH, lookups), ['authpolicies.kuadrant.io|ns/gone']);
 });

@@ -1,14 +1,19 @@
-// Which work-queue keys a cache change maps to (level-triggered: a change only names what to look at
-// again; the reconcilers read everything else from the caches). Pure: the lookups are passed in.
+// The hub's routes: which work-queue keys a cache change maps to (level-triggered: a change only names what
+// to look at again; the reconcilers read everything else from the caches). One named route per event, pure:
+// the cache lookups are passed in (HubLookups, implemented by caches.ts), so each is unit-tested alone.
+// Which cache feeds which route, and into which queue, is the assembly's wiring (assembly.ts).
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { clusterHealth } from '../core/fleet/clusterhealth.ts';
-import type { GroupResource } from '../core/k8s/gvr.ts';
+import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { readSourceRef } from '../core/works/manifestwork.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { SPEC_HASH_ANNOTATION } from '../core/metadatakeys.ts';
 import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { WHOLE_KIND, type ReportScope } from '../core/spoke/spokereport.ts';
+import { hubNamespacesRendering } from '../core/targets/rivals.ts';
 import { placementOfDecision } from './indexes.ts';
-import { policyKey } from '../core/keys.ts';
+import { policyKey, type PolicyKey } from '../core/keys.ts';
+import { namespacedKey } from '../core/k8s/objects.ts';
 
 /** A change as the store reports it: the new object and, for updates and deletes, the old one. */
 export interface Change {
@@ -22,73 +27,102 @@ export interface KindedPolicy {
   policy: KubeObject;
 }
 
+/** What the routes read of the caches. */
+export interface HubLookups {
+  /** The policy kinds watched now. */
+  watchedKinds(): readonly GroupResource[];
+  policiesOfKind(gr: GroupResource): readonly KubeObject[];
+  policiesInNamespace(gr: GroupResource, namespace: string): readonly KubeObject[];
+  /** Whether the kind's cache has listed; undefined when the kind is not watched. */
+  kindSynced(gr: GroupResource): boolean | undefined;
+  policyCached(gr: GroupResource, namespace: string, name: string): boolean;
+  /** Every watched policy targeting the Gateway. */
+  policiesTargeting(gateway: KubeObject): readonly KindedPolicy[];
+  /** The same-named policies of the kind whose copies could collide with this one's on a spoke (core/targets/rivals.ts). */
+  rivalsOf(gr: GroupResource, policy: KubeObject): readonly KubeObject[];
+  allGateways(): readonly KubeObject[];
+  sameNamedGateways(name: string): readonly KubeObject[];
+  /** The Gateways naming the Placement `namespace/name`. */
+  gatewaysOfPlacement(placementKey: string): readonly KubeObject[];
+  /** The clusters among the labelled decisions of the Gateway's Placement (counted or not). */
+  clustersDecidedFor(gateway: KubeObject): readonly string[];
+  worksOnCluster(cluster: string): readonly KubeObject[];
+  allWorks(): readonly KubeObject[];
+  /** The downstream-namespace templates of the classes in force. */
+  downstreamTemplates(): readonly string[];
+}
+
 /** The old and new object of a change: a label or reference may have moved. */
 function sides(change: Change): KubeObject[] {
   return change.old && change.old !== change.object ? [change.old, change.object] : [change.object];
 }
 
-function keyOf({ gr, policy }: KindedPolicy): string {
+function keyOf({ gr, policy }: KindedPolicy): PolicyKey {
   return policyKey(gr, policy.metadata.namespace ?? '', policy.metadata.name);
 }
 
-function unique(keys: string[]): string[] {
+function unique<T>(keys: T[]): T[] {
   return [...new Set(keys)];
+}
+
+function keysTargeting(gateways: readonly KubeObject[], l: Pick<HubLookups, 'policiesTargeting'>): PolicyKey[] {
+  return unique(gateways.flatMap((gw) => l.policiesTargeting(gw).map(keyOf)));
 }
 
 /**
  * A policy changed: itself, and the same-named policies of its kind whose copies could collide with its
  * own on a spoke, before or after the change (the outcome for them may have changed).
  */
-export function keysForPolicyChange(gr: GroupResource, change: Change, rivalsOf: (policy: KubeObject) => readonly KubeObject[]): string[] {
-  return unique([keyOf({ gr, policy: change.object }), ...sides(change).flatMap((p) => rivalsOf(p).map((rival) => keyOf({ gr, policy: rival })))]);
+export function routePolicyChange(gr: GroupResource, change: Change, l: Pick<HubLookups, 'rivalsOf'>): PolicyKey[] {
+  return unique([keyOf({ gr, policy: change.object }), ...sides(change).flatMap((p) => l.rivalsOf(gr, p).map((rival) => keyOf({ gr, policy: rival })))]);
 }
 
 /**
  * A Gateway changed (class, placement label, deletion): the policies targeting it, before and after, and
  * those targeting the Gateways of the same name elsewhere — with a downstream namespace shared by several
- * hub namespaces, the change may open or close a conflict between their lanes (core/lanes.ts).
+ * hub namespaces, the change may open or close a conflict between their lanes (core/targets/lanes.ts).
  */
-export function keysForGatewayChange(
-  change: Change,
-  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
-  sameNamed: (name: string) => readonly KubeObject[] = () => [],
-): string[] {
-  const gateways = sides(change).flatMap((gw) => [gw, ...sameNamed(gw.metadata.name)]);
-  return unique(gateways.flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
+export function routeGatewayChange(change: Change, l: Pick<HubLookups, 'policiesTargeting' | 'sameNamedGateways'>): PolicyKey[] {
+  return keysTargeting(sides(change).flatMap((gw) => [gw, ...l.sameNamedGateways(gw.metadata.name)]), l);
 }
 
 /** A PlacementDecision changed: the policies targeting the Gateways of its Placement, before and after. */
-export function keysForDecisionChange(
-  change: Change,
-  gatewaysOfPlacement: (placementKey: string) => readonly KubeObject[],
-  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
-): string[] {
-  return unique(
-    sides(change)
-      .flatMap(placementOfDecision)
-      .flatMap((placement) => gatewaysOfPlacement(placement))
-      .flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)),
-  );
+export function routeDecisionChange(change: Change, l: Pick<HubLookups, 'policiesTargeting' | 'gatewaysOfPlacement'>): PolicyKey[] {
+  return keysTargeting(sides(change).flatMap(placementOfDecision).flatMap((placement) => l.gatewaysOfPlacement(placement)), l);
 }
 
 /** A Placement changed (created, deleted, its status settled): the policies targeting the Gateways it places. */
-export function keysForPlacementChange(
-  change: Change,
-  gatewaysOfPlacement: (placementKey: string) => readonly KubeObject[],
-  policiesTargeting: (gatewayKey: string) => readonly KindedPolicy[],
-): string[] {
-  const placement = `${change.object.metadata.namespace}/${change.object.metadata.name}`;
-  return unique(gatewaysOfPlacement(placement).flatMap((gw) => policiesTargeting(`${gw.metadata.namespace}/${gw.metadata.name}`).map(keyOf)));
+export function routePlacementChange(change: Change, l: Pick<HubLookups, 'policiesTargeting' | 'gatewaysOfPlacement'>): PolicyKey[] {
+  return keysTargeting(l.gatewaysOfPlacement(namespacedKey(change.object.metadata.namespace ?? '', change.object.metadata.name)), l);
 }
 
 /**
- * A ManagedCluster changed: when what OCM vouches for changed (available or not, tainted, deleted), the
+ * A ManagedCluster changed. When what OCM vouches for changed (available or not, tainted, deleted): the
  * policies with works on that cluster — a work kept while the cluster was in doubt may go now, or one
- * reported Unknown is known again. Lease renewals and other status updates map to nothing.
+ * reported Unknown is known again. When its labels changed (unless decisions are taken by their labels
+ * alone): the policies on the Gateways it is decided for, since it may have moved into or out of a
+ * ManagedClusterSet. Lease renewals and other status updates map to nothing.
  */
-export function keysForManagedClusterChange(change: Change, worksOnCluster: (cluster: string) => readonly KubeObject[]): string[] {
-  if (change.old && change.old !== change.object && canonicalJson(clusterHealth(change.old)) === canonicalJson(clusterHealth(change.object))) return [];
-  return unique(worksOnCluster(change.object.metadata.name).flatMap(sourceKeyOfWork));
+export function routeManagedClusterChange(
+  change: Change,
+  l: Pick<HubLookups, 'worksOnCluster' | 'allGateways' | 'clustersDecidedFor' | 'policiesTargeting'>,
+  trustDecisionLabels: boolean,
+): PolicyKey[] {
+  const updated = change.old !== undefined && change.old !== change.object;
+  const name = change.object.metadata.name;
+  const healthMoved = !updated || canonicalJson(clusterHealth(change.old)) !== canonicalJson(clusterHealth(change.object));
+  const relabelled = !updated || canonicalJson(change.old?.metadata.labels ?? {}) !== canonicalJson(change.object.metadata.labels ?? {});
+  const ofWorks = healthMoved ? l.worksOnCluster(name).flatMap(sourceKeyOfWork) : [];
+  const ofSets = !trustDecisionLabels && relabelled ? keysTargeting(l.allGateways().filter((g) => l.clustersDecidedFor(g).includes(name)), l) : [];
+  return unique([...ofWorks, ...ofSets]);
+}
+
+/**
+ * A ManagedClusterSet or a binding changed: which clusters each namespace may place on. Rare; every
+ * Gateway's policies are looked at (nothing when decisions are taken by their labels alone).
+ */
+export function routeClusterSetChange(l: Pick<HubLookups, 'allGateways' | 'policiesTargeting'>, trustDecisionLabels: boolean): PolicyKey[] {
+  return trustDecisionLabels ? [] : keysTargeting(l.allGateways(), l);
 }
 
 /**
@@ -96,7 +130,7 @@ export function keysForManagedClusterChange(change: Change, worksOnCluster: (clu
  * configuration's status changes with every report heartbeat of its agent; only a change to what the
  * syncer wrote (its spec-hash), its deletion or its appearance is the syncer's business.
  */
-export function keysForWorkChange(change: Change): { spokeConfig: boolean; policies: string[] } {
+export function routeWorkChange(change: Change): { spokeConfig: boolean; policies: PolicyKey[] } {
   if (isSpokeConfigWork(change.object)) return { spokeConfig: !statusOnly(change), policies: [] };
   return { spokeConfig: false, policies: unique(sides(change).flatMap(sourceKeyOfWork)) };
 }
@@ -107,8 +141,61 @@ function statusOnly({ old, object }: Change): boolean {
   return written(old) === written(object);
 }
 
+/**
+ * A spoke's report changed in these (kind, downstream namespace) scopes: the watched policies whose copies
+ * land there — those in the hub namespaces that a class's template renders into it — and no others, so
+ * that one spoke whose report flaps does not re-queue the whole fleet's policies of the kind.
+ */
+export function routeReportChange(scopes: readonly ReportScope[], l: Pick<HubLookups, 'watchedKinds' | 'policiesOfKind' | 'policiesInNamespace' | 'downstreamTemplates'>): PolicyKey[] {
+  const templates = l.downstreamTemplates();
+  const keys: PolicyKey[] = [];
+  for (const gr of l.watchedKinds()) {
+    const mine = scopes.filter((s) => s.kind === groupResourceKey(gr));
+    if (mine.length === 0) continue;
+    const namespaces = new Set<string>();
+    let all = false;
+    for (const scope of mine) {
+      if (scope.namespace === WHOLE_KIND) all = true;
+      for (const template of all ? [] : templates) {
+        const rendering = hubNamespacesRendering(template, scope.namespace);
+        if (rendering === 'any') all = true;
+        else rendering.forEach((n) => namespaces.add(n));
+      }
+    }
+    const policies = all ? l.policiesOfKind(gr) : [...namespaces].flatMap((n) => l.policiesInNamespace(gr, n));
+    for (const policy of policies) keys.push(keyOf({ gr, policy }));
+  }
+  return unique(keys);
+}
+
+/**
+ * The kinds in force changed: every watched policy, and the policies of every work — except the works of a
+ * kind still listing, which wait for its sync (routeKindSynced): a reconcile now would decide nothing.
+ */
+export function routeConfigChange(l: Pick<HubLookups, 'watchedKinds' | 'policiesOfKind' | 'allWorks' | 'kindSynced'>): PolicyKey[] {
+  const ofPolicies = l.watchedKinds().flatMap((gr) => l.policiesOfKind(gr).map((policy) => keyOf({ gr, policy })));
+  const ofWorks = l.allWorks().filter((w) => {
+    const source = readSourceRef(w);
+    return !source || l.kindSynced(source) !== false;
+  });
+  return unique([...ofPolicies, ...ofWorks.flatMap(sourceKeyOfWork)]);
+}
+
+/**
+ * A newly watched kind listed. Keys of a kind whose watch was not synced were dropped (nothing is decided on
+ * an unsynced cache); its first list brought every policy that exists, and the works of those that do not
+ * (deleted while it listed) are looked at now.
+ */
+export function routeKindSynced(gr: GroupResource, l: Pick<HubLookups, 'allWorks' | 'policyCached'>): PolicyKey[] {
+  const orphaned = l.allWorks().filter((w) => {
+    const source = readSourceRef(w);
+    return source !== undefined && groupResourceKey(source) === groupResourceKey(gr) && !l.policyCached(gr, source.namespace, source.name);
+  });
+  return unique(orphaned.flatMap(sourceKeyOfWork));
+}
+
 /** The policy key a work was written for (from its source-ref), if it names one. */
-export function sourceKeyOfWork(work: KubeObject): string[] {
+export function sourceKeyOfWork(work: KubeObject): PolicyKey[] {
   const ref = readSourceRef(work);
   return ref ? [policyKey(ref, ref.namespace, ref.name)] : [];
 }

@@ -10,7 +10,7 @@ import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spoke/spokeconf
 import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { ownsClass } from './gatewayclassreconciler.ts';
+import { ownsClass } from '../core/params/classparams.ts';
 import { clusterHealth } from '../core/fleet/clusterhealth.ts';
 import { gatewayClassOf } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';

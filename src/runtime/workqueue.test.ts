@@ -141,6 +141,23 @@ describe('WorkQueue', () => {
     assert.deepEqual(retries, ['a', 'b', 'b']);
   });
 
+  it('retryingCount counts keys waiting for a retry, not keys scheduled for a later look', () => {
+    const clock = new FakeClock();
+    const q = newQueue(clock);
+    q.addAfter('recheck', 1_000);
+    assert.equal(q.retryingCount(), 0, 'a scheduled look is not a retry');
+    q.addRateLimited('failed');
+    assert.equal(q.retryingCount(), 1);
+    clock.advance(5);
+    assert.equal(q.retryingCount(), 0, 'due: the retry is in the queue now');
+    assert.equal(q.len(), 1);
+    q.addAfter('both', 2);
+    q.addRateLimited('both');
+    assert.equal(q.retryingCount(), 1, 'a retry folded into an earlier scheduled look still counts');
+    clock.advance(2);
+    assert.equal(q.retryingCount(), 0);
+  });
+
   it('shutDown() makes pending and later get() resolve undefined and drops waiting keys', async () => {
     const clock = new FakeClock();
     const q = newQueue(clock);

@@ -49,7 +49,7 @@ export class WorkQueue {
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   /** Pending addAfter() keys, by key, so an earlier request replaces a later one. */
-  readonly #delayed = new Map<string, { readyAt: number; cancel: CancelTimer }>();
+  readonly #delayed = new Map<string, { readyAt: number; cancel: CancelTimer; retry: boolean }>();
   readonly #addedAt = new Map<string, number>();
   readonly #startedAt = new Map<string, number>();
   #waiters: Waiter[] = [];
@@ -88,6 +88,10 @@ export class WorkQueue {
    * time wins. A delay <= 0 adds it now.
    */
   addAfter(key: string, delayMs: number): void {
+    this.#schedule(key, delayMs, false);
+  }
+
+  #schedule(key: string, delayMs: number, retry: boolean): void {
     if (this.#shuttingDown) return;
     if (!(delayMs > 0)) {
       this.add(key);
@@ -96,21 +100,25 @@ export class WorkQueue {
     const readyAt = this.#clock.now() + delayMs;
     const existing = this.#delayed.get(key);
     if (existing) {
-      if (existing.readyAt <= readyAt) return;
+      if (existing.readyAt <= readyAt) {
+        // A retry folded into an earlier look is still a retry until that look comes.
+        existing.retry ||= retry;
+        return;
+      }
       existing.cancel();
     }
     const cancel = this.#clock.setTimer(() => {
       this.#delayed.delete(key);
       this.add(key);
     }, delayMs);
-    this.#delayed.set(key, { readyAt, cancel });
+    this.#delayed.set(key, { readyAt, cancel, retry });
   }
 
   /** Adds `key` after the rate limiter's delay for it (counts as a retry). */
   addRateLimited(key: string): void {
     if (this.#shuttingDown) return;
     this.#observer.onRetry?.(key);
-    this.addAfter(key, this.#limiter.when(key));
+    this.#schedule(key, this.#limiter.when(key), true);
   }
 
   /** Resets the rate limiter's backoff for `key` (call after a success). */
@@ -150,6 +158,13 @@ export class WorkQueue {
   }
 
   /** Keys currently handed out and not yet done. */
+  /** Keys waiting for their retry after a failure (addRateLimited), not yet due. */
+  retryingCount(): number {
+    let n = 0;
+    for (const entry of this.#delayed.values()) if (entry.retry) n++;
+    return n;
+  }
+
   processingCount(): number {
     return this.#processing.size;
   }

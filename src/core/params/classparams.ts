@@ -139,3 +139,8 @@ export function classConditions(input: {
         };
   return [accepted, synced];
 }
+
+/** The GatewayClass names this controller (its spec.controllerName): its Gateways and params are ours. */
+export function ownsClass(gatewayClass: KubeObject | undefined, controllerName: string): boolean {
+  return (gatewayClass?.spec as { controllerName?: unknown } | undefined)?.controllerName === controllerName;
+}

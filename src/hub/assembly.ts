@@ -1,0 +1,252 @@
+// Assembly of the hub controller: builds the client, the caches (caches.ts), the queues, the reconcilers and
+// the runners that drive them, and wires each cache's changes through its route (routes.ts) into a queue.
+// Nothing here reconciles; the lifecycle (start the caches, lead, stop) is controller.ts's.
+import type { Logger } from 'pino';
+import { groupResourceKey } from '../core/k8s/gvr.ts';
+import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
+import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { countWorkStates } from '../core/works/workstate.ts';
+import { policyKey } from '../core/keys.ts';
+import { EventRecorder } from '../kube/events.ts';
+import { KubeHttp, isNotFound, type ConnectionOptions } from '../kube/http.ts';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { FairGate } from '../runtime/fairgate.ts';
+import type { Leadership } from '../runtime/leadership.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import { TokenBucket } from '../runtime/ratelimiter.ts';
+import { ControllerRunner } from '../runtime/runner.ts';
+import { WorkQueue } from '../runtime/workqueue.ts';
+import { YieldingWrites } from '../runtime/yieldingwrites.ts';
+import { HubCaches } from './caches.ts';
+import { ClassConfigs } from './classconfigs.ts';
+import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
+import { writeLane } from './indexes.ts';
+import { ParamsRefs } from './paramsrefs.ts';
+import { PolicyReconciler } from './policyreconciler.ts';
+import {
+  routeClusterSetChange,
+  routeConfigChange,
+  routeDecisionChange,
+  routeGatewayChange,
+  routeKindSynced,
+  routeManagedClusterChange,
+  routePlacementChange,
+  routePolicyChange,
+  routeReportChange,
+  routeWorkChange,
+} from './routes.ts';
+import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
+import { SpokeReports } from './spokereports.ts';
+import { StatusReporter } from './statusreporter.ts';
+import { WorkApplier } from './workapplier.ts';
+
+export interface HubOptions {
+  kubeConfig: KubeAccess;
+  logger: Logger;
+  controllerName: string;
+  /** Policies reconciled at once. */
+  concurrency: number;
+  /** Client-side write rate limit. */
+  qps: number;
+  burst: number;
+  maxWorkBytes: number;
+  rawFeedback: boolean;
+  /** Least time between two status annotation writes of one policy. */
+  statusCoalesceMs: number;
+  /**
+   * Take PlacementDecisions by their placement label alone (MGC's way, for decisions a tool of one's own
+   * writes; unsafe with tenants). Default: only decisions the Placement owns, and only clusters of
+   * ManagedClusterSets bound to the Gateway's namespace, count.
+   */
+  trustDecisionLabels?: boolean;
+  /** Where the spoke agent's configuration is placed on each spoke (its report read beside it); undefined: neither. */
+  spokeConfig?: { namespace: string; name: string };
+  /** How old a spoke agent's report may be and still be acted on (default DEFAULT_REPORT_STALE_MS). */
+  spokeReportStaleAfterMs?: number;
+  /** Where the work queues and reconcilers report, and the policysync_* gauges are read from. */
+  metrics?: Metrics;
+  /** Whether writes are allowed now (leader election); default: always. */
+  leadership?: Leadership;
+  /** Request deadline and watch idle timeout. */
+  connection?: ConnectionOptions;
+  /** The lifecycle's clock (start-up waits); default the system clock. */
+  clock?: Clock;
+}
+
+export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
+
+/** How long a status write yields to ManifestWork writes at most. */
+const STATUS_YIELD_MAX_MS = 60_000;
+/** Works written this recently count as a burst under way. */
+const STATUS_YIELD_WINDOW_MS = 1_000;
+
+/** The assembled hub: what the lifecycle starts, leads and stops. */
+export interface Hub {
+  http: KubeHttp;
+  caches: HubCaches;
+  configs: ClassConfigs;
+  queues: { classes: WorkQueue; policies: WorkQueue; spokeConfig: WorkQueue };
+  /** Runs read-only on every replica: a standby keeps the configuration (and so the policy watches) current. */
+  classRunner: ControllerRunner;
+  /** The runners that write; started only while leading. */
+  writers: ControllerRunner[];
+  appliers: WorkApplier[];
+  statusWrites: YieldingWrites;
+  paramsRefs: ParamsRefs;
+  reports: SpokeReports | undefined;
+}
+
+/** Builds the hub. `leading` tells the class reconciler whether it may write its status now. */
+export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
+  const log = o.logger;
+  const queue = (name: string): WorkQueue => new WorkQueue({ name, observer: o.metrics?.workQueueObserver(name) });
+  const queues = { classes: queue('gatewayclass'), policies: queue('policy'), spokeConfig: queue('spoke-config') };
+  const fairWrites = new FairGate(new TokenBucket({ qps: o.qps, burst: o.burst }));
+  const http = new KubeHttp(o.kubeConfig, {
+    ...o.connection,
+    // Clusters take turns at the write budget: one cluster's burst or flapping never holds back another's.
+    writeGate: (path) => fairWrites.take(writeLane(path)),
+    writeGuard: o.leadership?.guard,
+    maxSockets: Math.max(16, o.concurrency * 4),
+    onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+  });
+  const configs = new ClassConfigs();
+  const trustDecisionLabels = o.trustDecisionLabels ?? false;
+  const caches = new HubCaches(http, configs, { controllerName: o.controllerName, trustDecisionLabels, logger: log });
+  const paramsRefs = new ParamsRefs(http, (names) => names.forEach((n) => queues.classes.add(n)), log);
+  const events = new EventRecorder(http, 'policy-sync-hub', log);
+  const pokeSpokeConfig = (): void => {
+    if (o.spokeConfig) queues.spokeConfig.add(SPOKE_CONFIG_KEY);
+  };
+
+  // The kinds in force changed: adjust the watches, then look again at every policy and every work.
+  const onConfigChanged = async (): Promise<void> => {
+    pokeSpokeConfig();
+    try {
+      await caches.policies.reconcile(configs.wantedKinds());
+    } catch (err) {
+      log.error({ err: String(err) }, 'could not adjust policy watches');
+    }
+    queues.policies.addAll(routeConfigChange(caches));
+  };
+  const classReconciler = new GatewayClassReconciler({
+    http,
+    controllerName: o.controllerName,
+    classes: caches.classes,
+    paramsRefs,
+    configs,
+    onConfigChanged: () => void onConfigChanged(),
+    canWrite: leading,
+    logger: log,
+  });
+
+  const policyWorks = new WorkApplier({ http, logger: log, onExpired: (key) => queues.policies.add(key) });
+  // Enforcement first: while a burst of ManifestWork writes is under way (policies waiting, works
+  // written within the last second), the annotation writes wait — the apiserver is the bottleneck of a
+  // fan-out — and a policy changed again meanwhile ends in one write. A lone change is reported at once.
+  const statusWrites = new YieldingWrites({
+    busy: () => queues.policies.len() > 0 && policyWorks.writing(STATUS_YIELD_WINDOW_MS),
+    maxDelayMs: STATUS_YIELD_MAX_MS,
+    concurrency: o.concurrency,
+    onError: (key, err) => {
+      // A policy deleted while its write was held: the reconcile forgets it.
+      if (!isNotFound(err)) log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
+      queues.policies.addRateLimited(key);
+    },
+  });
+  const reporter = new StatusReporter({ http, events, logger: log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: statusWrites });
+  const reports = o.spokeConfig
+    ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
+    : undefined;
+  const policies = new PolicyReconciler(
+    {
+      http,
+      watches: caches.policies,
+      classes: caches.classes,
+      gateways: caches.gateways,
+      decisions: caches.decisions,
+      managedClusters: caches.managedClusters,
+      placed: caches.placed,
+      works: caches.works,
+      configs,
+      applier: policyWorks,
+      reporter,
+      ...(reports ? { reports } : {}),
+      logger: log,
+    },
+    { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
+  );
+
+  const observer = (name: string) => o.metrics?.controllerObserver(name);
+  const classRunner = new ControllerRunner({ name: 'gatewayclass', queue: queues.classes, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: log, observer: observer('gatewayclass') });
+  const writers = [new ControllerRunner({ name: 'policy', queue: queues.policies, reconcile: (k) => policies.reconcile(k), concurrency: o.concurrency, logger: log, observer: observer('policy') })];
+  const appliers = [policyWorks];
+  if (o.spokeConfig) {
+    const applier = new WorkApplier({ http, logger: log, onExpired: pokeSpokeConfig });
+    appliers.push(applier);
+    const syncer = new SpokeConfigSyncer({
+      applier,
+      classes: caches.classes,
+      gateways: caches.gateways,
+      managedClusters: caches.managedClusters,
+      placed: caches.placed,
+      works: caches.works,
+      configs,
+      controllerName: o.controllerName,
+      configMap: o.spokeConfig,
+      logger: log,
+    });
+    writers.push(new ControllerRunner({ name: 'spoke-config', queue: queues.spokeConfig, reconcile: () => syncer.reconcile(), logger: log, observer: observer('spoke-config') }));
+  }
+
+  // Computed from the caches at scrape time.
+  o.metrics?.setCollectors({
+    works: () => countWorkStates(caches.works.store.list()),
+    clusters: () => reporter.clusterStates(new Set(caches.watchedKinds().map(groupResourceKey))),
+    watchedKinds: () => caches.watchedKinds().length,
+  });
+
+  // The wiring: each cache's changes, through its route, into a queue. Echoes of our own writes (an
+  // annotation the reporter wrote, a work the applier created) are filtered before routing.
+  caches.classes.onChange((c) => queues.classes.add(c.object.metadata.name));
+  caches.onPolicyChange((gvr, change) => {
+    if (change.type === 'MODIFIED' && reporter.confirmsWrite(policyKey(gvr, change.object.metadata.namespace ?? '', change.object.metadata.name), change)) return;
+    queues.policies.addAll(routePolicyChange(gvr, change, caches));
+  });
+  caches.onKindSynced((gvr) => queues.policies.addAll(routeKindSynced(gvr, caches)));
+  caches.gateways.onChange((c) => {
+    queues.policies.addAll(routeGatewayChange(c, caches));
+    pokeSpokeConfig();
+  });
+  caches.decisions.onChange((c) => {
+    queues.policies.addAll(routeDecisionChange(c, caches));
+    pokeSpokeConfig();
+  });
+  caches.placements.onChange((c) => {
+    queues.policies.addAll(routePlacementChange(c, caches));
+    pokeSpokeConfig();
+  });
+  caches.managedClusters.onChange((c) => {
+    queues.policies.addAll(routeManagedClusterChange(c, caches, trustDecisionLabels));
+    pokeSpokeConfig();
+  });
+  for (const sets of [caches.clusterSets, caches.bindings]) {
+    sets.onChange(() => {
+      if (trustDecisionLabels) return;
+      queues.policies.addAll(routeClusterSetChange(caches, trustDecisionLabels));
+      pokeSpokeConfig();
+    });
+  }
+  // The spoke reports are read from the config works' feedback: their store follows the works cache.
+  if (reports) caches.works.onChange((c) => isSpokeConfigWork(c.object) && reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object));
+  caches.works.onChange((c) => {
+    const keys = routeWorkChange(c);
+    if (keys.spokeConfig) pokeSpokeConfig();
+    if (c.type === 'ADDED' && keys.policies.length > 0 && policyWorks.confirmsCreate(c.object)) return;
+    // Often a status change: its policy at once, or at the end of its coalescing window.
+    for (const key of keys.policies) queues.policies.addAfter(key, reporter.delay(key));
+  });
+
+  return { http, caches, configs, queues, classRunner, writers, appliers, statusWrites, paramsRefs, reports };
+}
