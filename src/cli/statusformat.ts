@@ -99,11 +99,6 @@ export function policyLabel(row: Pick<PolicyRowView, 'kind' | 'namespace' | 'nam
   return `${row.kind}/${row.namespace}/${row.name}`;
 }
 
-/** The argument `policy-sync explain` takes for this policy. */
-export function explainArgument(row: Pick<PolicyRow, 'resource' | 'namespace' | 'name'>): string {
-  return `${row.resource}/${row.namespace}/${row.name}`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The table: one line per policy with its counts.
 

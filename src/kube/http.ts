@@ -61,9 +61,6 @@ export function isAlreadyExists(err: unknown): boolean {
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && err.status === 410;
 }
-export function isForbidden(err: unknown): boolean {
-  return err instanceof ApiError && err.status === 403;
-}
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
