@@ -10,3 +10,13 @@ export function duration(value: string): number {
   }
   return parts.reduce((ms, p) => ms + Number(p[1]) * UNITS[p[2]!]!, 0);
 }
+
+/**
+ * A duration longer than zero, or — for a flag that once took milliseconds (`--status-coalesce 200`) — a
+ * bare positive integer, read as milliseconds.
+ */
+export function positiveDurationOrMs(value: string): number {
+  const ms = /^\d+$/.test(value) ? Number(value) : duration(value);
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration longer than zero such as 200ms or 1s, got "${value}"`);
+  return ms;
+}

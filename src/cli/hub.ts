@@ -10,7 +10,7 @@ import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from '../kube/manager.ts';
-import { duration } from './duration.ts';
+import { duration, positiveDurationOrMs } from './duration.ts';
 import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
@@ -48,7 +48,11 @@ export function hubCommand(): Command {
     .option('--burst <n>', 'client-side write burst', positiveInt, 200)
     .option('--max-work-bytes <n>', 'largest ManifestWork written (OCM default limit 500 KiB)', positiveInt, 500 * 1024)
     .option('--raw-feedback', 'add the raw `conditions` feedback rule (needs the agent gate RawFeedbackJsonString)', false)
-    .option('--status-coalesce <ms>', 'least time between two status annotation writes of one policy', positiveInt, 200)
+    .addOption(
+      new Option('--status-coalesce <duration>', 'least time between two status annotation writes of one policy (a bare number: milliseconds)')
+        .argParser(positiveDurationOrMs)
+        .default(200, '200ms'),
+    )
     .addOption(
       new Option('--spoke-config <namespace/name>', 'ConfigMap placed on every spoke for the spoke agent, its report of local policies read beside it; or "none"')
         .argParser(spokeConfigOption)
