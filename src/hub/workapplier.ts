@@ -36,18 +36,15 @@ export interface WorkApplierDeps {
   logger: Logger;
   /** A write of `owner`'s that the cache never confirmed expired: reconcile the owner again. */
   onExpired?: (owner: string) => void;
-  expectations?: WriteExpectations;
 }
 
 export class WorkApplier {
-  private readonly expectations: WriteExpectations;
+  private readonly expectations = new WriteExpectations();
   private sweeper: NodeJS.Timeout | undefined;
   private writesInFlight = 0;
   private lastWriteEnded = -Infinity;
 
-  constructor(private readonly d: WorkApplierDeps) {
-    this.expectations = d.expectations ?? new WriteExpectations();
-  }
+  constructor(private readonly d: WorkApplierDeps) {}
 
   /** Starts handing back owners of expired expectations (see WriteExpectations.expired). */
   start(): void {

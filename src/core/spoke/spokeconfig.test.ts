@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseParamsJson } from '../params/params.ts';
-import { buildSpokeConfigWork } from './spokeconfig.ts';
+import { buildSpokeConfigWork, kindsOfParamsConfigMap } from './spokeconfig.ts';
+import type { KubeObject } from '../k8s/objects.ts';
 
 const AUTH = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };
@@ -23,4 +24,15 @@ test('the spec-hash changes with the kinds and not with their order', () => {
     buildSpokeConfigWork({ cluster: 'c1', kinds, configMap: { namespace: 'n', name: 'm' }, controller: 'abc' }).metadata.annotations['policysync.kuadrant.io/spec-hash'];
   assert.equal(hash([AUTH, RLP]), hash([RLP, AUTH]));
   assert.notEqual(hash([AUTH]), hash([AUTH, RLP]));
+});
+
+test('kindsOfParamsConfigMap: the kinds of a valid params document; missing or invalid says which', () => {
+  const cm = (params: unknown): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name: 'cm' }, data: { params } });
+  const valid = kindsOfParamsConfigMap(cm(JSON.stringify({ policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] })));
+  assert.deepEqual(valid.ok && valid.kinds.map((k) => k.resource), ['authpolicies']);
+  assert.deepEqual(kindsOfParamsConfigMap(undefined), { ok: false, missing: true, errors: ['params ConfigMap not found'] });
+  const invalid = kindsOfParamsConfigMap(cm('{not json'));
+  assert.ok(!invalid.ok && !invalid.missing && invalid.errors.length > 0, 'not JSON: refused, naming why');
+  const noKey = kindsOfParamsConfigMap({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name: 'cm' } });
+  assert.ok(!noKey.ok && !noKey.missing, 'no params key: invalid, not missing');
 });

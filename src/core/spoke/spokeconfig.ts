@@ -6,6 +6,7 @@ import { canonicalJson, specHash } from '../k8s/canonical.ts';
 import { gvrKey, type GroupVersionResource } from '../k8s/gvr.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from '../works/manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { parseParamsJson } from '../params/params.ts';
 import { SPOKE_REPORT_KEY, parseSpokeReport, spokeReportName, type SpokeReport } from './spokereport.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 
@@ -86,4 +87,15 @@ export function readSpokeReport(work: KubeObject): SpokeReport | undefined {
   if (text === undefined) return undefined;
   const parsed = parseSpokeReport(text);
   return parsed.ok ? parsed.report : undefined;
+}
+
+/**
+ * The policy kinds the params ConfigMap placed on a spoke asks its agent to watch, or why it cannot be
+ * used (missing, or its `params` key not a valid params document): the agent then keeps what it watches.
+ */
+export function kindsOfParamsConfigMap(configMap: KubeObject | undefined): { ok: true; kinds: GroupVersionResource[] } | { ok: false; missing: boolean; errors: string[] } {
+  if (!configMap) return { ok: false, missing: true, errors: ['params ConfigMap not found'] };
+  const text = (configMap.data as Record<string, unknown> | undefined)?.params;
+  const parsed = parseParamsJson(typeof text === 'string' ? text : '');
+  return parsed.ok ? { ok: true, kinds: parsed.params.policiesToSync } : { ok: false, missing: false, errors: parsed.errors };
 }

@@ -1,0 +1,97 @@
+// Assembly of the spoke agent: the client, the params ConfigMap's cache (unless `--policies` fixes the
+// kinds), one informer per watched kind, the two reconcilers (kinds, report) and their runners, and the
+// wiring: any policy change, a kind's first list or a kind's watch failing wakes the report; the ConfigMap
+// wakes the kinds. The lifecycle is controller.ts's.
+import type { Logger } from 'pino';
+import { cachedObject } from '../core/cacheview.ts';
+import type { GroupVersionResource } from '../core/k8s/gvr.ts';
+import { spokeReportName } from '../core/spoke/spokereport.ts';
+import { DynamicInformers } from '../kube/dynamicinformers.ts';
+import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
+import { Informer } from '../kube/informer.ts';
+import type { KubeAccess } from '../kube/kubeconfig.ts';
+import { RESOURCES } from '../kube/resource.ts';
+import type { Leadership } from '../runtime/leadership.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import { ControllerRunner } from '../runtime/runner.ts';
+import { WorkQueue } from '../runtime/workqueue.ts';
+import { KINDS_KEY, KindsReconciler } from './kindsreconciler.ts';
+import { REPORT_KEY, ReportReconciler } from './reportreconciler.ts';
+
+export interface SpokeOptions {
+  kubeConfig: KubeAccess;
+  logger: Logger;
+  /** A fixed list of kinds (`--policies`); otherwise `configMap` is followed. */
+  policies?: GroupVersionResource[];
+  /** The params ConfigMap (key `params`) placed by the hub; followed unless `policies`. The report goes beside it. */
+  configMap: { namespace: string; name: string };
+  /** How often an unchanged report is written again (its heartbeat). */
+  reportHeartbeatMs: number;
+  /** The spoke's wall clock, which the report's heartbeat is stamped with (default Date.now). */
+  now?: () => number;
+  /** Where the work queues and reconcilers report, and policysync_watched_kinds is read from. */
+  metrics?: Metrics;
+  /** Whether writes are allowed now (leader election); default: always. */
+  leadership?: Leadership;
+  /** Request deadline and watch idle timeout. */
+  connection?: ConnectionOptions;
+}
+
+/** The assembled spoke agent: what the lifecycle starts, leads and stops. */
+export interface SpokeAgent {
+  http: KubeHttp;
+  informers: DynamicInformers;
+  /** The params ConfigMap's cache; undefined with a fixed list of kinds. */
+  config: Informer | undefined;
+  kinds: KindsReconciler;
+  queues: { kinds: WorkQueue; report: WorkQueue };
+  /** Follows the configuration; runs on every replica (a standby keeps its caches warm). */
+  kindsRunner: ControllerRunner;
+  /** Writes the report; started only while leading. */
+  reportRunner: ControllerRunner;
+}
+
+export function assembleSpoke(o: SpokeOptions): SpokeAgent {
+  const log = o.logger;
+  const queues = {
+    kinds: new WorkQueue({ name: 'spoke-kinds', observer: o.metrics?.workQueueObserver('spoke-kinds') }),
+    report: new WorkQueue({ name: 'spoke-report', observer: o.metrics?.workQueueObserver('spoke-report') }),
+  };
+  const wakeReport = (): void => queues.report.add(REPORT_KEY);
+  const http = new KubeHttp(o.kubeConfig, {
+    ...o.connection,
+    writeGuard: o.leadership?.guard,
+    onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+  });
+  const informers = new DynamicInformers(http, {
+    onChange: wakeReport,
+    onSynced: wakeReport,
+    // A kind whose watch fails leaves the report now, not at the next heartbeat.
+    onFailure: wakeReport,
+    transform: cachedObject,
+    logger: log,
+  });
+  const config = o.policies
+    ? undefined
+    : new Informer(http, RESOURCES.configMaps, {
+        namespace: o.configMap.namespace,
+        fieldSelector: `metadata.name=${o.configMap.name}`,
+        logger: log.child({ informer: 'spoke-config' }),
+      });
+  config?.onChange(() => queues.kinds.add(KINDS_KEY));
+
+  const kinds = new KindsReconciler({ http, informers, ...(o.policies ? { policies: o.policies } : {}), ...(config ? { config } : {}), configMap: o.configMap, onKindsChanged: wakeReport, logger: log });
+  const report = new ReportReconciler({
+    http,
+    informers,
+    kinds: () => kinds.watched(),
+    report: { namespace: o.configMap.namespace, name: spokeReportName(o.configMap.name) },
+    heartbeatMs: o.reportHeartbeatMs,
+    logger: log,
+    ...(o.now ? { now: o.now } : {}),
+  });
+  const kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: queues.kinds, reconcile: () => kinds.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-kinds') });
+  const reportRunner = new ControllerRunner({ name: 'spoke-report', queue: queues.report, reconcile: () => report.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-report') });
+  o.metrics?.setCollectors({ watchedKinds: () => informers.kinds().length });
+  return { http, informers, config, kinds, queues, kindsRunner, reportRunner };
+}
