@@ -1,4 +1,4 @@
-// Reads a sandbox apiserver's audit log (hack/sandbox: writes only, Metadata level): which client wrote
+// Reads a sandbox apiserver's audit log (testkit/sandbox: writes only, Metadata level): which client wrote
 // what, and how the apiserver answered. The fault tests use it to name the client behind a deletion
 // instead of only counting DELETEs.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';

@@ -1,21 +1,36 @@
 // Writes as the hub apiserver counts them: `apiserver_request_total` by verb × resource, read before and
-// after a window (the same reading as test/integration/zero-write-restart.test.ts). The counter has no
-// client label, so the apiserver's own periodic writes and create-only reviews are kept apart, and the
-// benchmark's own writes in a window are named and subtracted by the caller.
+// after a window. The counter has no client label (no user to tell clients apart), so the apiserver's own
+// periodic writes, create-only reviews and other components' writes are kept apart, and a caller's own
+// writes in a window are named and subtracted by it (withoutOwn).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { metricsText, samples } from './metrics.ts';
 
-/** Verbs that do not write (kube-apiserver reports GET, LIST, WATCH, WATCHLIST for reads). */
+/**
+ * `apiserver_request_total` verbs that do not write. Every other value counts as a write, so a verb
+ * this list does not know is caught rather than ignored. kube-apiserver 1.34 reports GET, LIST, WATCH
+ * (WATCHLIST folded in) for reads and POST, PUT, PATCH, APPLY (a PATCH of `application/apply-patch+yaml`),
+ * DELETE, DELETECOLLECTION for writes — never the authorization verbs CREATE/UPDATE.
+ */
 const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);
 
-/** Create-only reviews: answered, never persisted (SelfSubjectAccessReviews of the GatewayClass pass). */
+/**
+ * Create-only "review" resources: POSTed, answered, never persisted. The GatewayClass reconciler
+ * checks `list`/`watch` on each kind with a SelfSubjectAccessReview on every pass (DESIGN §2.2), and
+ * the apiserver authenticates and authorizes through Token/SubjectAccessReviews of its own; none of
+ * them is a write to the cluster's state, so they are reported but not held against the controller.
+ */
 const REVIEW_RESOURCES = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
 
 /**
- * The apiserver's own periodic writes through its loopback client: its identity Lease heartbeat
- * (`PUT leases`, every 10 s) and the `kubernetes` Service endpoint reconciler rejected on the sandbox's
- * loopback address (`POST endpoints` answered 422). No controller measured here takes a Lease.
+ * Periodic writes whatever the controller does, about every 10 s:
+ * - `PUT leases`: the apiserver's identity Lease heartbeat (kube-system/apiserver-…, --identity-lease-renew-interval
+ *   10 s) and each spoke's OCM registration agent renewing its cluster's lease. No controller measured here
+ *   takes a Lease (no leader election);
+ * - `POST endpoints` answered 422: the `kubernetes` Service endpoint reconciler, rejecting the sandbox's
+ *   loopback advertise address. policy-sync never writes Endpoints.
+ * They are kept apart (and a test may bound them by their rate), so that they cannot hide a controller
+ * that suddenly renews a Lease every second.
  */
 function isBackground(l: Record<string, string>): boolean {
   return (
@@ -34,6 +49,11 @@ function isOtherComponent(l: Record<string, string>): boolean {
   return l.group === 'events.k8s.io' && l.resource === 'events';
 }
 
+export interface CounterOptions {
+  /** Other components' writes (isOtherComponent) kept apart in `others` (the default), or counted as writes. */
+  othersApart?: boolean;
+}
+
 export type Counts = Map<string, number>;
 
 export interface Snapshot {
@@ -49,11 +69,12 @@ export function requestKey(verb: string, group: string, resource: string, subres
   return `${verb} ${group || 'core'}/${resource}${subresource ? `/${subresource}` : ''}`;
 }
 
-export async function snapshot(kubeConfig: KubeConfig): Promise<Snapshot> {
+export async function snapshot(kubeConfig: KubeConfig, options: CounterOptions = {}): Promise<Snapshot> {
+  const othersApart = options.othersApart ?? true;
   const s: Snapshot = { at: Date.now(), writes: new Map(), reviews: new Map(), background: new Map(), others: new Map() };
   for (const { labels, value } of samples(await metricsText(kubeConfig), 'apiserver_request_total')) {
     if (READ_VERBS.has(labels.verb ?? '')) continue;
-    const into = REVIEW_RESOURCES.has(labels.resource ?? '') ? s.reviews : isBackground(labels) ? s.background : isOtherComponent(labels) ? s.others : s.writes;
+    const into = REVIEW_RESOURCES.has(labels.resource ?? '') ? s.reviews : isBackground(labels) ? s.background : othersApart && isOtherComponent(labels) ? s.others : s.writes;
     const key = requestKey(labels.verb ?? '', labels.group ?? '', labels.resource ?? '', labels.subresource);
     into.set(key, (into.get(key) ?? 0) + value);
   }
@@ -63,7 +84,7 @@ export async function snapshot(kubeConfig: KubeConfig): Promise<Snapshot> {
 function subtract(later: Counts, earlier: Counts): Counts {
   const out: Counts = new Map();
   for (const [k, v] of later) if (v - (earlier.get(k) ?? 0) !== 0) out.set(k, v - (earlier.get(k) ?? 0));
-  for (const [k, v] of earlier) if (!later.has(k)) out.set(k, -v);
+  for (const [k, v] of earlier) if (!later.has(k)) out.set(k, -v); // a counter never vanishes; show it if it did
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
@@ -106,19 +127,27 @@ export function describe(counts: Counts): string {
   return counts.size === 0 ? 'none' : [...counts].map(([k, v]) => `${k}=${v}`).join(', ');
 }
 
+export interface QuietOptions extends CounterOptions {
+  /** Counters unchanged this long count as quiet (2 s). */
+  quietMs?: number;
+  /** Give up (quiet: false) after this long (120 s). */
+  timeoutMs?: number;
+}
+
 /**
  * Waits until the write counters (reviews and background aside) have not moved for `quietMs`; returns
  * the last reading, and whether it was quiet (false: still moving after `timeoutMs`).
  */
-export async function waitQuiet(kubeConfig: KubeConfig, quietMs = 2_000, timeoutMs = 120_000): Promise<{ snapshot: Snapshot; quiet: boolean }> {
+export async function waitQuiet(kubeConfig: KubeConfig, options: QuietOptions = {}): Promise<{ snapshot: Snapshot; quiet: boolean }> {
+  const { quietMs = 2_000, timeoutMs = 120_000 } = options;
   const deadline = Date.now() + timeoutMs;
-  let last = await snapshot(kubeConfig);
+  let last = await snapshot(kubeConfig, options);
   let text = describe(last.writes);
   let since = Date.now();
   while (Date.now() - since < quietMs) {
     if (Date.now() > deadline) return { snapshot: last, quiet: false };
     await sleep(250);
-    const now = await snapshot(kubeConfig);
+    const now = await snapshot(kubeConfig, options);
     const nowText = describe(now.writes);
     if (nowText !== text) [text, since] = [nowText, Date.now()];
     last = now;

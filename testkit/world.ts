@@ -1,7 +1,8 @@
 // The objects the benchmark puts on the hub: C ManagedClusters (bench-c1 … bench-cC, each with its
 // namespace, where ManifestWorks go) in one ManagedClusterSet, a run namespace bound to that set with a
 // real OCM Placement deciding the C clusters, the GatewayClass and params of a controller name of the
-// run's own, and P AuthPolicies. Nothing here serves the bench clusters: their works only have to exist.
+// run's own, and P AuthPolicies (setUpWorld). Nothing here serves the bench clusters: their works only have to
+// exist. And the works the core builds for such policies (worksFor), which tests expect too.
 import type { KubeObject } from '../src/core/k8s/objects.ts';
 import { desiredWorksForPolicy } from '../src/core/works/desiredworks.ts';
 import { controllerLabelValue, readSpecHash, type ManifestWork } from '../src/core/works/manifestwork.ts';
@@ -9,7 +10,8 @@ import { PLACEMENT_LABEL, clustersFromDecisions } from '../src/core/fleet/placem
 import { isConflict, isNotFound, type KubeHttp } from '../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../src/kube/resource.ts';
 import { mergePatch, serverSideApply } from '../src/kube/writes.ts';
-import { AUTH_POLICIES } from './fixtures.ts';
+import { eventually } from './eventually.ts';
+import { AUTH_POLICIES, apply, authPolicy, gatewayClass, paramsConfigMap } from './fixtures.ts';
 
 export const FIELD_MANAGER = 'policy-sync-bench';
 /** On every object the benchmark creates: `run` (deleted at the end of a run) or `cluster` (kept). */
@@ -18,10 +20,6 @@ export const CLUSTER_SET = 'policy-sync-bench';
 export const CLUSTER_SET_LABEL = 'cluster.open-cluster-management.io/clusterset';
 
 const OCM_CLUSTER = 'cluster.open-cluster-management.io';
-export const MANAGED_CLUSTERS: ResourceRef = { group: OCM_CLUSTER, version: 'v1', resource: 'managedclusters', namespaced: false };
-export const CLUSTER_SETS: ResourceRef = { group: OCM_CLUSTER, version: 'v1beta2', resource: 'managedclustersets', namespaced: false };
-export const CLUSTER_SET_BINDINGS: ResourceRef = { group: OCM_CLUSTER, version: 'v1beta2', resource: 'managedclustersetbindings', namespaced: true };
-export const PLACEMENTS: ResourceRef = { group: OCM_CLUSTER, version: 'v1beta1', resource: 'placements', namespaced: true };
 export const REPLICA_SETS: ResourceRef = { group: 'work.open-cluster-management.io', version: 'v1alpha1', resource: 'manifestworkreplicasets', namespaced: true };
 /** Labels OCM's ManifestWorkReplicaSet controller puts on the works it creates. */
 export const MWRS_PLACEMENT_LABEL = 'work.open-cluster-management.io/placementname';
@@ -84,21 +82,6 @@ export async function pool<T>(items: readonly T[], n: number, fn: (item: T) => P
   await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
 }
 
-export async function poll<T>(what: string | (() => string), probe: () => Promise<T | undefined | false>, timeoutMs = 120_000, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
 /**
  * The C bench clusters, exactly: ManagedClusters bench-c1 … bench-cC in the bench ManagedClusterSet
  * (bench clusters of a larger earlier run are removed, or a Placement would decide them too), each with
@@ -106,18 +89,18 @@ export async function poll<T>(what: string | (() => string), probe: () => Promis
  */
 export async function ensureClusters(http: KubeHttp, count: number): Promise<string[]> {
   const names = Array.from({ length: count }, (_, i) => clusterName(i + 1));
-  await applyObject(http, CLUSTER_SETS, {
+  await applyObject(http, RESOURCES.managedClusterSets, {
     apiVersion: `${OCM_CLUSTER}/v1beta2`,
     kind: 'ManagedClusterSet',
     metadata: { name: CLUSTER_SET, labels: { [BENCH_LABEL]: 'cluster' } },
     spec: { clusterSelector: { selectorType: 'ExclusiveClusterSetLabel' } },
   });
-  for (const old of await listAll(http, MANAGED_CLUSTERS, undefined, `${BENCH_LABEL}=cluster`)) {
-    if (!names.includes(old.metadata.name)) await deleteIfPresent(http, MANAGED_CLUSTERS, undefined, old.metadata.name);
+  for (const old of await listAll(http, RESOURCES.managedClusters, undefined, `${BENCH_LABEL}=cluster`)) {
+    if (!names.includes(old.metadata.name)) await deleteIfPresent(http, RESOURCES.managedClusters, undefined, old.metadata.name);
   }
   await pool(names, 8, async (name) => {
     await ensureNamespace(http, name, 'cluster');
-    await applyObject(http, MANAGED_CLUSTERS, {
+    await applyObject(http, RESOURCES.managedClusters, {
       apiVersion: `${OCM_CLUSTER}/v1`,
       kind: 'ManagedCluster',
       metadata: { name, labels: { [BENCH_LABEL]: 'cluster', [CLUSTER_SET_LABEL]: CLUSTER_SET } },
@@ -135,13 +118,13 @@ export const BENCH_TOLERATIONS = ['unreachable', 'unavailable'].map((t) => ({ ke
 
 /** Binds `clusterSet` to `namespace` and creates Placement `name` over it (all its clusters). */
 export async function placement(http: KubeHttp, namespace: string, name: string, clusterSet = CLUSTER_SET): Promise<void> {
-  await applyObject(http, CLUSTER_SET_BINDINGS, {
+  await applyObject(http, RESOURCES.managedClusterSetBindings, {
     apiVersion: `${OCM_CLUSTER}/v1beta2`,
     kind: 'ManagedClusterSetBinding',
     metadata: { name: clusterSet, namespace },
     spec: { clusterSet },
   });
-  await applyObject(http, PLACEMENTS, {
+  await applyObject(http, RESOURCES.placements, {
     apiVersion: `${OCM_CLUSTER}/v1beta1`,
     kind: 'Placement',
     metadata: { name, namespace },
@@ -153,18 +136,28 @@ export async function placement(http: KubeHttp, namespace: string, name: string,
 export async function waitForDecisions(http: KubeHttp, namespace: string, name: string, expected: readonly string[], timeoutMs = 120_000): Promise<void> {
   const want = [...expected].sort().join(',');
   let last = '';
-  await poll(() => `Placement ${namespace}/${name} to decide ${expected.length} clusters (last: ${last || 'none'})`, async () => {
+  await eventually(async () => {
     last = clustersFromDecisions(await listAll(http, RESOURCES.placementDecisions, namespace, `${PLACEMENT_LABEL}=${name}`)).join(',');
     return last === want;
-  }, timeoutMs);
+  }, { what: `Placement ${namespace}/${name} to decide ${expected.length} clusters`, timeoutMs, context: () => `last: ${last || 'none'}` });
 }
 
-/** The works the core builds for each policy on the clusters, as policy-sync's controller `controllerName` would. */
-/** The works the controller writes; `crdUid` is the AuthPolicy CRD's uid, which their source-ref records. */
-export function worksFor(policies: readonly KubeObject[], gatewayNamespace: string, clusters: readonly string[], controllerName: string, crdUid?: string): ManifestWork[] {
+/**
+ * The works the controller `controllerName` writes for the policies (of kind `gvr`) targeting Gateway `gw` in
+ * `gatewayNamespace`, placed on `clusters`, built by the core as the controller builds them; `crdUid` is the
+ * policy CRD's uid, which their source-ref records.
+ */
+export function worksFor(
+  policies: readonly KubeObject[],
+  gatewayNamespace: string,
+  clusters: readonly string[],
+  controllerName: string,
+  crdUid?: string,
+  gvr: ResourceRef = AUTH_POLICIES,
+): ManifestWork[] {
   return policies.flatMap((policy) => [
     ...desiredWorksForPolicy({
-      gvr: AUTH_POLICIES,
+      gvr,
       policy,
       gateways: (ns, name) => (ns === gatewayNamespace && name === 'gw' ? { managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true } : undefined),
       rawFeedback: false,
@@ -189,4 +182,60 @@ export async function removeReplicaSets(http: KubeHttp, namespace?: string): Pro
     }
     await deleteIfPresent(http, REPLICA_SETS, rs.metadata.namespace, rs.metadata.name);
   }
+}
+
+export interface WorldOptions {
+  /** C: the bench clusters bench-c1 … bench-cC. */
+  clusters: number;
+  /** P: the AuthPolicies p-00001 … */
+  policies: number;
+  /** The run namespace: the policies, Placement `bench`, the params. */
+  namespace: string;
+  className: string;
+  controllerName: string;
+  log?: (message: string) => void;
+}
+
+/**
+ * The world a bench run starts from: the C bench clusters decided by Placement `bench` in the run namespace,
+ * the run's GatewayClass and params, and P AuthPolicies targeting Gateway `gw`, which does not exist yet:
+ * until it does, they are nobody's.
+ */
+export async function setUpWorld(http: KubeHttp, options: WorldOptions): Promise<{ clusters: string[]; policies: KubeObject[] }> {
+  const { clusters: C, policies: P, namespace: ns, className, controllerName } = options;
+  const log = options.log ?? (() => undefined);
+  const clusters = await ensureClusters(http, C);
+  await ensureNamespace(http, ns, 'run');
+  await placement(http, ns, 'bench');
+  await waitForDecisions(http, ns, 'bench', clusters);
+  log(`${C} clusters decided by Placement ${ns}/bench`);
+  await apply(http, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
+  const cls = gatewayClass(className, { namespace: ns, name: 'params' }, controllerName);
+  cls.metadata.labels = { [BENCH_LABEL]: 'run' };
+  await apply(http, cls);
+  const names = Array.from({ length: P }, (_, i) => `p-${String(i + 1).padStart(5, '0')}`);
+  await pool(names, 16, (name) => apply(http, authPolicy(ns, name, 'gw')));
+  const policies = (await listAll(http, AUTH_POLICIES, ns)).map((p) => ({ ...p, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }));
+  if (policies.length !== P) throw new Error(`expected ${P} policies in ${ns}, found ${policies.length}`);
+  log(`${P} AuthPolicies created in ${ns}`);
+  return { clusters, policies };
+}
+
+/**
+ * Deletes the works (all, or those matching `labelSelector`) in each namespace, one deletecollection per
+ * namespace. The apiserver deletes a collection one object after another (--delete-collection-workers=1)
+ * and gives up at its request timeout (60 s) with the rest still there: such a call is simply made again.
+ */
+export async function deleteWorks(http: KubeHttp, namespaces: readonly string[], labelSelector?: string, log: (message: string) => void = () => undefined): Promise<void> {
+  await pool(namespaces, 8, async (n) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deleteCollection(http, RESOURCES.manifestWorks, n, labelSelector);
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        log(`deleting the works in ${n}: ${err instanceof Error ? err.message : String(err)}; again`);
+      }
+    }
+  });
 }

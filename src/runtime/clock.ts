@@ -1,5 +1,5 @@
 // Time source and timers, injected everywhere in runtime/ so tests can drive
-// time explicitly (see fake-clock.ts) instead of asserting wall-clock timings.
+// time explicitly (see testkit/fake-clock.ts) instead of asserting wall-clock timings.
 
 /** Cancels a timer; calling it after the timer fired (or twice) is a no-op. */
 export type CancelTimer = () => void;

@@ -5,11 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import type { Condition } from '../../src/core/k8s/conditions.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
-import { mergePatch } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import {
   AUTH_POLICIES,
@@ -25,6 +23,7 @@ import {
   remove,
   removeNamespace,
 } from '../../testkit/fixtures.ts';
+import { hubStatus, writeSpokeStatus } from '../../testkit/status.ts';
 import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../../testkit/hub.ts';
 import { metricsText, samples } from '../../testkit/metrics.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
@@ -94,30 +93,12 @@ interface HubStatus {
   clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean }>;
 }
 
-async function hubStatus(): Promise<HubStatus | undefined> {
-  const text = (await get(hub, AUTH_POLICIES, ns, POLICY))?.metadata.annotations?.['policysync.kuadrant.io/status'];
-  return text === undefined ? undefined : (JSON.parse(text) as HubStatus);
-}
-
 async function hubStatusWhere(what: string, ok: (s: HubStatus) => boolean): Promise<HubStatus> {
   let last: HubStatus | undefined;
   return eventually(async () => {
-    last = await hubStatus();
+    last = await hubStatus<HubStatus>(hub, AUTH_POLICIES, ns, POLICY);
     return last && ok(last) ? last : undefined;
   }, { what: `hub status: ${what}`, timeoutMs: 60_000, intervalMs: 10, context: () => `last seen: ${JSON.stringify(last)}\n${agentLogs()}` });
-}
-
-/** Writes Accepted and Enforced on a spoke copy, as the spoke's policy controller would. */
-async function writeSpokeStatus(cluster: string, enforcedMessage: string): Promise<void> {
-  const spoke = spokes.get(cluster)!;
-  const copy = (await get(spoke, AUTH_POLICIES, ns, POLICY))!;
-  const generation = copy.metadata.generation;
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const conditions: Condition[] = [
-    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
-    { type: 'Enforced', status: 'True', reason: 'Enforced', message: enforcedMessage, observedGeneration: generation, lastTransitionTime: now },
-  ];
-  await mergePatch(spoke, AUTH_POLICIES, ns, POLICY, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
 }
 
 function enforcedEntry(message: string): HubStatus['clusters'][string] {
@@ -137,7 +118,7 @@ test('spoke status flows back: 2 of 2 enforced', async () => {
   await apply(hub, authPolicy(ns, POLICY, 'gw'));
   for (const [cluster, spoke] of spokes) {
     await eventually(async () => get(spoke, AUTH_POLICIES, ns, POLICY), { what: `the copy on ${cluster}`, context: agentLogs });
-    await writeSpokeStatus(cluster, 'AuthPolicy has been successfully enforced');
+    await writeSpokeStatus(spokes.get(cluster)!, AUTH_POLICIES, ns, POLICY, 'AuthPolicy has been successfully enforced');
   }
   const status = await hubStatusWhere('2 of 2 enforced', (s) => s.summary.enforced === 2 && Object.values(s.clusters).every((c) => c.upToDate));
   assert.deepEqual(status, {
@@ -160,7 +141,7 @@ const OVERRIDDEN_ON_SPOKE_2: HubStatus = {
 /** The copy is back on spoke-2: its controller (played here) reports on the new copy; the hub says enforced on both. */
 async function restoredOnSpoke2(): Promise<void> {
   await eventually(() => copyOn('spoke-2'), { what: 'the copy back on spoke-2', context: agentLogs });
-  await writeSpokeStatus('spoke-2', 'AuthPolicy has been successfully enforced');
+  await writeSpokeStatus(spokes.get('spoke-2')!, AUTH_POLICIES, ns, POLICY, 'AuthPolicy has been successfully enforced');
   const restored = await hubStatusWhere('spoke-2 enforced again', (s) => s.summary.enforced === 2 && Object.values(s.clusters).every((c) => c.upToDate));
   assert.deepEqual(restored, {
     summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
@@ -199,7 +180,7 @@ test('a local policy created before the hub policy: the copy is never placed the
   const spoke2Writes = AuditCursor.at(sandbox, 'spoke-2');
   await apply(hub, authPolicy(ns, POLICY, 'gw'));
   await eventually(() => copyOn('spoke-1'), { what: 'the copy on spoke-1', context: agentLogs });
-  await writeSpokeStatus('spoke-1', 'AuthPolicy has been successfully enforced');
+  await writeSpokeStatus(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY, 'AuthPolicy has been successfully enforced');
   const overridden = await hubStatusWhere('spoke-2 overridden', (s) => s.summary.enforced === 1 && s.clusters['spoke-2']?.state === 'Overridden');
   assert.deepEqual(overridden, OVERRIDDEN_ON_SPOKE_2);
   assert.equal(await copyOn('spoke-2'), undefined, 'never placed on spoke-2');
@@ -270,11 +251,11 @@ test('feedback latency and hub writes per spoke status change (measured over 10 
     await new Promise((r) => setTimeout(r, 300));
     const message = `AuthPolicy has been successfully enforced (change ${i})`;
     const start = performance.now();
-    await writeSpokeStatus('spoke-1', message);
+    await writeSpokeStatus(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY, message);
     let atWork: number | undefined;
     await eventually(async () => {
       if (atWork === undefined && (await workFeedback()) === message) atWork = performance.now();
-      return (await hubStatus())?.clusters['spoke-1']?.message === message;
+      return (await hubStatus<HubStatus>(hub, AUTH_POLICIES, ns, POLICY))?.clusters['spoke-1']?.message === message;
     }, { what: `change ${i} on the hub`, intervalMs: 5, timeoutMs: 30_000 });
     total.push(performance.now() - start);
     ocm.push((atWork ?? performance.now()) - start);

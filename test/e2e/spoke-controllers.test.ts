@@ -18,9 +18,9 @@ import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, getObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually, type EventuallyOptions } from '../../testkit/eventually.ts';
-import { STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { ClusterStatus, PolicyStatus as HubPolicyStatus } from '../../src/core/status/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
+import { hubStatus } from '../../testkit/status.ts';
 import { startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
@@ -325,12 +325,9 @@ test('Envoy Gateway: a BackendTrafficPolicy on a Gateway gets an Accepted ancest
 // ---- Through the hub: what each cluster's controller wrote on the copy, on the hub policy ----
 
 /** The hub's per-cluster status of a policy (its annotation), once every listed cluster has left Pending. */
-async function hubStatus(resource: ResourceRef, ns: string, name: string, clusters: readonly string[], context: () => string): Promise<Record<string, ClusterStatus>> {
+async function settledHubStatus(resource: ResourceRef, ns: string, name: string, clusters: readonly string[], context: () => string): Promise<Record<string, ClusterStatus>> {
   return eventually(async () => {
-    const p = await getObject(hubClient!, resource, ns, name);
-    const text = p?.metadata.annotations?.[STATUS_ANNOTATION];
-    const status = text ? (JSON.parse(text) as HubPolicyStatus) : undefined;
-    const entries = status?.clusters;
+    const entries = (await hubStatus<HubPolicyStatus>(hubClient!, resource, ns, name))?.clusters;
     return entries && clusters.every((c) => entries[c] && entries[c].state !== 'Pending') ? entries : undefined;
   }, { what: `the hub's status of ${ns}/${name} on ${clusters.join(', ')}`, timeoutMs: 120_000, context });
 }
@@ -396,7 +393,7 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
     });
   }
   const { copies, onHub } = await eventually(async () => {
-    const status = await hubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
+    const status = await settledHubStatus(AUTH_POLICIES, ns, 'shop-auth', clusters, context);
     const copies = new Map<string, ReturnType<typeof fromConditions>>();
     for (const name of clusters) copies.set(name, fromConditions(await read(spoke(name), AUTH_POLICIES, ns, 'shop-auth')));
     const agree = clusters.every((c) => JSON.stringify(pick(status[c]!)) === JSON.stringify(copies.get(c)));
@@ -426,7 +423,7 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
   await pastCreationSecond(local);
   await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
   const conflicted = await eventually(async () => {
-    const status = await hubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
+    const status = await settledHubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
     return status[ENVOY_GATEWAY_SPOKE]!.reason === 'Conflicted' ? status[ENVOY_GATEWAY_SPOKE]! : undefined;
   }, { what: 'the hub to show the copy Conflicted, as Envoy Gateway says', timeoutMs: 120_000, context });
   t.diagnostic(`with an older local policy: ${JSON.stringify(conflicted)}`);
@@ -436,7 +433,7 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
   // The local policy gone, Envoy Gateway accepts the copy, and the hub says Enforced with its words.
   await deleteObject(http, BACKEND_TRAFFIC_POLICIES, ns, 'local-edge');
   const enforced = await eventually(async () => {
-    const status = await hubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
+    const status = await settledHubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
     return status[ENVOY_GATEWAY_SPOKE]!.enforced === 'True' ? status[ENVOY_GATEWAY_SPOKE]! : undefined;
   }, { what: 'the hub to show the copy Enforced once Envoy Gateway accepts it', timeoutMs: 120_000, context });
   t.diagnostic(`alone: ${JSON.stringify(enforced)}`);
@@ -453,8 +450,7 @@ const BTP_KIND = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource
 
 /** The hub's status of one cluster of a policy, as its annotation says now. */
 async function hubCluster(resource: ResourceRef, ns: string, name: string, cluster: string): Promise<ClusterStatus | undefined> {
-  const text = (await getObject(hubClient!, resource, ns, name))?.metadata.annotations?.[STATUS_ANNOTATION];
-  return text ? (JSON.parse(text) as HubPolicyStatus).clusters?.[cluster] : undefined;
+  return (await hubStatus<HubPolicyStatus>(hubClient!, resource, ns, name))?.clusters?.[cluster];
 }
 
 /** Until `cluster`'s spoke agent has reported `ns/name` to the hub (the spoke-config work's feedback there). */
@@ -483,10 +479,10 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
 
 /**
  * The Kuadrant operator drops a status write that conflicts ("the object has been modified": the work agent
- * writing the copy at that moment, seen in CI) and writes none until its next event. While waiting for a
- * controller's word on a copy: every 15 s, a copy still without it gets an annotation, an event to react to.
- * The operator may not react to it (a clean-clone run on 2026-11-24: seven nudges, no event logged; it wrote
- * at its next pass, 120 s after the conflict), hence the waits below outlast one such pass.
+ * writing the copy at that moment) and writes none until its next event. While waiting for a controller's
+ * word on a copy: every 15 s, a copy still without it gets an annotation, an event to react to. The operator
+ * may ignore those too and write only at its next periodic pass (up to 120 s after the conflict), hence the
+ * waits below outlast one such pass.
  */
 function nudgeSilentCopy(cluster: string, resource: ResourceRef, ns: string, name: string, says: (copy: Policy) => unknown): EventuallyOptions['nudge'] {
   let nudges = 0;

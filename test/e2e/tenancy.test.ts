@@ -14,7 +14,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { occupantOf } from '../../src/core/spoke/spokereport.ts';
@@ -25,6 +24,7 @@ import { eventually } from '../../testkit/eventually.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
 import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
@@ -87,7 +87,7 @@ before(async () => {
 after(async () => {
   await Promise.all(agents.map((a) => a.stop()));
   await controller.stop();
-  for (const work of await ourWorks()) await remove(hub, work);
+  for (const work of await ourWorks(hub, { controllerName })) await remove(hub, work);
   for (const c of [className, sharedClass]) await remove(hub, gatewayClass(c, { namespace: ns, name: 'params' }));
   for (const n of [ns, teamA, teamB]) await removeNamespace(hub, n);
   for (const set of [ALL_SPOKES, SPOKE_1_ONLY]) await hub.request('DELETE', `/apis/${OCM}/v1beta2/managedclustersets/${set}`).catch(() => undefined);
@@ -133,13 +133,9 @@ async function decided(namespace: string, name: string, clusters: string[]): Pro
   }, { what: `Placement ${namespace}/${name} to decide ${clusters.join(', ')}`, timeoutMs: 90_000, context: () => `decided: ${last}` });
 }
 
-function ourWorks(namespace?: string): Promise<KubeObject[]> {
-  return list(hub, RESOURCES.manifestWorks, namespace, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
-
 /** The works written for hub policy `namespace/name`, by cluster. */
 async function worksOf(namespace: string, name: string): Promise<Map<string, KubeObject>> {
-  const works = (await ourWorks()).filter((w) => {
+  const works = (await ourWorks(hub, { controllerName })).filter((w) => {
     const ref = w.metadata.annotations?.['policysync.kuadrant.io/source-ref'];
     const source = ref ? (JSON.parse(ref) as { namespace: string; name: string }) : undefined;
     return source?.namespace === namespace && source.name === name;
@@ -175,7 +171,7 @@ test("a spoke's own policy with the copy's name is neither merged into nor delet
   const created = await apply(spoke2, own);
   // The agent's report of it has reached the hub before the hub policy exists.
   await eventually(async () => {
-    const work = (await ourWorks('spoke-2')).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME);
+    const work = (await ourWorks(hub, { controllerName, namespace: 'spoke-2' })).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME);
     const report = work && readSpokeReport(work);
     return report && occupantOf(report, 'authpolicies.kuadrant.io', ns, POLICY).state === 'local';
   }, { what: `spoke-2's report of its own ${ns}/${POLICY} on the hub`, context: agentLogs });

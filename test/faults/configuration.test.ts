@@ -12,7 +12,8 @@ import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
@@ -38,7 +39,7 @@ before(async () => {
 
 after(async () => {
   await running?.stop();
-  for (const w of await ourWorks()) await remove(hub, w);
+  for (const w of await ourWorks(hub, { sourceNamespace: ns })) await remove(hub, w);
   for (const [http, resource, o] of created.reverse()) await http.request('DELETE', `${collectionOf(resource)}/${o.metadata.name}`).catch(() => undefined);
   await removeNamespace(hub, ns);
   await releaseSpokes(spokes, ns);
@@ -49,16 +50,9 @@ function collectionOf(r: ResourceRef): string {
   return r.group === '' ? `/api/${r.version}/${r.resource}` : `/apis/${r.group}/${r.version}/${r.resource}`;
 }
 
-async function ourWorks(): Promise<KubeObject[]> {
-  return (await list(hub, RESOURCES.manifestWorks, undefined, 'app.kubernetes.io/managed-by=policy-sync')).filter((w) => {
-    const ref = w.metadata.annotations?.['policysync.kuadrant.io/source-ref'];
-    return ref !== undefined && (JSON.parse(ref) as { namespace?: string }).namespace === ns;
-  });
-}
-
 /** The works of one hub policy (by resource and name), by cluster. */
 async function worksOf(resource: string, name: string): Promise<Map<string, KubeObject>> {
-  const works = (await ourWorks()).filter((w) => {
+  const works = (await ourWorks(hub, { sourceNamespace: ns })).filter((w) => {
     const ref = JSON.parse(w.metadata.annotations?.['policysync.kuadrant.io/source-ref'] ?? '{}') as { resource?: string; name?: string };
     return ref.resource === resource && ref.name === name;
   });

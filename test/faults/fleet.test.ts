@@ -14,7 +14,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { registrationAgent } from '../../testkit/sandbox/registration.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
@@ -23,6 +22,7 @@ import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { waitForClusterAvailability, waitForTaint } from '../../testkit/fleet.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
@@ -81,7 +81,7 @@ after(async () => {
   // Registration back for the files after this one, whatever happened here.
   await sandbox.start(registrationAgent('spoke-2')).catch(() => undefined);
   await controller?.stop();
-  for (const work of await works()) await remove(hub, work);
+  for (const work of await ourWorks(hub, { controllerName })) await remove(hub, work);
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   for (const spoke of sandbox.spokes) await member(spoke.name, false).catch(() => undefined);
   await hub.request('DELETE', `/apis/${OCM}/v1beta2/managedclustersets/${clusterSet}`).catch(() => undefined);
@@ -118,12 +118,8 @@ async function decided(clusters: string[], what = `Placement ${PLACEMENT} to dec
   }, { what, timeoutMs: UNAVAILABLE_WITHIN_MS, context: () => `decided: ${last}` });
 }
 
-function works(): Promise<KubeObject[]> {
-  return list(hub, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
-
 async function workUids(): Promise<Map<string, string | undefined>> {
-  return new Map((await works()).map((w) => [w.metadata.namespace ?? '', w.metadata.uid]));
+  return new Map((await ourWorks(hub, { controllerName })).map((w) => [w.metadata.namespace ?? '', w.metadata.uid]));
 }
 
 async function copiesEverywhere(): Promise<Map<string, string | undefined>> {

@@ -16,7 +16,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
@@ -25,6 +24,7 @@ import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { deletionWatch, report, timed } from '../../testkit/faults.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
 import { electionArgs, identityOf, logOf, logRecords, startReplica, type Replica } from '../../testkit/replicas.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
@@ -58,7 +58,7 @@ before(async () => {
 after(async () => {
   if (frozen) sandbox.freeze('kube-apiserver/hub', false);
   for (const r of replicas) r.child.kill('SIGKILL');
-  for (const w of await works()) await remove(http, w);
+  for (const w of await ourWorks(http, { controllerName })) await remove(http, w);
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
   for (const n of [ns, ...clusters]) await removeNamespace(http, n);
   http.destroy();
@@ -71,10 +71,6 @@ function edited(name: string): KubeObject {
 }
 function carriesEdit(work: KubeObject): boolean {
   return JSON.stringify((work.spec as { workload?: unknown } | undefined)?.workload ?? {}).includes(EDITED);
-}
-
-function works(): Promise<KubeObject[]> {
-  return list(http, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
 }
 
 async function leaseSpec(): Promise<{ holderIdentity?: string; acquireTime?: string } | undefined> {
@@ -97,7 +93,7 @@ test('e. the hub apiserver frozen past the lease duration amid the leader\'s wri
     },
     { what: 'both replicas to campaign', timeoutMs: 60_000, context: () => replicas.map((r) => logOf(r)).join('\n') },
   );
-  await eventually(async () => (await works()).length === POLICIES * clusters.length || undefined, { what: `${POLICIES * clusters.length} works`, timeoutMs: 60_000 });
+  await eventually(async () => (await ourWorks(http, { controllerName })).length === POLICIES * clusters.length || undefined, { what: `${POLICIES * clusters.length} works`, timeoutMs: 60_000 });
   // Converged first (every policy annotated), so that the freeze comes in the middle of the edit's writes.
   await eventually(
     async () => (await list(http, AUTH_POLICIES, ns)).every((p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]) || undefined,
@@ -108,7 +104,7 @@ test('e. the hub apiserver frozen past the lease duration amid the leader\'s wri
   assert.ok(leaderIndex >= 0, `the lease is held by one of the replicas (${holder})`);
   const [leader, standby] = [replicas[leaderIndex]!, replicas[1 - leaderIndex]!];
   const [leaderId, standbyId] = [identities[leaderIndex]!, identities[1 - leaderIndex]!];
-  const before = new Map((await works()).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  const before = new Map((await ourWorks(http, { controllerName })).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
   const audit = AuditCursor.at(sandbox, 'hub');
   const deletions = deletionWatch(sandbox);
 
@@ -145,7 +141,7 @@ test('e. the hub apiserver frozen past the lease duration amid the leader\'s wri
   const convergeMs = await timed(async () => {
     await apply(http, edited('after-thaw'));
     await eventually(async () => (await leaseSpec())?.holderIdentity === standbyId || undefined, { what: 'the standby to take the lease', timeoutMs: 30_000, context: () => logOf(standby) });
-    await eventually(async () => ((await works()).filter(carriesEdit).length === (POLICIES + 1) * clusters.length ? true : undefined), {
+    await eventually(async () => ((await ourWorks(http, { controllerName })).filter(carriesEdit).length === (POLICIES + 1) * clusters.length ? true : undefined), {
       what: `${(POLICIES + 1) * clusters.length} works, all with the edit`,
       timeoutMs: 60_000,
       context: () => logOf(standby),
@@ -167,7 +163,7 @@ test('e. the hub apiserver frozen past the lease duration amid the leader\'s wri
   assert.deepEqual(earlyByStandby.map(describeWrite), [], 'no write from the standby before it held the lease');
   assert.ok(by(standbyId).length >= clusters.length, 'the new leader wrote the new policy\'s works');
   await deletions.assertNone('hub apiserver frozen past the lease duration');
-  const afterWorks = new Map((await works()).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  const afterWorks = new Map((await ourWorks(http, { controllerName })).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
   for (const [key, uid] of before) assert.equal(afterWorks.get(key), uid, `work ${key} kept its uid`);
   const codes = [...new Set(queued.map((w) => w.code))].sort().map((c) => `${c}×${queued.filter((w) => w.code === c).length}`).join(',');
   report('e (hub apiserver frozen past the lease amid the leader\'s writes, two replicas)', {

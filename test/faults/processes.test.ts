@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { compactEtcd } from '../../testkit/etcd.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
@@ -64,15 +65,11 @@ async function world(suite: string, placement: string): Promise<{ controllerName
   return { controllerName, gatewayName };
 }
 
-async function worksOf(controllerName: string): Promise<KubeObject[]> {
-  return list(hub, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
-
 /** Exactly one work per (policy, cluster): `expected` works, all distinct pairs. */
 async function exactly(controllerName: string, expected: number): Promise<KubeObject[]> {
   return eventually(
     async () => {
-      const works = await worksOf(controllerName);
+      const works = await ourWorks(hub, { controllerName });
       const pairs = new Set(works.map((w) => `${w.metadata.namespace}|${w.metadata.annotations?.['policysync.kuadrant.io/source-ref']}`));
       return works.length === expected && pairs.size === expected ? works : undefined;
     },
@@ -93,12 +90,12 @@ test('f. the controller SIGKILLed in the middle of a fan-out, then restarted: ex
   };
   const first = start();
   const partial = await eventually(async () => {
-    const n = (await worksOf(controllerName)).length;
+    const n = (await ourWorks(hub, { controllerName })).length;
     return n >= 10 ? n : undefined;
   }, { what: 'the fan-out to be under way', intervalMs: 20 });
   first.kill('SIGKILL');
   await new Promise((resolve) => first.once('exit', resolve));
-  const cut = (await worksOf(controllerName)).length;
+  const cut = (await ourWorks(hub, { controllerName })).length;
   assert.ok(cut < POLICIES * fakeClusters.length, `killed in the middle (${partial} then ${cut} works)`);
   const ms = await timed(async () => {
     start();
@@ -113,16 +110,16 @@ test('g1. the hub apiserver restarted with an etcd compaction during a fan-out: 
   const { controllerName, gatewayName } = await world('restart', 'fake');
   running = await startHub(sandbox.kubeConfig('hub'), { controllerName, qps: 20, burst: 1 });
   await Promise.all(Array.from({ length: POLICIES }, (_, i) => apply(hub, authPolicy(ns, `restart-${i}`, gatewayName))));
-  await eventually(async () => (await worksOf(controllerName)).length >= 10 || undefined, { what: 'the fan-out to be under way', intervalMs: 20 });
-  const before = new Map((await worksOf(controllerName)).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  await eventually(async () => (await ourWorks(hub, { controllerName })).length >= 10 || undefined, { what: 'the fan-out to be under way', intervalMs: 20 });
+  const before = new Map((await ourWorks(hub, { controllerName })).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
   // The apiserver's request counter restarts with it: the works' uids are what proves nothing was deleted.
   const ms = await timed(async () => {
-    await compactEtcd();
+    await compactEtcd(sandbox);
     await sandbox.restart('kube-apiserver/hub');
     await exactly(controllerName, POLICIES * fakeClusters.length);
     await quiescent(running!.controller, 'after the hub apiserver restart');
   });
-  const after = new Map((await worksOf(controllerName)).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
+  const after = new Map((await ourWorks(hub, { controllerName })).map((w) => [`${w.metadata.namespace}/${w.metadata.name}`, w.metadata.uid]));
   for (const [key, uid] of before) assert.equal(after.get(key), uid, `work ${key} kept its uid`);
   report('g1 (hub apiserver restart + etcd compaction mid fan-out)', { worksBefore: before.size, deletions: 0, convergeMs: ms });
   await running.stop();
@@ -165,14 +162,3 @@ test('g2/g3. a spoke work agent stopped then started, and a spoke apiserver rest
   report('g3 (spoke apiserver restarted)', { deletions: 0, convergeMs: apiserverMs });
 });
 
-/** Compacts etcd at its current revision (physically), through its v3 JSON gateway. */
-async function compactEtcd(): Promise<void> {
-  const health = (await sandbox.status()).find((s) => s.name === 'etcd')!.endpoint;
-  const call = async (path: string, body: unknown): Promise<{ header: { revision: string } }> => {
-    const res = await fetch(new URL(path, health), { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-    if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { header: { revision: string } };
-  };
-  const { header } = await call('/v3/kv/range', { key: 'AA==' });
-  await call('/v3/kv/compaction', { revision: header.revision, physical: true });
-}

@@ -6,14 +6,12 @@ import { after, before, test } from 'node:test';
 import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { HubController } from '../../src/hub/controller.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
-import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
-import { RESOURCES } from '../../src/kube/resource.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { ProbeServer } from '../../src/runtime/probeserver.ts';
 import { eventually } from '../../testkit/eventually.ts';
-import { apply, authPolicy, createNamespace, gateway, gatewayClass, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { apply, authPolicy, createNamespace, gateway, gatewayClass, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
 import { samples } from '../../testkit/metrics.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
@@ -44,15 +42,11 @@ after(async () => {
   await probes?.stop();
   await controller?.stop();
   if (!http) return; // the sandbox did not come up: nothing was created
-  for (const w of await ourWorks()) await remove(http, w);
+  for (const w of await ourWorks(http, { controllerName })) await remove(http, w);
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
   for (const n of [ns, c1, c2]) await removeNamespace(http, n);
   http.destroy();
 });
-
-async function ourWorks(): Promise<KubeObject[]> {
-  return list(http, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
 
 async function scrape(): Promise<string> {
   const res = await fetch(`${base}/metrics`);
@@ -103,7 +97,7 @@ test('/readyz answers 503 before the caches have synced and 200 after', async ()
 test('after convergence /metrics shows the reconciles, an idle policy queue, 4 pending works and 4 pending clusters', async () => {
   await apply(http, authPolicy(ns, 'auth-a', 'gw'));
   await apply(http, authPolicy(ns, 'auth-b', 'gw'));
-  await eventually(async () => (await ourWorks()).length === 4, { what: '4 works (2 policies × 2 clusters)', timeoutMs: 30_000 });
+  await eventually(async () => (await ourWorks(http, { controllerName })).length === 4, { what: '4 works (2 policies × 2 clusters)', timeoutMs: 30_000 });
 
   // Converged: nothing queued or in flight, and the gauges computed from the caches caught up.
   let last = '';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue, workName } from '../../src/core/works/manifestwork.ts';
+import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
@@ -17,7 +17,6 @@ import {
   gateway,
   gatewayClass,
   get,
-  list,
   paramsConfigMap,
   patchData,
   placementDecision,
@@ -25,6 +24,7 @@ import {
   remove,
   removeNamespace,
 } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 
@@ -52,20 +52,16 @@ before(async () => {
 
 after(async () => {
   // Works carry the OCM finalizer only once an agent has seen them; these never had one, so they go at once.
-  for (const w of await ourWorks()) await remove(http, w);
+  for (const w of await ourWorks(http, { controllerName })) await remove(http, w);
   await hub?.stop();
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
   for (const n of [ns, c1, c2]) await removeNamespace(http, n);
   http.destroy();
 });
 
-async function ourWorks(): Promise<KubeObject[]> {
-  return list(http, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
-
 /** The works whose source-ref names the policy, by cluster. */
 async function worksOf(resource: string, name: string): Promise<Map<string, KubeObject>> {
-  const works = (await ourWorks()).filter((w) => {
+  const works = (await ourWorks(http, { controllerName })).filter((w) => {
     const ref = JSON.parse(w.metadata.annotations?.['policysync.kuadrant.io/source-ref'] ?? '{}') as { resource?: string; name?: string };
     return ref.resource === resource && ref.name === name;
   });

@@ -10,7 +10,6 @@ import { after, before, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
@@ -33,6 +32,7 @@ import {
   remove,
   removeNamespace,
 } from '../../testkit/fixtures.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { deletionWatch } from '../../testkit/faults.ts';
 import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { find, kubectl, kustomize, toYaml } from '../../testkit/kubectl.ts';
@@ -85,12 +85,8 @@ async function classCondition(type: string): Promise<Condition | undefined> {
   return (cls?.status as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
 }
 
-async function ourWorks(): Promise<KubeObject[]> {
-  return list(admin, RESOURCES.manifestWorks, undefined, `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`);
-}
-
 async function worksOfPolicy(): Promise<KubeObject[]> {
-  return (await ourWorks()).filter((w) => {
+  return (await ourWorks(admin, { controllerName })).filter((w) => {
     const ref = JSON.parse(w.metadata.annotations?.['policysync.kuadrant.io/source-ref'] ?? '{}') as { resource?: string; name?: string };
     return ref.resource === 'authpolicies' && ref.name === 'auth';
   });
@@ -209,7 +205,7 @@ after(async () => {
   await hub?.stop();
   asHub?.destroy();
   if (admin) {
-    for (const w of await ourWorks()) await remove(admin, w);
+    for (const w of await ourWorks(admin, { controllerName })) await remove(admin, w);
     await remove(admin, gatewayClass(className, { namespace: ns, name: 'params' }));
     for (const n of [ns, c1, c2]) await removeNamespace(admin, n);
     await deleteObject(admin, RESOURCES.leases, SYSTEM_NS, 'policy-sync-hub');
@@ -243,7 +239,7 @@ test('with deploy/hub\'s RBAC only, the policy kind is Forbidden on the GatewayC
   // What the base role does allow is written: the spoke configuration, one ManifestWork per cluster.
   await eventually(
     async () => {
-      const clusters = (await ourWorks()).filter((w) => w.metadata.labels?.['policysync.kuadrant.io/spoke-config'] === 'true').map((w) => w.metadata.namespace).sort();
+      const clusters = (await ourWorks(admin, { controllerName })).filter((w) => w.metadata.labels?.['policysync.kuadrant.io/spoke-config'] === 'true').map((w) => w.metadata.namespace).sort();
       return clusters.join() === [c1, c2].sort().join();
     },
     { what: 'the spoke configuration works on both clusters', timeoutMs: 30_000 },

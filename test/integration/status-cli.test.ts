@@ -9,11 +9,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import type { Condition } from '../../src/core/k8s/conditions.ts';
-import { controllerLabelValue, readSourceRef } from '../../src/core/works/manifestwork.ts';
+import { readSourceRef } from '../../src/core/works/manifestwork.ts';
 import type { ClusterStatus, PolicyStatus } from '../../src/core/status/policystatus.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
-import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import {
@@ -25,13 +23,14 @@ import {
   gateway,
   gatewayClass,
   get,
-  list,
   paramsConfigMap,
   placementDecision,
   rateLimitPolicy,
   remove,
   removeNamespace,
 } from '../../testkit/fixtures.ts';
+import { hubStatus, writeSpokeStatus } from '../../testkit/status.ts';
+import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke, releaseSpokes, spokeClients } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 
@@ -100,8 +99,7 @@ after(async () => {
   await remove(hub, authPolicy(ns, AUTH, 'gw'));
   await remove(hub, authPolicy(ns, UNPLACED, 'lonely'));
   await remove(hub, rateLimitPolicy(ns, UNLISTED, 'auth-only-gw'));
-  const ourWorks = `policysync.kuadrant.io/controller=${controllerLabelValue(controllerName)}`;
-  await eventually(async () => (await list(hub, RESOURCES.manifestWorks, undefined, ourWorks)).every((w) => readSourceRef(w)?.namespace !== ns), {
+  await eventually(async () => (await ourWorks(hub, { controllerName })).every((w) => readSourceRef(w)?.namespace !== ns), {
     what: 'the works of the policies to go',
   }).catch(() => undefined);
   await eventually(async () => (await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, AUTH)) === undefined, { what: 'the copy to go' }).catch(() => undefined);
@@ -115,17 +113,12 @@ after(async () => {
 
 const agentLogs = (): string => workAgentLogs(sandbox, 10);
 
-async function hubStatus(resource: typeof AUTH_POLICIES, name: string): Promise<PolicyStatus | undefined> {
-  const text = (await get(hub, resource, ns, name))?.metadata.annotations?.['policysync.kuadrant.io/status'];
-  return text === undefined ? undefined : (JSON.parse(text) as PolicyStatus);
-}
-
 /** Waits until the hub annotation of the policy is exactly `expected`. */
 async function settled(resource: typeof AUTH_POLICIES, name: string, expected: PolicyStatus): Promise<void> {
   let last: PolicyStatus | undefined;
   await eventually(
     async () => {
-      last = await hubStatus(resource, name);
+      last = await hubStatus(hub, resource, ns, name);
       try {
         assert.deepEqual(last, expected);
         return true;
@@ -137,17 +130,11 @@ async function settled(resource: typeof AUTH_POLICIES, name: string, expected: P
   );
 }
 
-/** Writes Accepted and Enforced on a spoke copy, as the spoke's policy controller would. */
-async function writeSpokeStatus(cluster: string): Promise<void> {
+/** Accepted and Enforced on the copy on `cluster` once it is there, as the spoke's policy controller would write them. */
+async function enforceCopyOn(cluster: string): Promise<void> {
   const spoke = spokes.get(cluster)!;
-  const copy = await eventually(async () => get(spoke, AUTH_POLICIES, ns, AUTH), { what: `the copy on ${cluster}`, context: agentLogs });
-  const generation = copy.metadata.generation;
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const conditions: Condition[] = [
-    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
-    { type: 'Enforced', status: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, observedGeneration: generation, lastTransitionTime: now },
-  ];
-  await mergePatch(spoke, AUTH_POLICIES, ns, AUTH, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
+  await eventually(async () => get(spoke, AUTH_POLICIES, ns, AUTH), { what: `the copy on ${cluster}`, context: agentLogs });
+  await writeSpokeStatus(spoke, AUTH_POLICIES, ns, AUTH, ENFORCED_MESSAGE);
 }
 
 const enforced: ClusterStatus = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, upToDate: true };
@@ -217,7 +204,7 @@ async function output(...args: string[]): Promise<string[]> {
 
 test('the known state: enforced on spoke-1, overridden on spoke-2; no clusters; a kind the class does not sync', async () => {
   await apply(hub, authPolicy(ns, AUTH, 'gw'));
-  for (const cluster of spokes.keys()) await writeSpokeStatus(cluster);
+  for (const cluster of spokes.keys()) await enforceCopyOn(cluster);
   await settled(AUTH_POLICIES, AUTH, {
     summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 },
     clusters: { 'spoke-1': enforced, 'spoke-2': enforced },
@@ -361,7 +348,7 @@ test('a truncated annotation: the per-cluster part is read from the ManifestWork
   // As the hub cuts it past 64 KiB: the summary, and the entries of the clusters no work shows.
   const truncated = { summary: { ...AUTH_STATUS.summary, truncated: true }, clusters: { 'spoke-2': overridden } };
   await mergePatch(hub, AUTH_POLICIES, ns, AUTH, { metadata: { annotations: { 'policysync.kuadrant.io/status': JSON.stringify(truncated) } } });
-  assert.deepEqual(await hubStatus(AUTH_POLICIES, AUTH), truncated);
+  assert.deepEqual(await hubStatus(hub, AUTH_POLICIES, ns, AUTH), truncated);
 
   assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
   assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`), [

@@ -29,6 +29,7 @@ import { Backoff } from '../../src/runtime/backoff.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
 import { eventually, type EventuallyOptions } from '../../testkit/eventually.ts';
 import { createNamespace, list, removeNamespace } from '../../testkit/fixtures.ts';
+import { compactEtcd, etcdCall, etcdUrl } from '../../testkit/etcd.ts';
 import { hubHttp, uniqueName } from '../../testkit/hub.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 
@@ -200,23 +201,6 @@ function fingerprint(objects: KubeObject[]): string[] {
   return objects.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
 }
 
-/** etcd's v3 JSON gateway on the sandbox's etcd client URL. */
-async function etcd<T>(path: string, body: unknown): Promise<T> {
-  const health = (await sandbox.status()).find((s) => s.name === 'etcd')!.endpoint; // http://127.0.0.1:PORT/health
-  const res = await fetch(new URL(path, health), { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
-/** Compacts etcd at its current revision (physically): every older revision is gone. Returns that revision. */
-async function compactEtcd(): Promise<number> {
-  const range = await etcd<{ header: { revision: string } }>('/v3/kv/range', { key: 'AA==' }); // the key "\0"
-  const revision = range.header.revision;
-  await etcd('/v3/kv/compaction', { revision, physical: true });
-  return Number(revision);
-}
-
 /** `eventually` for a synchronous condition. */
 async function until(probe: () => boolean, options: EventuallyOptions): Promise<void> {
   await eventually(() => Promise.resolve(probe()), options);
@@ -272,7 +256,7 @@ async function ownApiserver(name: string, extraArgs: string[]): Promise<OwnApise
     remove: async () => {
       await self.stop();
       const b64 = (key: string): string => Buffer.from(key).toString('base64');
-      await etcd('/v3/kv/deleterange', { key: b64(`${prefix}/`), range_end: b64(`${prefix}0`) }); // "0" follows "/"
+      await etcdCall(await etcdUrl(sandbox), '/v3/kv/deleterange', { key: b64(`${prefix}/`), range_end: b64(`${prefix}0`) }); // "0" follows "/"
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -507,7 +491,7 @@ test('an etcd compaction alone does not disturb watches: the apiserver serves th
   seen.length = 0;
   const listedAt = Number(http.calls[0]!.initialEventsEnd); // the revision of the watch-list's initial state
 
-  await compactEtcd();
+  await compactEtcd(sandbox);
   const updated = await withWriter((w) => patchData(w, ns, 'a', { v: '2' }));
   await until(() => seen.length > 0, { what: 'the update', timeoutMs: 30_000 });
   assert.deepEqual(seen, ['MODIFIED a']);
@@ -518,7 +502,7 @@ test('an etcd compaction alone does not disturb watches: the apiserver serves th
   await inf.stop();
 
   // Even a new watch from a revision etcd has compacted away is served (from the watch cache's history).
-  const compactedAt = await compactEtcd();
+  const compactedAt = await compactEtcd(sandbox);
   assert.ok(compactedAt > listedAt, `compacted at ${compactedAt}, listed at ${listedAt}`);
   const events: { type: string; object: KubeObject }[] = [];
   const done = new AbortController();
@@ -569,7 +553,7 @@ test('survives a hub apiserver restart and an etcd compaction without missing an
     const b = await create(w, configMap(ns, 'born', { v: '1' }));
     return [e, b];
   });
-  const compactedAt = await compactEtcd();
+  const compactedAt = await compactEtcd(sandbox);
   t.diagnostic(`changes made, then etcd compacted at revision ${compactedAt}`);
   assert.ok(compactedAt > Number(drop.metadata.resourceVersion));
   assert.ok(inf.store.get(`${ns}/drop`) && !inf.store.get(`${ns}/born`), 'the watcher has not seen the changes yet');

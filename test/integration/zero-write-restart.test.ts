@@ -3,12 +3,10 @@
 // controller about itself but by the hub apiserver, in its `apiserver_request_total` counters.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { desiredWorksForPolicy } from '../../src/core/works/desiredworks.ts';
-import { controllerLabelValue, readSpecHash } from '../../src/core/works/manifestwork.ts';
-import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { readSpecHash } from '../../src/core/works/manifestwork.ts';
+import { POLICIES_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { policiesSyncedAnnotation } from '../../src/core/status/policiessynced.ts';
 import { policyKey } from '../../src/core/keys.ts';
@@ -33,10 +31,12 @@ import {
   remove,
 } from '../../testkit/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { metricsText, samples } from '../../testkit/metrics.ts';
+import { describe, snapshot as counterSnapshot, waitQuiet as waitQuietCounters, delta, type Delta, type Snapshot } from '../../testkit/counters.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 import { MANAGED_CLUSTER_LEASE_SECONDS } from '../../testkit/sandbox/registration.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
+import { hashes, worksFor } from '../../testkit/world.ts';
+import { controllerWorksSelector } from '../../testkit/works.ts';
 
 const POLICIES_PER_KIND = 30;
 const CLUSTER_COUNT = 4;
@@ -51,7 +51,7 @@ const ns = uniqueName('zw');
 const clusters = Array.from({ length: CLUSTER_COUNT }, (_, i) => `${ns}-c${i + 1}`);
 const className = uniqueName('zw-class');
 const controllerName = testControllerName('zw');
-const worksSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+const worksSelector = controllerWorksSelector(controllerName);
 
 let kubeConfig: KubeConfig;
 let sandbox: Sandbox;
@@ -93,18 +93,7 @@ before(async () => {
   for (const kind of KINDS) {
     const crdUid = (await get(http, RESOURCES.crds, undefined, `${kind.resource}.${kind.group}`))?.metadata.uid;
     for (const policy of await list(http, kind, ns)) {
-      const desired = desiredWorksForPolicy({
-        gvr: kind,
-        policy,
-        gateways: (gwNamespace, name) =>
-          gwNamespace === ns && name === 'gw' ? { managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true } : undefined,
-        rawFeedback: false,
-        statusFeedback: [],
-        maxWorkBytes: 500 * 1024,
-        controller: controllerLabelValue(controllerName),
-        crdUid,
-      });
-      for (const w of desired.works.values()) expectedWorks.set(`${w.metadata.namespace}/${w.metadata.name}`, readSpecHash(w) ?? '');
+      for (const [key, hash] of hashes(worksFor([policy], ns, clusters, controllerName, crdUid, kind))) expectedWorks.set(key, hash);
       const synced = policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: policy.metadata.name, namespace: ns })));
       expectedSynced.set(policyKey(kind, ns, policy.metadata.name), synced ?? '');
     }
@@ -157,8 +146,8 @@ test(`first run: the controller converges ${EXPECTED_WORKS} works, and the count
   const reconciles = logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').length;
   t.diagnostic(`policy reconciles of the first run: ${reconciles} for ${expectedSynced.size} policies`);
   assert.ok(reconciles <= expectedSynced.size * 1.25, `${reconciles} policy reconciles for ${expectedSynced.size} policies: own writes coming back reconcile again`);
-  // Enforcement first: the annotation writes wait while the works are being written. Before, the first
-  // policy's annotation followed its own works (after CLUSTER_COUNT creates).
+  // Enforcement first: the annotation writes wait while the works are being written, so at least half the
+  // works are created before the first annotation patch (not each policy's annotation right after its own works).
   const ours = audit.since().filter((w) => w.namespace === ns || clusters.includes(w.namespace ?? ''));
   const firstPatch = ours.findIndex((w) => w.verb === 'patch');
   const createsBefore = ours.slice(0, firstPatch < 0 ? ours.length : firstPatch).filter((w) => w.verb === 'create' && w.resource === 'manifestworks').length;
@@ -250,99 +239,26 @@ async function converged(): Promise<boolean> {
   return true;
 }
 
-// ---- the apiserver's request counters ----
+// ---- the apiserver's request counters (testkit/counters.ts; other components' Events count as writes here) ----
 
-/**
- * `apiserver_request_total` verbs that do not write. Every other value counts as a write, so a verb
- * this list does not know is caught rather than ignored. kube-apiserver 1.34 reports GET, LIST, WATCH
- * (WATCHLIST folded in) for reads and POST, PUT, PATCH, APPLY (a PATCH of `application/apply-patch+yaml`),
- * DELETE, DELETECOLLECTION for writes — never the authorization verbs CREATE/UPDATE.
- */
-const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);
-
-/**
- * Create-only "review" resources: POSTed, answered, never persisted. The GatewayClass reconciler
- * checks `list`/`watch` on each kind with a SelfSubjectAccessReview on every pass (DESIGN §2.2), and
- * the apiserver authenticates and authorizes through Token/SubjectAccessReviews of its own; none of
- * them is a write to the cluster's state, so they are reported but not held against the controller.
- */
-const REVIEW_RESOURCES = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
-
-/**
- * The hub apiserver's own periodic writes through its loopback client, about every 10 s whatever the
- * test does (apiserver_request_total has no user label to tell clients apart):
- * - `PUT leases`: its identity Lease heartbeat (kube-system/apiserver-…, --identity-lease-renew-interval 10 s),
- *   and each spoke's OCM registration agent renewing its cluster's lease (every MANAGED_CLUSTER_LEASE_SECONDS).
- *   The hub controller takes no Lease (no leader election in-process), so none of these is ours;
- * - `POST endpoints` answered 422: the `kubernetes` Service endpoint reconciler, rejecting the sandbox's
- *   loopback advertise address. Our controller never writes Endpoints.
- * They are kept apart, and bounded by their rate (assertBackgroundPlausible), so that they cannot hide
- * a controller that suddenly renews a Lease every second.
- */
-function isBackground(l: Record<string, string>): boolean {
-  return (
-    (l.group === 'coordination.k8s.io' && l.resource === 'leases' && l.verb === 'PUT') ||
-    (l.group === '' && l.resource === 'endpoints' && l.verb === 'POST' && l.code === '422')
-  );
-}
+/** The apiserver's own periodic writes (counters.ts isBackground) come about every 10 s. */
 const BACKGROUND_PERIOD_MS = 10_000;
 
-interface Snapshot {
-  at: number;
-  /** `VERB group/resource[/subresource]` → requests, all response codes. */
-  writes: Map<string, number>;
-  reviews: Map<string, number>;
-  background: Map<string, number>;
+function snapshot(): Promise<Snapshot> {
+  return counterSnapshot(kubeConfig, { othersApart: false });
 }
 
-function requestKey(l: Record<string, string>): string {
-  return `${l.verb} ${l.group || 'core'}/${l.resource}${l.subresource ? `/${l.subresource}` : ''}`;
-}
-
-async function snapshot(): Promise<Snapshot> {
-  const s: Snapshot = { at: Date.now(), writes: new Map(), reviews: new Map(), background: new Map() };
-  for (const { labels, value } of samples(await metricsText(kubeConfig), 'apiserver_request_total')) {
-    if (READ_VERBS.has(labels.verb ?? '')) continue;
-    const into = REVIEW_RESOURCES.has(labels.resource ?? '') ? s.reviews : isBackground(labels) ? s.background : s.writes;
-    const key = requestKey(labels);
-    into.set(key, (into.get(key) ?? 0) + value);
-  }
-  return s;
-}
-
-function subtract(later: Map<string, number>, earlier: Map<string, number>): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [k, v] of later) if (v - (earlier.get(k) ?? 0) !== 0) out.set(k, v - (earlier.get(k) ?? 0));
-  for (const [k, v] of earlier) if (!later.has(k)) out.set(k, -v); // a counter never vanishes; show it if it did
-  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-function delta(a: Snapshot, b: Snapshot): Snapshot {
-  return { at: b.at - a.at, writes: subtract(b.writes, a.writes), reviews: subtract(b.reviews, a.reviews), background: subtract(b.background, a.background) };
-}
-
-function describe(m: Map<string, number>): string {
-  return m.size === 0 ? 'none' : [...m].map(([k, v]) => `${k}=${v}`).join(', ');
-}
-
-/** The apiserver's background writes in a window of `d.at` ms came at no more than their period. */
-function assertBackgroundPlausible(d: Snapshot): void {
-  const registration = sandbox.runsRegistration ? sandbox.spokes.length * (Math.floor(d.at / (MANAGED_CLUSTER_LEASE_SECONDS * 1000)) + 1) : 0;
-  const allowed = Math.floor(d.at / BACKGROUND_PERIOD_MS) + 2 + registration;
+/** The apiserver's background writes in a window of `d.ms` ms came at no more than their period. */
+function assertBackgroundPlausible(d: Delta): void {
+  const registration = sandbox.runsRegistration ? sandbox.spokes.length * (Math.floor(d.ms / (MANAGED_CLUSTER_LEASE_SECONDS * 1000)) + 1) : 0;
+  const allowed = Math.floor(d.ms / BACKGROUND_PERIOD_MS) + 2 + registration;
   for (const [k, v] of d.background) {
-    assert.ok(v <= allowed, `${k}: ${v} requests in ${d.at} ms, more than the apiserver's own ${allowed}: someone else writes these`);
+    assert.ok(v <= allowed, `${k}: ${v} requests in ${d.ms} ms, more than the apiserver's own ${allowed}: someone else writes these`);
   }
 }
 
 /** Waits until the write counters (reviews and background aside) have not moved for QUIET_MS. */
 async function waitQuiet(): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  let last = describe((await snapshot()).writes);
-  let since = Date.now();
-  while (Date.now() - since < QUIET_MS) {
-    if (Date.now() > deadline) throw new Error(`the apiserver's write counters kept moving for 60 s: ${last}`);
-    await sleep(250);
-    const now = describe((await snapshot()).writes);
-    if (now !== last) [last, since] = [now, Date.now()];
-  }
+  const { snapshot: last, quiet } = await waitQuietCounters(kubeConfig, { quietMs: QUIET_MS, timeoutMs: 60_000, othersApart: false });
+  if (!quiet) throw new Error(`the apiserver's write counters kept moving for 60 s: ${describe(last.writes)}`);
 }

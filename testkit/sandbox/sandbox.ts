@@ -564,7 +564,7 @@ async function addonManager(layout: SandboxLayout, hubKubeconfig: string): Promi
   };
 }
 
-const MANAGED_CLUSTERS: ResourceRef = { group: 'cluster.open-cluster-management.io', version: 'v1', resource: 'managedclusters', namespaced: false };
+const MANAGED_CLUSTERS: ResourceRef = RESOURCES.managedClusters;
 
 async function createIfAbsent(http: KubeHttp, resource: ResourceRef, object: KubeObject): Promise<void> {
   try {

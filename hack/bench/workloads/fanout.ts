@@ -1,0 +1,203 @@
+// Workload 1, fan-out: P policies × C clusters, timed from Gateway `gw` created to all P×C works with
+// their spec-hash, against (a) a bare client writing the same works with as many requests in flight as the
+// controller may have — server-side applied once (for the reading), then POSTed in each round — and (b) OCM's
+// own ManifestWorkReplicaSet controller (workloads/ocm.ts), in alternating rounds whose median ratio is the
+// headline. The last round's controller and works go on to the change and the restart.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { KubeObject } from '../../../src/core/k8s/objects.ts';
+import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../../../src/core/metadatakeys.ts';
+import { policiesSyncedAnnotation } from '../../../src/core/status/policiessynced.ts';
+import { controllerLabelValue, readSpecHash, type ManifestWork } from '../../../src/core/works/manifestwork.ts';
+import { readCrd } from '../../../src/kube/discovery.ts';
+import { KubeHttp } from '../../../src/kube/http.ts';
+import { RESOURCES, collectionPath } from '../../../src/kube/resource.ts';
+import { mergePatch, serverSideApply } from '../../../src/kube/writes.ts';
+import { delta, waitQuiet } from '../../../testkit/counters.ts';
+import { AUTH_POLICIES, apply, gateway } from '../../../testkit/fixtures.ts';
+import { repoRoot } from '../../../testkit/sandbox/layout.ts';
+import { FIELD_MANAGER, deleteIfPresent, deleteWorks, hashes, pool, worksFor } from '../../../testkit/world.ts';
+import { PS_COMPONENT, log, type Bench, type ResultDraft } from '../config.ts';
+import { CpuWindow, controllerMetrics, metricValue, planePids, rssOf, startController, startupPass, type Controller } from '../controller.ts';
+import { median, type BenchResult, type FanoutResult, type FanoutRound, type WriteReport } from '../report.ts';
+import { Tracker } from '../tracker.ts';
+import { fanoutWrites, report } from '../writes.ts';
+import { ocmBaseline } from './ocm.ts';
+
+export interface World {
+  clusters: string[];
+  policies: KubeObject[];
+}
+
+/** Watches on policy-sync's works and the policies' policies-synced annotations, with what they must reach. */
+export interface PolicySyncTrackers {
+  works: Tracker;
+  annotations: Tracker;
+  /** `cluster/name` → spec-hash of each work policy-sync must write. */
+  expected: Map<string, string>;
+  synced: Map<string, string>;
+  /** The AuthPolicy CRD's uid, which the works' source-ref records. */
+  crdUid: string | undefined;
+  stop(): Promise<void>;
+}
+
+export async function policySyncTrackers(bench: Bench, world: World): Promise<PolicySyncTrackers> {
+  const { http } = bench;
+  const { ns, controllerName } = bench.cfg;
+  const { clusters, policies } = world;
+  const psSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+  const crdUid = (await readCrd(http, AUTH_POLICIES))?.uid;
+  const expected = hashes(worksFor(policies, ns, clusters, controllerName, crdUid));
+  const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
+  const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: psSelector }, readSpecHash).start();
+  const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
+  return {
+    works,
+    annotations,
+    expected,
+    synced,
+    crdUid,
+    stop: async () => {
+      await works.stop();
+      await annotations.stop();
+    },
+  };
+}
+
+/** Where the controller of `phase` writes its CPU profile (with --cpu-prof), created. */
+export function profileDir(bench: Bench, phase: string): string | undefined {
+  if (!bench.cfg.cpuProf) return undefined;
+  const dir = join(repoRoot, '.local', 'bench', `cpuprofile-${bench.cfg.runId}`, phase);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export interface FanoutOutcome {
+  controller: Controller;
+  rss: { peakMiB: number; rssMiB: number };
+  after: Awaited<ReturnType<typeof waitQuiet>>;
+  rounds: FanoutRound[];
+}
+
+/** The rounds of the fan-out; fills in `result.fanout` and `result.writes` (bare, bareCreate, fanout). */
+export async function fanout(bench: Bench, world: World, trackers: PolicySyncTrackers, result: ResultDraft): Promise<FanoutOutcome> {
+  const { sandbox, kubeConfig, http, cleanupHttp } = bench;
+  const { P, C, ROUNDS, CONCURRENCY, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, bareName, className } = bench.cfg;
+  const { clusters, policies } = world;
+  const { works, annotations, expected, synced } = trackers;
+  const N = P * C;
+  const bareInFlight = CONCURRENCY * C;
+  const psSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(bench.cfg.controllerName)}`;
+  const skipBaselines = bench.cfg.skipBaselines;
+  const bareSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(bareName)}`;
+  const bareWorks = worksFor(policies, ns, clusters, bareName);
+  const bareTracker = skipBaselines ? undefined : await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: bareSelector }, readSpecHash).start();
+  const bare = new KubeHttp(kubeConfig, { maxSockets: bareInFlight });
+  /** The same works as policy-sync's, concurrency × C in flight; then deleted and gone. */
+  const bareFanout = async (mode: 'apply' | 'create', label: string): Promise<{ fanout: FanoutResult & { requestsMs: number }; writes: WriteReport }> => {
+    const write = mode === 'apply'
+      ? (w: ManifestWork) => serverSideApply(bare, RESOURCES.manifestWorks, w)
+      : (w: ManifestWork) => bare.request('POST', collectionPath(RESOURCES.manifestWorks, w.metadata.namespace), { query: { fieldManager: FIELD_MANAGER }, body: w });
+    const before = (await waitQuiet(kubeConfig)).snapshot;
+    log(`${label}: ${N} works, ${bareInFlight} in flight`);
+    const cpu = new CpuWindow({ ...planePids(sandbox), harness: process.pid });
+    const start = performance.now();
+    const seen = bareTracker!.expect(hashes(bareWorks), `${N} bare works`, FANOUT_TIMEOUT_MS);
+    await pool(bareWorks, bareInFlight, write);
+    const requestsMs = performance.now() - start;
+    const ms = (await seen) - start;
+    const cpuSeconds = cpu.end();
+    const after = await waitQuiet(kubeConfig);
+    log(`${label}: ${(ms / 1000).toFixed(2)} s`);
+    await deleteWorks(cleanupHttp, clusters, bareSelector, log);
+    await bareTracker!.until(() => bareTracker!.seen.size === 0, 'the bare works to go', 300_000);
+    return { fanout: { ms, works: N, requestsMs, cpuSeconds }, writes: report(delta(before, after.snapshot), {}, N, after.quiet) };
+  };
+
+  /**
+   * policy-sync's fan-out: the controller started on the P inert policies and its first pass done, then
+   * Gateway `gw` created; timed to all P×C works with their spec-hash (and all P annotated).
+   */
+  const policySyncFanout = async (label: string, profile: string | undefined) => {
+    log(`${label}: starting the controller${profile ? ' (with --cpu-prof)' : ''}`);
+    const controller = await startController(bench, profile);
+    const cold = await startupPass(controller, P, PASS_TIMEOUT_MS);
+    const before = (await waitQuiet(kubeConfig)).snapshot;
+    const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
+    log(`${label}: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
+    const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
+    const start = performance.now();
+    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
+    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);
+    await apply(http, gateway(ns, 'gw', className, 'bench'));
+    const ms = (await allWorks) - start;
+    const annotatedMs = (await allAnnotated) - start;
+    const cpuSeconds = cpu.end();
+    log(`${label}: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
+    const after = await waitQuiet(kubeConfig);
+    const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
+    const fanout: BenchResult['fanout']['policySync'] = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
+    return { controller, fanout, rss: rssOf(controller.pid), writes: fanoutWrites(delta(before, after.snapshot), after.quiet, N, P), after };
+  };
+
+  /**
+   * Back to the state a round starts from, with the controller stopped (so that it writes nothing
+   * meanwhile): no Gateway `gw`, no works, and the policies without the annotations it wrote.
+   */
+  const resetPolicySync = async (): Promise<void> => {
+    await sandbox.remove(PS_COMPONENT, 15_000);
+    await deleteIfPresent(http, RESOURCES.gateways, ns, 'gw');
+    await deleteWorks(cleanupHttp, clusters, psSelector, log);
+    const unannotated = { metadata: { annotations: { [POLICIES_SYNCED_ANNOTATION]: null, [STATUS_ANNOTATION]: null } } };
+    await pool(policies, 16, (p) => mergePatch(http, AUTH_POLICIES, ns, p.metadata.name, unannotated, { fieldManager: FIELD_MANAGER }));
+    await works.until(() => works.seen.size === 0, 'the works of the round to go', 300_000);
+  };
+
+  const fanoutProfile = profileDir(bench, 'fanout');
+  const rounds: FanoutRound[] = [];
+  try {
+    if (!skipBaselines) {
+      const ssa = await bareFanout('apply', 'bare client (apply)');
+      [result.fanout.bare, result.writes.bare] = [ssa.fanout, ssa.writes];
+    }
+    const roundCount = skipBaselines ? 1 : ROUNDS;
+    let ps: Awaited<ReturnType<typeof policySyncFanout>> | undefined;
+    for (let round = 1; round <= roundCount; round++) {
+      const last = round === roundCount;
+      const label = (what: string): string => (roundCount > 1 ? `${what}, round ${round}/${roundCount}` : what);
+      if (!skipBaselines) {
+        result.fanout.ocm = await ocmBaseline(bench, world, label('OCM'));
+        const bareCreates = await bareFanout('create', label('bare client (create)'));
+        [result.fanout.bareCreate, result.writes.bareCreate] = [bareCreates.fanout, bareCreates.writes];
+      }
+      // The last round's world (its controller, its works) goes on to the change, the restart and the feedback.
+      ps = await policySyncFanout(label('policy-sync'), last ? fanoutProfile : undefined);
+      const [creates, ocm] = [result.fanout.bareCreate, result.fanout.ocm];
+      if (creates && ocm) {
+        const apiserverCpuSeconds = { bareCreate: creates.cpuSeconds.apiserver ?? NaN, policySync: ps.fanout.cpuSeconds.apiserver ?? NaN };
+        const policySyncMs = ps.fanout.ms;
+        rounds.push({ bareCreateMs: creates.ms, ocmMs: ocm.ms, policySyncMs, ratio: policySyncMs / creates.ms, ratioOcm: policySyncMs / ocm.ms, apiserverCpuSeconds });
+      }
+      if (!last) await resetPolicySync();
+    }
+    result.fanout.policySync = ps!.fanout;
+    result.writes.fanout = ps!.writes;
+    return { controller: ps!.controller, rss: ps!.rss, after: ps!.after, rounds };
+  } finally {
+    await bareTracker?.stop();
+    bare.destroy();
+  }
+}
+
+/** The headline ratios: each the median of the rounds'. */
+export function ratios(result: ResultDraft, rounds: readonly FanoutRound[]): void {
+  const f = result.fanout;
+  if (rounds.length > 0) {
+    f.rounds = [...rounds];
+    f.ratioBareCreate = median(rounds.map((r) => r.ratio));
+    f.ratioOcm = median(rounds.map((r) => r.ratioOcm));
+    // Against SSA, measured once (for the reading): policy-sync's median round.
+    if (f.bare) f.ratioBareSsa = median(rounds.map((r) => r.policySyncMs)) / f.bare.ms;
+  }
+}
