@@ -1,0 +1,211 @@
+// Which of a hub policy's observed works may go, by the one deletion rule (core/works/removal.ts,
+// docs/architecture.md#never-delete-on-doubt): this gathers what the rule reads — the caches' sync, the
+// owned classes and what is known of their params, the watch of the kind, what OCM says of each cluster
+// and of the Placements — asks it once per cluster, and deletes only what it allows. Behind the deletion
+// of a policy's works, live reads confirm it is gone and its CRD is the one they were written under.
+import type { Logger } from 'pino';
+import { clusterHealth } from '../core/fleet/clusterhealth.ts';
+import type { PlacementState } from '../core/fleet/placement.ts';
+import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
+import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
+import { ownsClass } from '../core/params/classparams.ts';
+import type { UnknownCluster } from '../core/status/statusinput.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
+import { readSourceRef, type ManifestWork } from '../core/works/manifestwork.ts';
+import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/works/removal.ts';
+import { readCrd } from '../kube/discovery.ts';
+import type { DynamicInformers } from '../kube/dynamicinformers.ts';
+import { isNotFound, type KubeHttp } from '../kube/http.ts';
+import type { Informer } from '../kube/informer.ts';
+import { objectPath } from '../kube/resource.ts';
+import type { ClassConfigs } from './classconfigs.ts';
+import { gatewayClassOf, targetedGateways } from './indexes.ts';
+import type { GatewayPlacements } from './placements.ts';
+import type { WorkApplier } from './workapplier.ts';
+
+export interface WorkRemovalsDeps {
+  http: KubeHttp;
+  watches: DynamicInformers;
+  classes: Informer;
+  gateways: Informer;
+  decisions: Informer;
+  managedClusters: Informer;
+  placed: GatewayPlacements;
+  works: Informer;
+  configs: ClassConfigs;
+  applier: WorkApplier;
+  controllerName: string;
+}
+
+/** The per-cluster outcome for the works a policy no longer wants. */
+export interface ClusterRemovals {
+  /** Works the rule lets go. */
+  deletions: WorkKey[];
+  /** Clusters whose work is kept because OCM cannot vouch for them or their placement is in flux. */
+  unknown: UnknownCluster[];
+  /** Some work was kept. */
+  kept: boolean;
+  /** When a recovery grace ends (ms since the epoch): no event marks it, so look again then. */
+  recheckAt?: number;
+}
+
+export class WorkRemovals {
+  constructor(private readonly d: WorkRemovalsDeps) {}
+
+  /**
+   * One decision per cluster for the observed works the policy no longer wants — what OCM says of each
+   * cluster is its own. `overridden` are the clusters where local policies cover the copy.
+   */
+  decidePerCluster(log: Logger, gr: GroupResource, policy: KubeObject, candidates: readonly WorkKey[], observed: readonly KubeObject[], overridden: ReadonlyMap<string, string>): ClusterRemovals {
+    const targetClasses = this.targetClasses(policy);
+    const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
+    const out: ClusterRemovals = { deletions: [], unknown: [], kept: false };
+    for (const workKey of candidates) {
+      const cluster = parseWorkKey(workKey).cluster;
+      const overriddenBy = overridden.get(cluster);
+      const locallyOverridden = overriddenBy !== undefined;
+      const fleet = locallyOverridden ? undefined : this.clusterKnowledge(cluster, policy);
+      const d = decideRemoval(this.input(gr, { deleting: false, targetClasses, locallyOverridden }, fleet));
+      if (d.action === 'delete') {
+        out.deletions.push(workKey);
+        if (locallyOverridden) log.info({ work: workKey, overriddenBy }, 'local policies cover the copy: its ManifestWork is withdrawn');
+        continue;
+      }
+      out.kept = true;
+      logKept(log, [workKey], d);
+      if (fleet && d.action === 'keep' && (d.reason === 'ClusterUnavailable' || d.reason === 'PlacementUnsettled')) {
+        const doubt = fleet.health.state === 'unavailable' ? fleet.health : fleet.placements.state === 'unsettled' ? { reason: fleet.placements.reason, message: fleet.placements.message } : undefined;
+        const work = observedByKey.get(workKey) as ManifestWork | undefined;
+        if (fleet.health.state === 'unavailable' && fleet.health.recheckAt !== undefined) out.recheckAt = Math.min(out.recheckAt ?? Infinity, fleet.health.recheckAt);
+        if (doubt) out.unknown.push({ cluster, reason: doubt.reason, message: doubt.message, ...('since' in doubt && doubt.since ? { since: doubt.since } : {}), ...(work ? { work } : {}) });
+      }
+    }
+    return out;
+  }
+
+  /** The works of a kind no longer watched go only once the rule is sure (the classes of their Gateways known). */
+  async removeOfUnwatchedKind(log: Logger, key: string, gr: GroupResource, observed: readonly KubeObject[]): Promise<void> {
+    await this.removeAll(log, key, observed, this.input(gr, undefined, undefined, this.classesOfWorks(observed)));
+  }
+
+  /** The policy is gone (or going) from the cache: its works go once live reads confirm it. Kept: whether to look again. */
+  async removeOfDeletedPolicy(log: Logger, key: string, gvr: GroupVersionResource, namespace: string, name: string, observed: readonly KubeObject[]): Promise<RemovalDecision> {
+    const input = this.input(gvr, { deleting: true, targetClasses: [] });
+    const decision = decideRemoval(input);
+    const confirmed = decision.action === 'confirm' ? decideRemoval({ ...input, confirmation: await this.confirmGone(gvr, namespace, name, observed) }) : decision;
+    await this.removeAll(log, key, observed, input, confirmed);
+    return confirmed;
+  }
+
+  /** The targeted owned classes whose params are not known yet: what to report is unknown too. */
+  unknownClasses(policy: KubeObject): string[] {
+    const owned = this.targetClasses(policy).filter((c) => ownsClass(this.d.classes.store.get(c), this.d.controllerName));
+    return [...this.d.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
+  }
+
+  /** What OCM says of a cluster the policy no longer wants a copy on, and of the Placements of its Gateways. */
+  private clusterKnowledge(cluster: string, policy: KubeObject): NonNullable<RemovalInput['cluster']> {
+    const health = clusterHealth(this.d.managedClusters.store.get(cluster), Date.now());
+    let placements: PlacementState = { state: 'settled' };
+    for (const gw of targetedGateways(policy)) {
+      const gateway = this.d.gateways.store.get(gw);
+      const state: PlacementState = gateway ? this.d.placed.state(gateway) : placements;
+      if (state.state === 'unsettled') placements = state;
+    }
+    return { health, placements };
+  }
+
+  /** The owned classes (from the class cache) and what is known of their configurations. */
+  private input(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster'], worksClasses: readonly string[] = []): RemovalInput {
+    const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.d.controllerName)).map((c) => c.metadata.name);
+    const informer = this.d.watches.informer(gr);
+    // A policy's own Gateways' classes; for a kind no longer watched, those of the Gateways its works were for.
+    const named = policy ? policy.targetClasses : worksClasses;
+    return {
+      groupResource: groupResourceKey(gr),
+      caches: {
+        works: this.d.works.synced,
+        classes: this.d.classes.synced,
+        gateways: this.d.gateways.synced,
+        decisions: this.d.decisions.synced,
+        clusters: this.d.managedClusters.synced,
+        placements: this.d.placed.synced,
+      },
+      classes: this.d.configs.knowledge(owned),
+      absentClasses: new Set(named.filter((name) => this.d.classes.store.get(name) === undefined)),
+      ...(informer ? { watch: { synced: informer.synced } } : {}),
+      ...(policy ? { policy } : {}),
+      ...(cluster ? { cluster } : {}),
+    };
+  }
+
+  /** Deletes the observed works (all unwanted here), if the deletion rule allows it. */
+  private async removeAll(log: Logger, key: string, observed: readonly KubeObject[], input: RemovalInput, decided?: RemovalDecision): Promise<void> {
+    const plan = this.d.applier.plan([], observed);
+    if (plan.delete.length === 0) return;
+    const decision = decided ?? decideRemoval(input);
+    if (decision.action !== 'delete') {
+      logKept(log, plan.delete, decision);
+      return;
+    }
+    log.info({ reason: decision.reason, works: plan.delete.length }, 'deleting unwanted ManifestWorks');
+    await this.d.applier.execute(key, { ...plan, create: [], apply: [] }, log);
+  }
+
+  /** Live reads behind a deletion: is the policy really gone, and is its CRD the one its works were written under? */
+  private async confirmGone(gvr: GroupVersionResource, namespace: string, name: string, observed: readonly KubeObject[]): Promise<{ policyExists: boolean; crd: CrdState }> {
+    let policyExists = true;
+    try {
+      await this.d.http.request('GET', objectPath({ ...gvr, namespaced: true }, namespace, name));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      policyExists = false;
+    }
+    return { policyExists, crd: await this.crdState(gvr, observed) };
+  }
+
+  private async crdState(gr: GroupResource, observed: readonly KubeObject[]): Promise<CrdState> {
+    if (gr.group === '') return 'builtin';
+    try {
+      const crd = await readCrd(this.d.http, gr);
+      if (!crd) return 'absent';
+      if (crd.terminating) return 'terminating';
+      const recorded = new Set(observed.map((w) => readSourceRef(w)?.crdUid).filter((u): u is string => u !== undefined));
+      return recorded.size > 0 && !recorded.has(crd.uid) ? 'replaced' : 'live';
+    } catch {
+      return 'unreadable';
+    }
+  }
+
+  /**
+   * The GatewayClass of every cached hub Gateway these works were written for: the copy's Gateway targets
+   * carry the hub Gateway's name, and the hub policy's namespace is its Gateway's (cross-namespace targets
+   * are never synced).
+   */
+  private classesOfWorks(works: readonly KubeObject[]): string[] {
+    return works.flatMap((w) => {
+      const source = readSourceRef(w);
+      const copy = (w as ManifestWork).spec?.workload?.manifests?.[0];
+      if (!source || !copy) return [];
+      return readTargets(copy)
+        .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
+        .flatMap((t) => {
+          const gateway = this.d.gateways.store.get(namespacedKey(source.namespace, t.name));
+          return gateway ? gatewayClassOf(gateway) : [];
+        });
+    });
+  }
+
+  /** The GatewayClass of every Gateway the policy targets that the Gateway cache holds. */
+  private targetClasses(policy: KubeObject): string[] {
+    return targetedGateways(policy).flatMap((gw) => {
+      const gateway = this.d.gateways.store.get(gw);
+      return gateway ? gatewayClassOf(gateway) : [];
+    });
+  }
+}
+
+function logKept(log: Logger, keys: readonly string[], decision: RemovalDecision): void {
+  if (decision.action === 'keep') log.warn({ works: keys, reason: decision.reason, why: decision.message }, 'ManifestWorks no longer desired are kept: not known to be unwanted');
+}
