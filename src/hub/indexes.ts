@@ -1,5 +1,5 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
-import type { KubeObject } from '../core/k8s/objects.ts';
+import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
 import { PLACEMENT_LABEL } from '../core/fleet/placement.ts';
 import type { TemplateOfGateway } from '../core/targets/rivals.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -17,7 +17,7 @@ export const BY_NAMESPACE = 'namespace';
 export function targetedGateways(policy: KubeObject): string[] {
   return readTargets(policy)
     .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
-    .map((t) => `${t.namespace ?? policy.metadata.namespace}/${t.name}`);
+    .map((t) => namespacedKey(t.namespace ?? policy.metadata.namespace ?? '', t.name));
 }
 
 export function gatewayClassOf(gateway: KubeObject): string[] {
@@ -41,7 +41,7 @@ export function placementOfDecision(decision: KubeObject): string[] {
 /** The downstream-namespace template of a cached Gateway's class, when the class's params are in force. */
 export function gatewayTemplates(gateways: Informer, configs: ClassConfigs): TemplateOfGateway {
   return (namespace, name) => {
-    const gateway = gateways.store.get(`${namespace}/${name}`);
+    const gateway = gateways.store.get(namespacedKey(namespace, name));
     const [className] = gateway ? gatewayClassOf(gateway) : [];
     return className === undefined ? undefined : configs.get(className)?.params.downstreamNamespace;
   };

@@ -2,7 +2,7 @@
 // referenced ConfigMap or PolicySyncParams (a namespace and a name field selector) rather than every
 // ConfigMap in the cluster. A change to one re-queues the classes referencing it.
 import type { Logger } from 'pino';
-import type { KubeObject } from '../core/k8s/objects.ts';
+import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
@@ -68,7 +68,7 @@ export class ParamsRefs {
       const error = w?.informer.lastError;
       return error ? { synced: false, error: error.message } : { synced: false };
     }
-    return { synced: true, object: w.informer.store.get(`${ref.namespace}/${ref.name}`) };
+    return { synced: true, object: w.informer.store.get(namespacedKey(ref.namespace, ref.name)) };
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,7 @@
 // cluster, the older (creationTimestamp, then namespace/name) keeps that lane and the other is refused
 // there: its policies are not placed on that cluster, and both are told. Pure.
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
+import { namespacedKey } from '../k8s/objects.ts';
 
 /** One managed hub Gateway as the hub sees it: its downstream identity and where it is placed. */
 export interface GatewayLane {
@@ -64,7 +65,7 @@ export function refusedClusters(gateway: GatewayLane, conflicts: readonly LaneCo
 }
 
 function keyOf(g: Pick<GatewayLane, 'namespace' | 'name'>): string {
-  return `${g.namespace}/${g.name}`;
+  return namespacedKey(g.namespace, g.name);
 }
 
 function olderFirst(a: GatewayLane, b: GatewayLane): number {

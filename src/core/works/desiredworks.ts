@@ -8,7 +8,7 @@ import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { buildManifestWork, deleteOptionFor, readSpecHash, workSizeBytes } from './manifestwork.ts';
 import type { ManifestWork } from './manifestwork.ts';
-import { splitObjectKey, type KubeObject } from '../k8s/objects.ts';
+import { namespacedKey, splitObjectKey, type KubeObject } from '../k8s/objects.ts';
 import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
@@ -212,7 +212,7 @@ function jsonBytes(text: string): number {
 }
 
 function gatewayKey(gateway: GatewayRef): string {
-  return `${gateway.namespace}/${gateway.name}`;
+  return namespacedKey(gateway.namespace, gateway.name);
 }
 
 function compareStrings(a: string, b: string): number {
