@@ -142,7 +142,7 @@ function statusWriter(object: KubeObject): string {
 }
 
 /**
- * What the hub must say of a cluster whose copy has this status (DESIGN §5, §6.1): the controller's own verdict,
+ * What the hub must say of a cluster whose copy has this status (docs/architecture.md#status-on-the-hub, #reading-spoke-status): the controller's own verdict,
  * its Accepted condition when that is False, else its Enforced condition. Undefined while the controller has
  * written neither.
  */

@@ -1,4 +1,4 @@
-// `npm run bench` — policy-sync's benchmark on the real local plane (DESIGN §10), printed as one table and
+// `npm run bench` — policy-sync's benchmark on the real local plane (docs/benchmarks.md#targets), printed as one table and
 // written as JSON (.local/bench/result-<timestamp>.json, and --json <path>). In one run, on one sandbox:
 //   1. fan-out of P policies × C clusters, against (a) a bare client writing the same P×C ManifestWorks
 //      with as many requests in flight as the controller may have (concurrency × C): server-side applied

@@ -174,12 +174,12 @@ export interface ScaleResult {
 const r1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
-/** Ratio targets of DESIGN §10 (policy-sync's fan-out time over the baseline's). */
+/** Ratio targets (docs/benchmarks.md#targets) (policy-sync's fan-out time over the baseline's). */
 export const RATIO_TARGET = { bareCreate: 1.15, ocm: 0.8 } as const;
-/** Restart at 100k works (DESIGN §10): caches synced within this. */
+/** Restart at 100k works (docs/benchmarks.md#targets): caches synced within this. */
 export const SCALE_CACHES_SYNCED_MS = 30_000;
 
-/** DESIGN §10's peak RSS targets, which it gives at 10k and 100k works only. */
+/** The peak RSS targets (docs/benchmarks.md#targets), given at 10k and 100k works only. */
 export function rssTargetMiB(works: number): number | undefined {
   return works === 10_000 ? 150 : works === 100_000 ? 400 : undefined;
 }

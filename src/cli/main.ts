@@ -1,4 +1,4 @@
-// The `policy-sync` command: one program, one entry point per role (DESIGN §1).
+// The `policy-sync` command: one program, one entry point per role (docs/architecture.md#components).
 import { Command } from 'commander';
 import { hubCommand } from './hub.ts';
 import { spokeCommand } from './spoke.ts';

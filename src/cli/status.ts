@@ -1,6 +1,6 @@
 // `policy-sync status` and `policy-sync explain`: read the hub and show, per synced policy, where it is
 // enforced, overridden, pending or failed — from the `policysync.kuadrant.io/status` annotation the hub
-// controller keeps (DESIGN §5), or from the policy's ManifestWorks when that annotation was truncated.
+// controller keeps (docs/architecture.md#status-on-the-hub), or from the policy's ManifestWorks when that annotation was truncated.
 // The formatting is in statusformat.ts; this file does the reading.
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts';

@@ -1,5 +1,5 @@
 // Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
-// (DESIGN §1, §5). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
+// (docs/architecture.md#components, #status-on-the-hub). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
 import type { ClusterStatus, PolicyStatus } from '../core/status/policystatus.ts';
 
@@ -244,7 +244,7 @@ export interface Overrider {
 }
 
 /**
- * The overriding local policies named by a cluster's Overridden or PartiallyEnforced message (DESIGN §6):
+ * The overriding local policies named by a cluster's Overridden or PartiallyEnforced message (docs/architecture.md#local-policies-win):
  * `AuthPolicy is overridden by [ns/l1, ns/l2]`, or
  * `AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2]`.
  * A list cut short by the 256-character limit keeps its complete names only. Empty when the message

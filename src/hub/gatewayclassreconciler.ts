@@ -1,4 +1,4 @@
-// GatewayClass params reconciler (DESIGN §2.1–2.2): for each class whose controllerName is ours, read
+// GatewayClass params reconciler (docs/architecture.md#gatewayclass-params, #params-validation): for each class whose controllerName is ours, read
 // the params object, validate the document and every policy kind it lists, record the configuration in
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
@@ -114,7 +114,7 @@ export class GatewayClassReconciler {
     return parsed.ok ? { params: parsed.params } : { errors: parsed.errors };
   }
 
-  /** DESIGN §2.2: served by discovery, a policy by its CRD schema, and list/watch allowed. */
+  /** docs/architecture.md#params-validation: served by discovery, a policy by its CRD schema, and list/watch allowed. */
   private async checkKind(config: PolicyKindConfig): Promise<KindValidation<KindInForce> & { detail?: string }> {
     const gvr = { group: config.group, version: config.version, resource: config.resource };
     try {

@@ -1,5 +1,5 @@
 // The spoke agents' reports as the hub last read them, one per cluster, from the feedback of the
-// spoke-configuration works (core/spokereport.ts). A report is evidence, not orders (DESIGN §7):
+// spoke-configuration works (core/spokereport.ts). A report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders):
 // - it counts only while fresh, on the hub's own clock: until staleAfterMs after the hub last saw it
 //   change (a new heartbeat or new content). The spoke's clock is never compared with the hub's — the
 //   heartbeat only tells one report from the next — so a spoke clock hours off changes nothing, and a

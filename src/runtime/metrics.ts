@@ -1,4 +1,4 @@
-// Prometheus metrics (DESIGN §8): one prom-client Registry per process with controller-runtime's and
+// Prometheus metrics (docs/architecture.md#runtime): one prom-client Registry per process with controller-runtime's and
 // client-go's metric names, the process defaults, and policy-sync's own gauges. The work queues and
 // controller runners report through the observers made here; gauges that describe caches are computed
 // at scrape time from the collectors a controller registers, never updated in hot paths.

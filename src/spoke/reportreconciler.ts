@@ -1,4 +1,4 @@
-// The spoke agent's one reconciler (DESIGN §6, §7): the report of the watched kinds' objects
+// The spoke agent's one reconciler (docs/architecture.md#local-policies-win, #reports-are-evidence-not-orders): the report of the watched kinds' objects
 // (core/spokereport.ts), written into a ConfigMap on the spoke whenever what it says changes, and at least
 // every heartbeat interval so that the hub can tell a live agent from a stopped one. The agent writes
 // nothing else: no policy, no condition.

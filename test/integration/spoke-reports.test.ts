@@ -1,4 +1,4 @@
-// The spoke agent's report is evidence, not orders (DESIGN §7), on a real spoke apiserver: the agent runs
+// The spoke agent's report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders), on a real spoke apiserver: the agent runs
 // in-process as a ServiceAccount of its own, with RBAC for one policy kind (a CRD of this test's own, so
 // that no other test's watches are touched), and what it writes is read back from its ConfigMap.
 // - A local policy that the test, acting as its controller, marks Accepted=False is reported rejected and

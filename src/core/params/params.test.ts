@@ -6,7 +6,7 @@ import { downstreamNamespaceTemplateErrors, parseParams, parseParamsJson, render
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const rlp = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };
 
-test('parseParams reads the DESIGN example, normalising statusFeedback to a list', () => {
+test('parseParams reads the docs/architecture.md example, normalising statusFeedback to a list', () => {
   const result = parseParams({
     policiesToSync: [auth, { ...rlp, statusFeedback: [{ name: 'limitsTotal', path: '.status.limits' }] }],
     downstreamNamespace: 'kuadrant-{namespace}',

@@ -1,4 +1,4 @@
-// The `policysync.kuadrant.io/status` annotation (DESIGN §5): a PolicyStatus as bounded, canonical JSON,
+// The `policysync.kuadrant.io/status` annotation (docs/architecture.md#status-on-the-hub): a PolicyStatus as bounded, canonical JSON,
 // and read back. Messages are cut here, the annotation as a whole too when it grows past its budget.
 import { z } from 'zod';
 import { canonicalJson } from '../k8s/canonical.ts';

@@ -35,7 +35,7 @@ function one(input: ClusterInput): ClusterStatus {
   return cluster;
 }
 
-test('aggregatePolicyStatus: the DESIGN §5 example, one enforced and one overridden cluster', () => {
+test('aggregatePolicyStatus: the docs/architecture.md#status-on-the-hub example, one enforced and one overridden cluster', () => {
   const status = aggregatePolicyStatus({
     now: NOW,
     clusters: {
@@ -168,7 +168,7 @@ test('aggregatePolicyStatus: summary.applied counts applied works across categor
   assert.deepEqual(Object.keys(status.clusters ?? {}), ['a', 'b', 'c', 'd', 'e', 'f']);
 });
 
-// GEP-713 ancestors, and statuses the hub cannot read (DESIGN §6.1).
+// GEP-713 ancestors, and statuses the hub cannot read (docs/architecture.md#reading-spoke-status).
 
 const EG = 'gateway.envoyproxy.io/gatewayclass-controller';
 const ACCEPTED: AncestorCondition = { status: 'True', reason: 'Accepted', message: 'Policy has been accepted.', observedGeneration: 2, controllerName: EG };

@@ -1,4 +1,4 @@
-// Aggregated spoke status of a hub policy (DESIGN §5): each cluster's verdict, decided once, and the
+// Aggregated spoke status of a hub policy (docs/architecture.md#status-on-the-hub): each cluster's verdict, decided once, and the
 // policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
 import { eventReason } from '../k8s/sanitize.ts';
@@ -26,13 +26,13 @@ export type ClusterInput =
   | { state: 'pending' }
   /** The desired work exceeds --max-work-bytes; feedback of the retained last good work, if any. */
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
-  /** Another hub policy owns the spoke object here (DESIGN §3). */
+  /** Another hub policy owns the spoke object here (docs/architecture.md#the-spoke-copy). */
   | { state: 'conflicted'; message: string }
   /** Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there. */
   | { state: 'overridden'; message: string }
   /**
    * The cluster left the decisions while OCM cannot vouch for it, or while the Placement is in flux: its
-   * work is kept as it was (DESIGN §7). OCM's reason and since when; the kept work's last feedback, if any.
+   * work is kept as it was (docs/architecture.md#never-delete-on-doubt). OCM's reason and since when; the kept work's last feedback, if any.
    */
   | { state: 'unknown'; reason: string; message: string; since?: string; feedback?: ClusterFeedback };
 
@@ -119,7 +119,7 @@ export interface AggregateInput {
  *  9. Enforced=True (incl. PartiallyEnforced) → Enforced
  * 10. Enforced=Unknown                    → Pending, with the spoke's reason
  * 11. Enforced=False                      → Failed, with the spoke's reason
- * GEP-713 style, `status.ancestors` entries for the copy's Gateways (DESIGN §6.1):
+ * GEP-713 style, `status.ancestors` entries for the copy's Gateways (docs/architecture.md#reading-spoke-status):
  * 12. an entry Accepted=False             → Failed, with the controller's reason (Conflicted, Invalid, …)
  * 13. an entry Accepted=Unknown           → Pending, with the controller's reason
  * 14. all True, for every Gateway         → Enforced, with the controller's reason (Accepted)

@@ -1,4 +1,4 @@
-// What a hub policy's aggregated status comes from (DESIGN §5): the reconciler's decisions for the policy
+// What a hub policy's aggregated status comes from (docs/architecture.md#status-on-the-hub): the reconciler's decisions for the policy
 // (its works as written and as cached, conflicts, local policies' verdicts, clusters in doubt, lane
 // conflicts) turned into one verdict input per cluster, and the policy's own problems.
 import type { KubeObject } from '../k8s/objects.ts';
@@ -51,7 +51,7 @@ export interface LocalVerdicts {
 }
 
 /**
- * DESIGN §5: what the aggregated status comes from — each cluster as its work's feedback shows it or
+ * docs/architecture.md#status-on-the-hub: what the aggregated status comes from — each cluster as its work's feedback shows it or
  * as the hub itself decided (too large, conflicted), and the policy's problems.
  */
 export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, now: number): AggregateInput {

@@ -140,7 +140,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     const shape = JSON.stringify([chosen.downstreamNamespace, kept.map((report) => report.path)]);
     let built = shapes.get(shape);
     if (built === undefined) {
-      // The downstream Gateway has the hub Gateway's name (DESIGN §2.3).
+      // The downstream Gateway has the hub Gateway's name (docs/architecture.md#placement).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
       const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
       // The ancestor rules name the copy's own Gateways: the rules are per copy, like the copy itself.

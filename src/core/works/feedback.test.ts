@@ -344,7 +344,7 @@ test('readClusterFeedback: appliedAt is the later of the Applied transition and 
   assert.equal(unknown.appliedAt, undefined);
 });
 
-// Everything below is written by the spoke agent: a spoke can put anything there (DESIGN §7, "Tenant lanes").
+// Everything below is written by the spoke agent: a spoke can put anything there (docs/architecture.md#bounded-everything).
 
 test('readClusterFeedback makes spoke reasons valid reasons and caps spoke messages at 4096 code points, marking the cut', () => {
   const feedback = readClusterFeedback(

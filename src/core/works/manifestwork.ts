@@ -1,4 +1,4 @@
-// One ManifestWork per (policy, cluster) carrying the spoke copy (DESIGN §4.1).
+// One ManifestWork per (policy, cluster) carrying the spoke copy (docs/architecture.md#manifestworks).
 import { z } from 'zod';
 import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';
@@ -91,7 +91,7 @@ type GroupResource = Pick<GroupVersionResource, 'group' | 'resource'>;
  * and WORK_NAME_HASH_LENGTH hex of sha256 over the JSON list [group, resource, namespace, name] (to
  * identify: a JSON list cannot be read two ways, where `a-b`+`c` and `a`+`b-c` read alike). At most
  * MAX_WORK_NAME_LENGTH characters, a DNS-1123 subdomain. The version is left out: works are keyed by
- * group and resource (DESIGN §7).
+ * group and resource (docs/architecture.md#keys).
  */
 export function workName(gr: GroupResource, namespace: string, name: string): string {
   const identity = JSON.stringify([gr.group, gr.resource, namespace, name]);

@@ -1,4 +1,4 @@
-// The copy of a hub policy placed on a spoke (DESIGN §3): only what the spoke needs, and never
+// The copy of a hub policy placed on a spoke (docs/architecture.md#the-spoke-copy): only what the spoke needs, and never
 // our own hub annotations (a status write on the hub would otherwise re-apply every copy: a loop).
 import { formatKubeTime } from '../k8s/kubetime.ts';
 import {
