@@ -26,8 +26,9 @@ export interface RunningHub {
   stop(): Promise<void>;
 }
 
-export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptions> & { controllerName: string }): Promise<RunningHub> {
-  const controller = new HubController({
+/** The options the tests run a hub controller with, `options` on top. */
+export function testHubOptions(kubeConfig: KubeConfig, options: Partial<HubOptions> & { controllerName: string }): HubOptions {
+  return {
     kubeConfig,
     logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }),
     concurrency: 4,
@@ -40,7 +41,11 @@ export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptio
     // the files about placement and tenancy run with the default (owned decisions, bound sets).
     trustDecisionLabels: true,
     ...options,
-  });
+  };
+}
+
+export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptions> & { controllerName: string }): Promise<RunningHub> {
+  const controller = new HubController(testHubOptions(kubeConfig, options));
   await controller.start();
   return { controller, controllerName: options.controllerName, stop: () => controller.stop() };
 }

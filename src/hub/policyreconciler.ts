@@ -8,19 +8,13 @@ import { namespacedKey } from '../core/k8s/objects.ts';
 import { parsePolicyKey, parseWorkKey, workKeyOf } from '../core/keys.ts';
 import type { DesiredWorks } from '../core/works/desiredworks.ts';
 import { adoptLegacyName, sourceHash, workIdentity } from '../core/works/manifestwork.ts';
-import type { DynamicInformers } from '../kube/dynamicinformers.ts';
-import type { KubeHttp } from '../kube/http.ts';
-import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
-import type { ClassConfigs } from './classconfigs.ts';
 import { BY_SOURCE } from './indexes.ts';
-import type { GatewayPlacements } from './placements.ts';
 import { SpokeEvidence } from './spokeevidence.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
 import { WantedWorks } from './wantedworks.ts';
-import type { WorkApplier } from './workapplier.ts';
-import { WorkRemovals } from './workremovals.ts';
+import { WorkRemovals, type WorkRemovalsDeps } from './workremovals.ts';
 
 export interface PolicyReconcilerOptions {
   controllerName: string;
@@ -29,18 +23,8 @@ export interface PolicyReconcilerOptions {
   maxWorkBytes: number;
 }
 
-export interface PolicyReconcilerDeps {
-  http: KubeHttp;
-  watches: DynamicInformers;
-  classes: Informer;
-  gateways: Informer;
-  decisions: Informer;
-  managedClusters: Informer;
-  /** Where each Gateway is placed: the decisions that count, and whether they are settled. */
-  placed: GatewayPlacements;
-  works: Informer;
-  configs: ClassConfigs;
-  applier: WorkApplier;
+/** What the reconciler reads and writes through: the caches and the applier its removals use, and the reporter. */
+export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'> {
   reporter: StatusReporter;
   /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
   reports?: SpokeReports;

@@ -3,7 +3,6 @@
 // policysync_* series on /metrics for a world of 2 AuthPolicies placed on 2 clusters.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { HubController } from '../../src/hub/controller.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
@@ -12,7 +11,7 @@ import { ProbeServer } from '../../src/runtime/probeserver.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { apply, authPolicy, createNamespace, gateway, gatewayClass, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { ourWorks } from '../../testkit/works.ts';
-import { hubHttp, testControllerName, uniqueName } from '../../testkit/hub.ts';
+import { hubHttp, testControllerName, testHubOptions, uniqueName } from '../../testkit/hub.ts';
 import { samples } from '../../testkit/metrics.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 
@@ -64,19 +63,7 @@ function value(text: string, name: string, labels: Record<string, string> = {}):
 }
 
 test('/readyz answers 503 before the caches have synced and 200 after', async () => {
-  controller = new HubController({
-    kubeConfig: sandbox.kubeConfig('hub'),
-    logger: pino({ level: process.env.POLICY_SYNC_TEST_LOG ?? 'silent' }),
-    controllerName,
-    concurrency: 4,
-    qps: 500,
-    burst: 1000,
-    maxWorkBytes: 500 * 1024,
-    rawFeedback: false,
-    statusCoalesceMs: 200,
-    trustDecisionLabels: true,
-    metrics,
-  });
+  controller = new HubController(testHubOptions(sandbox.kubeConfig('hub'), { controllerName, metrics }));
   const running = controller;
   probes = new ProbeServer({ address: '127.0.0.1:0', ready: () => running.cachesSynced, metrics: () => metrics.scrape() });
   base = `http://127.0.0.1:${(await probes.start()).port}`;

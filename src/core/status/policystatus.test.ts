@@ -5,35 +5,7 @@ import { STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, judgePolicy, st
 import type { ClusterInput, ClusterStatus } from './policystatus.ts';
 import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { statusTransitions } from './transitions.ts';
-
-/** The time statuses are judged at; works in these tests were applied just before, within the grace. */
-const NOW = Date.parse('2026-01-01T00:10:00Z');
-const JUST_APPLIED = NOW - 5_000;
-
-function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
-  return {
-    applied: true,
-    available: true,
-    appliedObservedCurrent: true,
-    generation: 2,
-    enforcedGeneration: 2,
-    accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
-    enforced: { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
-    ancestors: [],
-    appliedAt: JUST_APPLIED,
-    extra: {},
-    ...extra,
-  };
-}
-
-const work = (extra: Partial<ClusterFeedback> = {}): ClusterInput => ({ state: 'work', feedback: feedback(extra) });
-
-function one(input: ClusterInput): ClusterStatus {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: input } });
-  const cluster = status.clusters?.c1;
-  assert.ok(cluster);
-  return cluster;
-}
+import { NOW, JUST_APPLIED, feedback, work, one } from '../../../testkit/statusfixtures.ts';
 
 test('aggregatePolicyStatus: the docs/architecture.md#status-on-the-hub example, one enforced and one overridden cluster', () => {
   const status = aggregatePolicyStatus({

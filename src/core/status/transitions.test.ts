@@ -1,34 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClusterFeedback } from '../works/feedback.ts';
 import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { aggregatePolicyStatus } from './policystatus.ts';
 import type { ClusterInput, PolicyStatus } from './policystatus.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { LANE_CONFLICT_REASON } from './statusinput.ts';
 import { newProblems, statusEvents, statusTransitions } from './transitions.ts';
-
-/** The time statuses are judged at; works in these tests were applied just before, within the grace. */
-const NOW = Date.parse('2026-01-01T00:10:00Z');
-const JUST_APPLIED = NOW - 5_000;
-
-function feedback(extra: Partial<ClusterFeedback> = {}): ClusterFeedback {
-  return {
-    applied: true,
-    available: true,
-    appliedObservedCurrent: true,
-    generation: 2,
-    enforcedGeneration: 2,
-    accepted: { status: 'True', reason: 'Accepted', message: 'accepted' },
-    enforced: { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' },
-    ancestors: [],
-    appliedAt: JUST_APPLIED,
-    extra: {},
-    ...extra,
-  };
-}
-
-const work = (extra: Partial<ClusterFeedback> = {}): ClusterInput => ({ state: 'work', feedback: feedback(extra) });
+import { NOW, work } from '../../../testkit/statusfixtures.ts';
 
 function manyClusters(count: number): Record<string, ClusterInput> {
   const clusters: Record<string, ClusterInput> = {};
