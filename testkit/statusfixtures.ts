@@ -34,3 +34,14 @@ export function one(input: ClusterInput): ClusterStatus {
   assert.ok(cluster);
   return cluster;
 }
+
+/** `count` clusters, each Overridden with a long message: enough of them overflow the annotation. */
+export function manyClusters(count: number): Record<string, ClusterInput> {
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < count; i += 1) {
+    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
+      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
+    });
+  }
+  return clusters;
+}

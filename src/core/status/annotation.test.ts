@@ -4,7 +4,7 @@ import { MAX_STATUS_ANNOTATION_BYTES, cutMessage, policyStatusAnnotation, readPo
 import { aggregatePolicyStatus } from './policystatus.ts';
 import type { ClusterInput } from './policystatus.ts';
 import { statusTransitions } from './transitions.ts';
-import { NOW, work, one } from '../../../testkit/statusfixtures.ts';
+import { NOW, manyClusters, work, one } from '../../../testkit/statusfixtures.ts';
 
 test('cutMessage cuts to 256 characters, marking the cut, without splitting surrogate pairs', () => {
   assert.equal(cutMessage('short'), 'short');
@@ -31,16 +31,6 @@ test('policyStatusAnnotation is canonical JSON with sorted keys', () => {
   // Input order does not matter.
   assert.equal(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'pending' } } })), text);
 });
-
-function manyClusters(count: number): Record<string, ClusterInput> {
-  const clusters: Record<string, ClusterInput> = {};
-  for (let i = 0; i < count; i += 1) {
-    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
-      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
-    });
-  }
-  return clusters;
-}
 
 test('policyStatusAnnotation drops the per-cluster part past 64 KiB and marks the summary truncated', () => {
   const status = aggregatePolicyStatus({ now: NOW, clusters: manyClusters(300) });

@@ -6,17 +6,7 @@ import type { ClusterInput, PolicyStatus } from './policystatus.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { LANE_CONFLICT_REASON } from './statusinput.ts';
 import { newProblems, statusEvents, statusTransitions } from './transitions.ts';
-import { NOW, work } from '../../../testkit/statusfixtures.ts';
-
-function manyClusters(count: number): Record<string, ClusterInput> {
-  const clusters: Record<string, ClusterInput> = {};
-  for (let i = 0; i < count; i += 1) {
-    clusters[`cluster-${String(i).padStart(4, '0')}`] = work({
-      enforced: { status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` },
-    });
-  }
-  return clusters;
-}
+import { NOW, manyClusters, work } from '../../../testkit/statusfixtures.ts';
 
 function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {
   return aggregatePolicyStatus({ now: NOW, clusters });
