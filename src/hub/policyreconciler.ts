@@ -94,7 +94,8 @@ export class PolicyReconciler {
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
     const [overridden, unwanted] = partition(plan.delete, (k) => overriddenOn.has(parseWorkKey(k).cluster));
-    const removals = this.removals.decidePerCluster(log, gr, policy, [...unwanted, ...overridden], observed, overriddenOn);
+    const targetClasses = this.removals.targetClasses(policy);
+    const removals = this.removals.decidePerCluster(log, gr, policy, targetClasses, [...unwanted, ...overridden], observed, overriddenOn);
 
     // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
     // failure must not freeze what the hub says of the others), then the failure is retried.
@@ -106,7 +107,7 @@ export class PolicyReconciler {
     }
 
     // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
-    const unknownClasses = this.removals.unknownClasses(policy);
+    const unknownClasses = this.removals.unknownClasses(targetClasses);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;

@@ -6,7 +6,8 @@
 // enforcement on the spokes comes before the hub's report of it. What is reported is computed by
 // core/status (report.ts, once per report; transitions.ts for the Events of a write): this is the I/O.
 import type { Logger } from 'pino';
-import type { GroupVersionResource } from '../core/k8s/gvr.ts';
+import { groupResourceKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import { parsePolicyKey } from '../core/keys.ts';
 import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { differsOnlyInAnnotations, type KubeObject } from '../core/k8s/objects.ts';
 import { canonicalJson } from '../core/k8s/canonical.ts';
@@ -54,7 +55,7 @@ export class StatusReporter {
   clusterStates(watched: ReadonlySet<string>): ClusterStateCounts {
     const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 0 };
     for (const [key, c] of this.counts) {
-      if (!watched.has(key.slice(0, key.indexOf('|')))) {
+      if (!watched.has(groupResourceKey(parsePolicyKey(key).gr))) {
         this.counts.delete(key);
         continue;
       }

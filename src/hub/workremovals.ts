@@ -57,8 +57,15 @@ export class WorkRemovals {
    * One decision per cluster for the observed works the policy no longer wants — what OCM says of each
    * cluster is its own. `overridden` are the clusters where local policies cover the copy.
    */
-  decidePerCluster(log: Logger, gr: GroupResource, policy: KubeObject, candidates: readonly WorkKey[], observed: readonly KubeObject[], overridden: ReadonlyMap<string, string>): ClusterRemovals {
-    const targetClasses = this.targetClasses(policy);
+  decidePerCluster(
+    log: Logger,
+    gr: GroupResource,
+    policy: KubeObject,
+    targetClasses: readonly string[],
+    candidates: readonly WorkKey[],
+    observed: readonly KubeObject[],
+    overridden: ReadonlyMap<string, string>,
+  ): ClusterRemovals {
     const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
     const out: ClusterRemovals = { deletions: [], unknown: [], kept: false };
     for (const workKey of candidates) {
@@ -99,8 +106,8 @@ export class WorkRemovals {
   }
 
   /** The targeted owned classes whose params are not known yet: what to report is unknown too. */
-  unknownClasses(policy: KubeObject): string[] {
-    const owned = this.targetClasses(policy).filter((c) => ownsClass(this.d.classes.store.get(c), this.d.controllerName));
+  unknownClasses(targetClasses: readonly string[]): string[] {
+    const owned = targetClasses.filter((c) => ownsClass(this.d.classes.store.get(c), this.d.controllerName));
     return [...this.d.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
   }
 
@@ -198,7 +205,7 @@ export class WorkRemovals {
   }
 
   /** The GatewayClass of every Gateway the policy targets that the Gateway cache holds. */
-  private targetClasses(policy: KubeObject): string[] {
+  targetClasses(policy: KubeObject): string[] {
     return targetedGateways(policy).flatMap((gw) => {
       const gateway = this.d.gateways.store.get(gw);
       return gateway ? gatewayClassOf(gateway) : [];
