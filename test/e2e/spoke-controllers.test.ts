@@ -181,16 +181,19 @@ test('Kuadrant operator: an AuthPolicy on a Gateway is Accepted and, with no Kua
   const context = logs(`kuadrant-operator/${BARE_SPOKE}`);
   // The operator drops a status write that conflicts ("the object has been modified", seen in CI on both
   // policies right after their creation) and, reconciling on events only, writes none until something
-  // changes: an annotation on the policy every 15 s without status is that something.
+  // changes: every 15 s without status, an event its status updaters subscribe to (nudgeOperator).
   let nudges = 0;
-  const nudge = (name: string) => ({
+  const nudge = {
     everyMs: 15_000,
-    run: () => mergePatch(http, AUTH_POLICIES, ns, name, { metadata: { annotations: { 'test.policy-sync.io/nudge': String((nudges += 1)) } } }),
-  });
+    run: async () => {
+      nudges += 1;
+      await nudgeOperator(BARE_SPOKE);
+    },
+  };
   const accepted = await eventually(async () => {
     const p = await read(http, AUTH_POLICIES, ns, 'shop-auth');
     return condition(p, 'Accepted') && condition(p, 'Enforced') && p;
-  }, { what: `the Kuadrant operator's status on ${ns}/shop-auth`, context, nudge: nudge('shop-auth') });
+  }, { what: `the Kuadrant operator's status on ${ns}/shop-auth`, context, nudge });
   t.diagnostic(`shop-auth status: ${JSON.stringify(accepted.status)}`);
   assert.deepEqual(verdict(condition(accepted, 'Accepted')), { status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted' });
   assert.deepEqual(verdict(condition(accepted, 'Enforced')), { status: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
@@ -198,7 +201,7 @@ test('Kuadrant operator: an AuthPolicy on a Gateway is Accepted and, with no Kua
   const missing = await eventually(async () => {
     const p = await read(http, AUTH_POLICIES, ns, 'nowhere-auth');
     return condition(p, 'Accepted') && p;
-  }, { what: `the Kuadrant operator's status on ${ns}/nowhere-auth`, context, nudge: nudge('nowhere-auth') });
+  }, { what: `the Kuadrant operator's status on ${ns}/nowhere-auth`, context, nudge });
   t.diagnostic(`nowhere-auth status: ${JSON.stringify(missing.status)}`);
   if (nudges > 0) t.diagnostic(`the operator needed ${nudges} nudge(s) to write a status`);
   assert.deepEqual(verdict(condition(missing, 'Accepted')), { status: 'False', reason: 'TargetNotFound', message: 'AuthPolicy target nowhere was not found' });
@@ -480,9 +483,9 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
 /**
  * The Kuadrant operator drops a status write that conflicts ("the object has been modified": the work agent
  * writing the copy at that moment) and writes none until its next event. While waiting for a controller's
- * word on a copy: every 15 s, a copy still without it gets an annotation, an event to react to. The operator
- * may ignore those too and write only at its next periodic pass (up to 120 s after the conflict), hence the
- * waits below outlast one such pass.
+ * word on a copy: every 15 s, a copy still without it gets an annotation (for a controller that reacts to
+ * one) and its cluster an event the Kuadrant operator's status updaters subscribe to (nudgeOperator). The
+ * waits below still outlast one periodic pass of the operator (up to 120 s after the conflict).
  */
 function nudgeSilentCopy(cluster: string, resource: ResourceRef, ns: string, name: string, says: (copy: Policy) => unknown): EventuallyOptions['nudge'] {
   let nudges = 0;
@@ -490,9 +493,24 @@ function nudgeSilentCopy(cluster: string, resource: ResourceRef, ns: string, nam
     everyMs: 15_000,
     run: async () => {
       const copy = await getObject<Policy>(spoke(cluster), resource, ns, name);
-      if (copy && !says(copy)) await mergePatch(spoke(cluster), resource, ns, name, { metadata: { annotations: { 'test.policy-sync.io/nudge': String((nudges += 1)) } } });
+      if (copy && !says(copy)) {
+        await mergePatch(spoke(cluster), resource, ns, name, { metadata: { annotations: { 'test.policy-sync.io/nudge': String((nudges += 1)) } } });
+        await nudgeOperator(cluster);
+      }
     },
   };
+}
+
+/**
+ * An event the Kuadrant operator's status updaters subscribe to (GatewayClass, among others), which a
+ * metadata-only change of a policy is not: a GatewayClass no controller owns, created and deleted again.
+ */
+async function nudgeOperator(cluster: string): Promise<void> {
+  const name = uniqueName('nudge');
+  const http = spoke(cluster);
+  const unowned = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name }, spec: { controllerName: 'test.policy-sync.io/nobody' } };
+  await apply(http, RESOURCES.gatewayClasses, unowned);
+  await deleteObject(http, RESOURCES.gatewayClasses, undefined, name);
 }
 
 /** The copy is back on `cluster` and the hub shows, for that cluster, what the copy's controller says. */
