@@ -2,7 +2,7 @@
 # Builds the real test control plane from Go modules into .local/bin (git-ignored):
 # kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and the OCM `work` binary
 # (agent + manager), `placement`, `addon` (manager) and `registration` (hub controller + agent), and the spoke
-# policy controllers kuadrant-operator and envoy-gateway. Each is rebuilt only when its pin in hack/versions.env changes.
+# policy controllers kuadrant-operator and envoy-gateway, and promtool and helm, which test the monitoring pack and the chart. Each is rebuilt only when its pin in hack/versions.env changes.
 # Also resolves the modules whose CRDs the sandbox installs and records their folders in
 # .local/modules.json.
 set -euo pipefail
@@ -146,6 +146,16 @@ build_envoy_gateway() {
     github.com/envoyproxy/gateway/cmd/envoy-gateway
 }
 
+# Tools the tests run on what we ship: promtool (deploy/monitoring's alert rules, `promtool test rules`)
+# and helm (the chart: lint, template, install on the sandbox hub).
+build_promtool() {
+  build_upstream promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
+    github.com/prometheus/prometheus/cmd/promtool
+}
+build_helm() {
+  build_upstream helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
+}
+
 # Module folders holding the upstream CRDs, read at sandbox start (never copied into the repo).
 record_modules() {
   local out="$root/.local/modules.json" entries=() m dir json
@@ -164,13 +174,15 @@ record_modules() {
 
 start=$SECONDS
 case "${1:-all}" in
-  all) record_modules; build_etcd; build_ocm; build_kubernetes; build_kuadrant_operator; build_envoy_gateway ;;
+  all) record_modules; build_etcd; build_ocm; build_kubernetes; build_kuadrant_operator; build_envoy_gateway; build_promtool; build_helm ;;
   modules) record_modules ;;
   kuadrant-operator) build_kuadrant_operator ;;
   envoy-gateway) build_envoy_gateway ;;
+  promtool) build_promtool ;;
+  helm) build_helm ;;
   etcd) build_etcd ;;
   ocm) build_ocm ;;
   kubernetes) build_kubernetes ;;
-  *) echo "usage: $0 [all|modules|etcd|ocm|kubernetes|kuadrant-operator|envoy-gateway]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|modules|etcd|ocm|kubernetes|kuadrant-operator|envoy-gateway|promtool|helm]" >&2; exit 2 ;;
 esac
 log "done in $((SECONDS - start)) s"
