@@ -1,0 +1,245 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Condition } from '../k8s/conditions.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import {
+  MAX_GATEWAY_CONDITIONS,
+  MAX_GATEWAY_MESSAGE_LENGTH,
+  POLICIES_ENFORCED,
+  affectedConditionType,
+  cachedFingerprint,
+  classStateOf,
+  conditionsToApply,
+  gatewayConditions,
+  wantedFingerprint,
+  type GatewayStatusInput,
+  type TargetingPolicy,
+} from './gatewaystatus.ts';
+import type { ClusterStatus, PolicyStatus } from './policystatus.ts';
+
+const AUTH = { group: 'kuadrant.io', resource: 'authpolicies', kind: 'AuthPolicy' };
+const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies', kind: 'RateLimitPolicy' };
+
+function cluster(state: ClusterStatus['state'], reason: string = state): ClusterStatus {
+  return { state, applied: state !== 'Overridden', available: true, enforced: state === 'Enforced' ? 'True' : 'False', reason, message: '', upToDate: true };
+}
+
+function status(clusters: Record<string, ClusterStatus>): PolicyStatus {
+  const states = Object.values(clusters).map((c) => c.state);
+  const n = (s: string): number => states.filter((x) => x === s).length;
+  return { summary: { clusters: states.length, applied: states.length, enforced: n('Enforced'), overridden: n('Overridden'), pending: n('Pending'), failed: n('Failed') }, clusters };
+}
+
+function policy(name: string, s: PolicyStatus | undefined, kind = AUTH, namespace = 'ns'): TargetingPolicy {
+  return { ...kind, namespace, name, status: s };
+}
+
+function input(over: Partial<GatewayStatusInput> = {}): GatewayStatusInput {
+  return {
+    namespace: 'ns',
+    name: 'gw',
+    generation: 3,
+    className: 'gc',
+    classState: { accepted: true },
+    placement: { placement: 'ns/p', clusters: ['c1', 'c2'], unavailable: [], refused: [] },
+    kinds: [AUTH, RLP],
+    policies: [],
+    existing: [],
+    owned: new Set(),
+    ...over,
+  };
+}
+
+function byType(conditions: Condition[]): Map<string, Condition> {
+  return new Map(conditions.map((c) => [c.type, c]));
+}
+
+function one(conditions: Condition[], type: string): Condition {
+  const c = byType(conditions).get(type);
+  assert.ok(c, `condition ${type} in ${JSON.stringify(conditions)}`);
+  return c;
+}
+
+test('a placed Gateway of an accepted class: Accepted and Programmed True, observedGeneration on every condition', () => {
+  const conditions = gatewayConditions(input({ policies: [policy('a', status({ c1: cluster('Enforced'), c2: cluster('Enforced') }))] }));
+  assert.deepEqual(
+    conditions.map((c) => c.type),
+    ['Accepted', 'Programmed', POLICIES_ENFORCED, 'policysync.kuadrant.io/AuthPolicyAffected'],
+  );
+  for (const c of conditions) {
+    assert.equal(c.observedGeneration, 3);
+    assert.equal(c.lastTransitionTime, undefined, 'stamped only when applied');
+  }
+  assert.deepEqual(one(conditions, 'Accepted'), { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'GatewayClass gc: params in force', observedGeneration: 3 });
+  assert.deepEqual(one(conditions, 'Programmed'), { type: 'Programmed', status: 'True', reason: 'Programmed', message: 'placed on 2 clusters: c1, c2', observedGeneration: 3 });
+  const affected = one(conditions, 'policysync.kuadrant.io/AuthPolicyAffected');
+  assert.deepEqual([affected.status, affected.reason, affected.message], ['True', 'Affected', 'affected by AuthPolicy ns/a']);
+  const enforced = one(conditions, POLICIES_ENFORCED);
+  assert.deepEqual([enforced.status, enforced.reason, enforced.message], ['True', 'Enforced', '1 policy enforced on every placed cluster (2: c1, c2)']);
+});
+
+test('no generation: no observedGeneration field at all', () => {
+  for (const c of gatewayConditions(input({ generation: undefined }))) assert.equal('observedGeneration' in c, false);
+});
+
+test('refused params: Accepted False, reason Invalid, naming the bad field; kinds not synced are named on an accepted class', () => {
+  const refused = one(gatewayConditions(input({ classState: { accepted: false, message: 'policiesToSync.0.group: Required; the last valid configuration stays in force' } })), 'Accepted');
+  assert.deepEqual([refused.status, refused.reason], ['False', 'Invalid']);
+  assert.equal(refused.message, 'GatewayClass gc: params refused: policiesToSync.0.group: Required; the last valid configuration stays in force');
+  const partly = one(gatewayConditions(input({ classState: { accepted: true, kindProblems: 'a.v1.x: NotFound\nb.v1.y: Forbidden' } })), 'Accepted');
+  assert.deepEqual([partly.status, partly.message], ['True', 'GatewayClass gc: params in force; policy kinds not synced: a.v1.x: NotFound; b.v1.y: Forbidden']);
+});
+
+test('classStateOf reads the class reconciler conditions, only when they describe the current generation', () => {
+  const cls = (conditions: Condition[], generation = 2): KubeObject => ({ apiVersion: 'v1', kind: 'GatewayClass', metadata: { name: 'gc', generation }, status: { conditions } });
+  const c = (type: string, s: Condition['status'], message = '', observedGeneration = 2): Condition => ({ type, status: s, reason: 'R', message, observedGeneration });
+  assert.equal(classStateOf(cls([])), undefined, 'not written yet');
+  assert.equal(classStateOf(cls([c('Accepted', 'True', '', 1)])), undefined, 'stale: an older generation');
+  assert.equal(classStateOf(cls([c('Accepted', 'Unknown')])), undefined);
+  assert.deepEqual(classStateOf(cls([c('Accepted', 'True'), c('PoliciesSynced', 'True')])), { accepted: true });
+  assert.deepEqual(classStateOf(cls([c('Accepted', 'True'), c('PoliciesSynced', 'False', 'x: NotFound')])), { accepted: true, kindProblems: 'x: NotFound' });
+  assert.deepEqual(classStateOf(cls([c('Accepted', 'False', 'params bad')])), { accepted: false, message: 'params bad' });
+});
+
+test('Programmed: nowhere is NoResources; decisions in flux or a cluster down is Pending; refused clusters are NoResources; each named', () => {
+  const programmed = (placement: GatewayStatusInput['placement']): Condition => one(gatewayConditions(input({ placement })), 'Programmed');
+  const none = programmed({ clusters: [], unavailable: [], refused: [] });
+  assert.deepEqual([none.status, none.reason, none.message], ['False', 'NoResources', 'placed on no cluster: no Placement named (label cluster.open-cluster-management.io/placement)']);
+  const empty = programmed({ placement: 'ns/p', clusters: [], unavailable: [], refused: [] });
+  assert.equal(empty.message, 'placed on no cluster: Placement ns/p places it on no available cluster');
+  const down = programmed({ placement: 'ns/p', clusters: ['c1', 'c2'], unavailable: [{ cluster: 'c2', message: 'cluster c2 is not available' }], refused: [] });
+  assert.deepEqual([down.status, down.reason, down.message], ['False', 'Pending', 'placed on 1 of 2 clusters: c1; missing c2: cluster c2 is not available']);
+  const allDown = programmed({ placement: 'ns/p', clusters: ['c1'], unavailable: [{ cluster: 'c1', message: 'cluster c1 is not available' }], refused: [] });
+  assert.deepEqual([allDown.status, allDown.reason], ['False', 'NoResources']);
+  assert.match(allDown.message, /c1 is not available/);
+  const flux = programmed({ placement: 'ns/p', clusters: ['c1'], unavailable: [], refused: [], unsettled: { reason: 'DecisionsUpdating', message: 'Placement ns/p has not decided yet' } });
+  assert.deepEqual([flux.status, flux.reason, flux.message], ['False', 'Pending', 'placed on 1 cluster: c1: Placement ns/p has not decided yet']);
+  const refused = programmed({
+    placement: 'ns/p',
+    clusters: ['c1'],
+    unavailable: [],
+    refused: [{ cluster: 'c9', message: 'cluster c9 is in no ManagedClusterSet bound to ns' }],
+    unsettled: { reason: 'ClustersRefused', message: 'Placement ns/p decides clusters its namespace is not bound to: c9' },
+  });
+  assert.deepEqual([refused.status, refused.reason], ['False', 'NoResources']);
+  assert.match(refused.message, /^placed on 1 of 2 clusters: c1; missing c9: /);
+});
+
+test('one Affected condition per kind with policies, none for a kind without; only synced kinds and the Gateway namespace count', () => {
+  const conditions = gatewayConditions(
+    input({
+      kinds: [AUTH],
+      policies: [policy('b', undefined), policy('a', undefined), policy('r', undefined, RLP), policy('far', undefined, AUTH, 'elsewhere')],
+    }),
+  );
+  const types = conditions.map((c) => c.type);
+  assert.ok(types.includes('policysync.kuadrant.io/AuthPolicyAffected'));
+  assert.ok(!types.includes('policysync.kuadrant.io/RateLimitPolicyAffected'), 'a kind the class does not sync');
+  assert.equal(one(conditions, 'policysync.kuadrant.io/AuthPolicyAffected').message, 'affected by AuthPolicy ns/a, ns/b');
+  assert.equal(one(conditions, POLICIES_ENFORCED).message.includes('far'), false, 'another namespace is not synced');
+  const none = gatewayConditions(input());
+  assert.deepEqual(
+    none.map((c) => c.type),
+    ['Accepted', 'Programmed', POLICIES_ENFORCED],
+  );
+  assert.deepEqual([one(none, POLICIES_ENFORCED).status, one(none, POLICIES_ENFORCED).reason], ['False', 'NoPolicies']);
+});
+
+test('two synced kinds sharing a Kind name in different groups get unambiguous types', () => {
+  const other = { group: 'example.com', resource: 'authpolicies', kind: 'AuthPolicy' };
+  const conditions = gatewayConditions(input({ kinds: [AUTH, other], policies: [policy('a', undefined), policy('x', undefined, other)] }));
+  const types = conditions.map((c) => c.type).filter((t) => t.endsWith('Affected'));
+  assert.deepEqual(types, ['policysync.kuadrant.io/example.com.AuthPolicyAffected', 'policysync.kuadrant.io/kuadrant.io.AuthPolicyAffected']);
+  assert.equal(affectedConditionType('AuthPolicy', 'kuadrant.io', false), 'policysync.kuadrant.io/AuthPolicyAffected');
+  const long = affectedConditionType('AuthPolicy', `${'a'.repeat(290)}.io`, true);
+  assert.match(long, /^policysync\.kuadrant\.io\/[0-9a-f]{16}\.AuthPolicyAffected$/);
+  // Gateway API's pattern for condition types.
+  const pattern = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
+  for (const t of [...types, long]) assert.match(t, pattern);
+});
+
+test('PoliciesEnforced: False naming the clusters and policies not enforced; Failed before Unknown before Pending', () => {
+  const enforced = (policies: TargetingPolicy[]): Condition => one(gatewayConditions(input({ policies })), POLICIES_ENFORCED);
+  const failed = enforced([
+    policy('a', status({ c1: cluster('Enforced'), c2: cluster('Failed', 'TargetNotFound') })),
+    policy('b', status({ c1: cluster('Pending'), c2: cluster('Enforced') })),
+  ]);
+  assert.deepEqual([failed.status, failed.reason], ['False', 'Failed']);
+  assert.equal(failed.message, 'not enforced on 2 of 2 placed clusters: c1: AuthPolicy ns/b Pending; c2: AuthPolicy ns/a Failed (TargetNotFound)');
+  const pending = enforced([policy('a', status({ c1: cluster('Enforced') }))]);
+  assert.deepEqual([pending.reason, pending.message], ['Pending', 'not enforced on 1 of 2 placed clusters: c2: AuthPolicy ns/a Pending (NotReported)']);
+  const unreported = enforced([policy('a', undefined)]);
+  assert.equal(unreported.reason, 'Pending');
+  assert.match(unreported.message, /c1: AuthPolicy ns\/a Pending \(NotReported\); c2: AuthPolicy ns\/a Pending \(NotReported\)/);
+  const unknown = enforced([policy('a', status({ c1: cluster('Unknown', 'ClusterUnreachable'), c2: cluster('Pending') }))]);
+  assert.equal(unknown.reason, 'Unknown');
+  const problem = enforced([policy('a', { ...status({ c1: cluster('Enforced') }), problems: [{ reason: 'DownstreamGatewayConflict', message: 'x' }] })]);
+  assert.match(problem.message, /c2: AuthPolicy ns\/a Pending \(DownstreamGatewayConflict\)/);
+});
+
+test('PoliciesEnforced: an overridden cluster counts as enforced (local wins) and is named', () => {
+  const c = one(gatewayConditions(input({ policies: [policy('a', status({ c1: cluster('Enforced'), c2: cluster('Overridden') }))] })), POLICIES_ENFORCED);
+  assert.deepEqual([c.status, c.reason], ['True', 'Enforced']);
+  assert.equal(c.message, '1 policy enforced on every placed cluster (2: c1, c2); overridden by local policies, which win as the RFC intends: AuthPolicy ns/a on c2');
+});
+
+test('PoliciesEnforced: a truncated annotation counts by its summary; no cluster is NoClusters', () => {
+  const truncated = (enforcedCount: number): PolicyStatus => ({ summary: { clusters: 2, applied: 2, enforced: enforcedCount, overridden: 0, pending: 2 - enforcedCount, failed: 0, truncated: true } });
+  assert.equal(one(gatewayConditions(input({ policies: [policy('a', truncated(2))] })), POLICIES_ENFORCED).status, 'True');
+  const partial = one(gatewayConditions(input({ policies: [policy('a', truncated(1))] })), POLICIES_ENFORCED);
+  assert.deepEqual([partial.status, partial.reason], ['False', 'Unknown']);
+  assert.match(partial.message, /StatusTruncated/);
+  const nowhere = one(gatewayConditions(input({ placement: { clusters: [], unavailable: [], refused: [] }, policies: [policy('a', undefined)] })), POLICIES_ENFORCED);
+  assert.deepEqual([nowhere.status, nowhere.reason, nowhere.message], ['False', 'NoClusters', '1 policy target this Gateway, which is placed on no cluster']);
+});
+
+test('messages are capped and cleaned of control characters', () => {
+  const many = Array.from({ length: 200 }, (_, i) => policy(`policy-with-a-rather-long-name-${i}\u001b[31m`, undefined));
+  for (const c of gatewayConditions(input({ policies: many }))) {
+    assert.ok(Array.from(c.message).length <= MAX_GATEWAY_MESSAGE_LENGTH, `${c.type}: ${c.message.length}`);
+    assert.equal(c.message.includes('\u001b'), false);
+  }
+  assert.match(one(gatewayConditions(input({ policies: many })), 'policysync.kuadrant.io/AuthPolicyAffected').message, / and 190 more$/);
+});
+
+test('others\' conditions keep their room: the kind conditions are the first to go past the CRD limit of 8', () => {
+  const foreign = (n: number): Condition[] => Array.from({ length: n }, (_, i) => ({ type: `kuadrant.io/Kind${i}Affected`, status: 'True', reason: 'Accepted', message: '' }));
+  const kinds = Array.from({ length: 6 }, (_, i) => ({ group: 'kuadrant.io', resource: `k${i}s`, kind: `K${i}` }));
+  const policies = kinds.map((k, i) => policy(`p${i}`, undefined, k));
+  assert.equal(gatewayConditions(input({ kinds, policies })).length, MAX_GATEWAY_CONDITIONS);
+  const withOthers = gatewayConditions(input({ kinds, policies, existing: foreign(3) }));
+  assert.equal(withOthers.length, MAX_GATEWAY_CONDITIONS - 3);
+  assert.deepEqual(withOthers.slice(0, 3).map((c) => c.type), ['Accepted', 'Programmed', POLICIES_ENFORCED]);
+  // Our own types, and the defaults Accepted and Programmed, take no room from us.
+  const owned = gatewayConditions(input({ kinds, policies, existing: [...foreign(1), { type: 'policysync.kuadrant.io/GoneAffected', status: 'True', reason: 'Affected', message: '' }], owned: new Set(['policysync.kuadrant.io/GoneAffected']) }));
+  assert.equal(owned.length, MAX_GATEWAY_CONDITIONS - 1);
+});
+
+test('conditionsToApply keeps lastTransitionTime when the status is unchanged, stamps it otherwise', () => {
+  const existing: Condition[] = [
+    { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'old', observedGeneration: 1, lastTransitionTime: '2020-01-01T00:00:00Z' },
+    { type: 'Programmed', status: 'Unknown', reason: 'Pending', message: 'Waiting for controller', lastTransitionTime: '1970-01-01T00:00:00Z' },
+    { type: 'other.io/Thing', status: 'True', reason: 'X', message: '', lastTransitionTime: '2020-01-01T00:00:00Z' },
+  ];
+  const desired = gatewayConditions(input());
+  const applied = byType(conditionsToApply(existing, desired, '2025-05-05T05:05:05Z'));
+  assert.equal(applied.get('Accepted')?.lastTransitionTime, '2020-01-01T00:00:00Z');
+  assert.equal(applied.get('Accepted')?.message, 'GatewayClass gc: params in force');
+  assert.equal(applied.get('Programmed')?.lastTransitionTime, '2025-05-05T05:05:05Z');
+  assert.equal(applied.get(POLICIES_ENFORCED)?.lastTransitionTime, '2025-05-05T05:05:05Z');
+  assert.equal(applied.has('other.io/Thing'), false, 'only our types are applied');
+});
+
+test('fingerprints: equal exactly when nothing needs writing — a changed field, or a type of ours no longer wanted, needs a write', () => {
+  const desired = gatewayConditions(input());
+  const written = conditionsToApply([], desired, '2025-01-01T00:00:00Z');
+  const foreign: Condition = { type: 'other.io/Thing', status: 'True', reason: 'X', message: '' };
+  const owned = new Set(desired.map((c) => c.type));
+  assert.equal(cachedFingerprint([...written, foreign], owned, desired), wantedFingerprint(desired), 'others\' conditions and times do not count');
+  assert.equal(cachedFingerprint([...written], new Set(), desired), wantedFingerprint(desired), 'ownership of what is already right does not matter');
+  const bumped = gatewayConditions(input({ generation: 4 }));
+  assert.notEqual(cachedFingerprint(written, owned, bumped), wantedFingerprint(bumped), 'a new generation is written');
+  const stale: Condition = { type: 'policysync.kuadrant.io/GoneAffected', status: 'True', reason: 'Affected', message: '' };
+  assert.notEqual(cachedFingerprint([...written, stale], new Set([...owned, stale.type]), desired), wantedFingerprint(desired), 'ours to remove');
+  assert.equal(cachedFingerprint([...written, stale], owned, desired), wantedFingerprint(desired), 'the same type written by someone else is theirs');
+});
