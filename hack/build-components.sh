@@ -111,11 +111,11 @@ build_ocm() {
   for b in "${missing[@]}"; do mark_built "$b" "$pin"; done
 }
 
-# build_upstream NAME MODULE VERSION MAIN: a binary from a module that is not ours to change, built the
+# build_upstream NAME MODULE VERSION MAIN [TAGS]: a binary from a module that is not ours to change, built the
 # way its own repository builds it: a consumer module requiring MODULE@VERSION at its Go version, with its
 # `replace` lines (module paths only; local ones cannot apply outside its tree) and its go.sum copied.
 build_upstream() {
-  local name="$1" module="$2" version="$3" main="$4" pin="$1=$3"
+  local name="$1" module="$2" version="$3" main="$4" tags="${5:-}" pin="$1=$3${5:+ tags=$5}"
   up_to_date "$name" "$pin" && { log "$name $version up to date"; return; }
   log "building $name $version (minutes when cold)"
   local dir="$work/$name" json src modfile
@@ -130,7 +130,7 @@ build_upstream() {
     awk '/^replace \($/ {block=1; next} block && /^\)/ {block=0; next}
          block {print "replace " $0; next} /^replace / {print}' "$modfile" | grep -v '=> \.' >>go.mod || true
     cp "$src/go.sum" go.sum && chmod u+w go.sum
-    go build -o "$bin/$name" -ldflags "-s -w" "$main"
+    go build -o "$bin/$name" -ldflags "-s -w" ${tags:+-tags "$tags"} "$main"
   )
   mark_built "$name" "$pin"
 }
@@ -148,9 +148,11 @@ build_envoy_gateway() {
 
 # Tools the tests run on what we ship: promtool (deploy/monitoring's alert rules, `promtool test rules`)
 # and helm (the chart: lint, template, install on the sandbox hub).
+# promtool without Prometheus's service discovery plugins (its own build tag): rule tests need none, and
+# the cloud SDKs would double the build.
 build_promtool() {
   build_upstream promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
-    github.com/prometheus/prometheus/cmd/promtool
+    github.com/prometheus/prometheus/cmd/promtool remove_all_sd
 }
 build_helm() {
   build_upstream helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
