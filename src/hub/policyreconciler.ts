@@ -51,6 +51,8 @@ export class PolicyReconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const { gr, namespace, name } = parsePolicyKey(key);
     const log = this.d.logger.child({ policy: namespacedKey(namespace, name), kind: groupResourceKey(gr) });
+    // Before the caches are read: the feedback seen by now is what this reconcile's report reflects.
+    const read = this.d.reporter.feedbackMark();
     // Validated on read: a work counts as this policy's only when its name, label and source-ref agree.
     const observed = this.d.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name)).filter((w) => workIdentity(w) !== undefined);
     const kind = this.d.watches.kind(gr);
@@ -128,7 +130,7 @@ export class PolicyReconciler {
         unknown: removals.unknown,
         lanes,
         problems,
-      });
+      }, { read });
     } else if (observed.length > 0 && !removals.kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
     return withRecheck(result, removals.recheckAt);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
+import { createLogger } from '../runtime/logging.ts';
 import { SpokeReports } from './spokereports.ts';
 
 const AUTH = 'authpolicies.kuadrant.io';
@@ -33,7 +33,7 @@ function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[]; 
   const clock = new FakeClock(0);
   const changes: string[] = [];
   const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) } });
   const reports = new SpokeReports({
     staleAfterMs: STALE,
     onChange: (cluster, scopes) => changes.push(`${cluster}:${scopes.map((s) => `${s.kind}/${s.namespace}`).join(',')}`),
@@ -140,7 +140,7 @@ test('a report past the schema or a cap is refused whole: no report counts (noth
   assert.equal(reports.fresh('c1'), undefined, 'the local policy it lists counts no more');
   assert.equal(changes.at(-1), `c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`, 'what it kept off the cluster is looked at again');
   assert.equal(reports.refused('c1'), `objects["${AUTH}"].ns[1].name: must be a DNS-1123 subdomain of at most 253 characters`);
-  const errors = (): Record<string, unknown>[] => logs.filter((l) => l.level === 50);
+  const errors = (): Record<string, unknown>[] => logs.filter((l) => l.level === 'error');
   assert.deepEqual(errors().map((l) => [l.cluster, l.field]), [['c1', `objects["${AUTH}"].ns[1].name`]]);
   clock.advance(30_000);
   reports.observe('c1', workWithText(bad(T0 + 60_000)));
@@ -162,4 +162,24 @@ test("an old agent's report (version 1) still counts", () => {
   const { reports } = setup();
   reports.observe('c1', workWithText(JSON.stringify({ heartbeat: '2026-11-23T10:00:00Z', kinds: { [AUTH]: { ns: [{ name: 'l', targets: [{ gateway: 'gw' }] }] } } })));
   assert.equal(reports.fresh('c1')?.version, 1);
+});
+
+test('ages: seconds since each report was last seen to change, on the hub clock; refused reports too; a cluster whose work went is gone', () => {
+  const { clock, reports } = setup();
+  assert.deepEqual(reports.ages(), new Map());
+  reports.observe('c1', workWith(T0, [[AUTH, []]]));
+  clock.advance(10_000);
+  reports.observe('c2', workWithText('{not a report'));
+  clock.advance(5_000);
+  assert.deepEqual(reports.ages(), new Map([['c1', 15], ['c2', 5]]));
+  // The same text again is no sign of life: the age keeps growing; a new heartbeat starts it again.
+  reports.observe('c1', workWith(T0, [[AUTH, []]]));
+  assert.equal(reports.ages().get('c1'), 15);
+  clock.advance(STALE);
+  assert.equal(reports.ages().get('c1'), 135, 'a stale report keeps its age');
+  reports.observe('c1', workWith(T0 + 200_000, [[AUTH, []]]));
+  assert.equal(reports.ages().get('c1'), 0);
+  reports.observe('c2', undefined);
+  assert.deepEqual([...reports.ages().keys()], ['c1']);
+  reports.stop();
 });

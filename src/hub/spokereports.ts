@@ -31,6 +31,8 @@ interface Entry {
   report?: SpokeReport;
   /** `<field>: <what is wrong>`, when refused. */
   refused?: string;
+  /** When (hub clock) it was last seen to change. */
+  seenAt: number;
   /** Until when (hub clock) it counts: staleAfterMs after it was last seen to change. */
   freshUntil: number;
   cancel?: CancelTimer;
@@ -55,6 +57,16 @@ export class SpokeReports {
     return this.entries.get(cluster)?.refused;
   }
 
+  /**
+   * Seconds since each cluster's report was last seen to change (a new heartbeat or new content), refused
+   * ones included, by cluster; a cluster without a report (its work gone, or none written yet) is absent.
+   * The policysync_spoke_report_age_seconds gauge: it grows while an agent or the feedback path is stopped.
+   */
+  ages(): Map<string, number> {
+    const now = this.clock.now();
+    return new Map([...this.entries].map(([cluster, entry]) => [cluster, Math.max(0, now - entry.seenAt) / 1000]));
+  }
+
   /** The spoke-configuration work of `cluster` as now cached (undefined: gone). */
   observe(cluster: string, work: KubeObject | undefined): void {
     const previous = this.entries.get(cluster);
@@ -67,8 +79,8 @@ export class SpokeReports {
       this.entries.delete(cluster);
     } else {
       const parsed = parseSpokeReport(text, previous?.report && { text: previous.text, report: previous.report });
-      const freshUntil = this.clock.now() + this.o.staleAfterMs;
-      const entry: Entry = { text, freshUntil };
+      const seenAt = this.clock.now();
+      const entry: Entry = { text, seenAt, freshUntil: seenAt + this.o.staleAfterMs };
       if (parsed.ok) {
         entry.report = parsed.report;
         entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.o.staleAfterMs);

@@ -5,6 +5,8 @@
 // controller is busy writing ManifestWorks the annotation writes give way (`writes`, YieldingWrites):
 // enforcement on the spokes comes before the hub's report of it. What is reported is computed by
 // core/status (report.ts, once per report; transitions.ts for the Events of a write): this is the I/O.
+// It also times feedback (policysync_feedback_latency_seconds): from a work's status change, as the works
+// cache showed it, to the successful annotation write that reflects it (DESIGN: ≤ 100 ms at p99).
 import type { Logger } from 'pino';
 import { groupResourceKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
 import { parsePolicyKey } from '../core/keys.ts';
@@ -18,7 +20,10 @@ import type { LaneReport, StatusInput } from '../core/status/statusinput.ts';
 import { statusEvents } from '../core/status/transitions.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
+import type { StoreChange } from '../kube/store.ts';
 import { mergePatch } from '../kube/writes.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
+import type { Metrics } from '../runtime/metrics.ts';
 import type { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { WriteExpectations } from './writeexpectations.ts';
 
@@ -31,7 +36,20 @@ export interface StatusReporterDeps {
   maxWorkBytes: number;
   /** How the annotation writes are made: the hub's give way to ManifestWork writes. */
   writes: YieldingWrites;
+  /** Where feedback latency is observed; without it, none is measured. */
+  metrics?: Metrics;
+  /** The clock feedback latency is measured on (monotonic); default the system clock. */
+  clock?: Clock;
 }
+
+/**
+ * Feedback changes kept per policy until a write reports them: more arrive between two writes only in a
+ * burst, where the first ones already show the latency (and the memory stays bounded).
+ */
+const MAX_PENDING_FEEDBACK = 32;
+
+/** When a reconcile read the caches (the feedback clock): the feedback changes seen by then are what its report reflects. */
+export type FeedbackMark = number;
 
 export class StatusReporter {
   /** The annotations last written per policy, for the same cache-lag reason as the works. */
@@ -39,8 +57,33 @@ export class StatusReporter {
   private readonly lastWrite = new Map<string, number>();
   private readonly lastStatus = new Map<string, string>();
   private readonly counts = new Map<string, ClusterStateCounts>();
+  /** Per policy, when (feedback clock) each work status change not yet reported was seen. */
+  private readonly feedbackSeen = new Map<string, number[]>();
+  private readonly clock: Clock;
 
-  constructor(private readonly d: StatusReporterDeps) {}
+  constructor(private readonly d: StatusReporterDeps) {
+    this.clock = d.clock ?? systemClock;
+  }
+
+  /**
+   * A ManifestWork of these policies changed in the works cache. A change of its status — written by the
+   * spoke's work agent alone: conditions and feedback — starts a feedback latency measure for each policy,
+   * ended by the annotation write that reports it.
+   */
+  workChanged(change: StoreChange<KubeObject>, keys: readonly string[]): void {
+    if (!this.d.metrics || change.type !== 'MODIFIED' || !change.old || !statusChanged(change.old, change.object)) return;
+    const now = this.clock.now();
+    for (const key of keys) {
+      const seen = this.feedbackSeen.get(key);
+      if (!seen) this.feedbackSeen.set(key, [now]);
+      else if (seen.length < MAX_PENDING_FEEDBACK) seen.push(now);
+    }
+  }
+
+  /** Taken by a reconcile before it reads the caches, and handed to report(). */
+  feedbackMark(): FeedbackMark {
+    return this.clock.now();
+  }
 
   /**
    * How long a status-driven reconcile of `key` should wait: none after a quiet spell (a single change
@@ -88,17 +131,24 @@ export class StatusReporter {
     this.lastWrite.delete(key);
     this.lastStatus.delete(key);
     this.counts.delete(key);
+    this.feedbackSeen.delete(key);
   }
 
   /**
    * Where the policy is synced and how each cluster stands: the annotations, written when changed. Asks
    * for the policy to be reconciled again when a cluster waits for the spoke's status and its grace ends
-   * (STATUS_GRACE_MS): no event marks that moment.
+   * (STATUS_GRACE_MS): no event marks that moment. `read`: when the reconcile read the caches (feedbackMark).
    */
-  async report(key: string, gvr: GroupVersionResource, policy: KubeObject, input: StatusInput, now = Date.now()): Promise<{ requeueAfterMs: number } | undefined> {
-    const report = reportPolicyStatus(input, this.d.maxWorkBytes, now);
+  async report(
+    key: string,
+    gvr: GroupVersionResource,
+    policy: KubeObject,
+    input: StatusInput,
+    o: { now?: number; read?: FeedbackMark } = {},
+  ): Promise<{ requeueAfterMs: number } | undefined> {
+    const report = reportPolicyStatus(input, this.d.maxWorkBytes, o.now ?? Date.now());
     this.counts.set(key, report.counts);
-    await this.write(key, gvr, policy, report.annotations, report.status, input.lanes ?? []);
+    await this.write(key, gvr, policy, report.annotations, report.status, input.lanes ?? [], o.read);
     return report.recheckDelay === undefined ? undefined : { requeueAfterMs: report.recheckDelay };
   }
 
@@ -108,14 +158,35 @@ export class StatusReporter {
     await this.write(key, gvr, policy, reportAnnotations([], undefined), undefined);
   }
 
-  private async write(key: string, gvr: GroupVersionResource, policy: KubeObject, desired: ReportAnnotations, status: PolicyStatus | undefined, lanes: readonly LaneReport[] = []): Promise<void> {
+  private async write(
+    key: string,
+    gvr: GroupVersionResource,
+    policy: KubeObject,
+    desired: ReportAnnotations,
+    status: PolicyStatus | undefined,
+    lanes: readonly LaneReport[] = [],
+    read?: FeedbackMark,
+  ): Promise<void> {
     const wanted = canonicalJson(desired);
     if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) {
       // What is on the policy (or written and not cached yet) is what is wanted: a write held is moot.
       this.d.writes.cancel(key);
+      // The feedback seen by now changed nothing the hub reports: no write reflects it, none is timed.
+      this.feedbackReported(key, read, false);
       return;
     }
-    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes));
+    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes, read));
+  }
+
+  /** The feedback changes seen up to `read` are reflected on the policy now: timed when `written` now, else let go. */
+  private feedbackReported(key: string, read: FeedbackMark | undefined, written: boolean): void {
+    const seen = read === undefined ? undefined : this.feedbackSeen.get(key);
+    if (!seen) return;
+    const now = this.clock.now();
+    const later = seen.filter((at) => at > read!);
+    if (written) for (const at of seen) if (at <= read!) this.d.metrics?.feedbackLatency(now - at);
+    if (later.length > 0) this.feedbackSeen.set(key, later);
+    else this.feedbackSeen.delete(key);
   }
 
   private async patch(
@@ -126,6 +197,7 @@ export class StatusReporter {
     wanted: string,
     status: PolicyStatus | undefined,
     lanes: readonly LaneReport[],
+    read: FeedbackMark | undefined,
   ): Promise<void> {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
     const undo = this.expectations.applied(key, wanted);
@@ -136,6 +208,7 @@ export class StatusReporter {
       throw err;
     }
     this.lastWrite.set(key, Date.now());
+    this.feedbackReported(key, read, true);
     const previousStatus = this.lastStatus.get(key);
     if (desired[STATUS_ANNOTATION] === undefined) this.lastStatus.delete(key);
     else this.lastStatus.set(key, desired[STATUS_ANNOTATION]);
@@ -145,4 +218,10 @@ export class StatusReporter {
     const before = readPolicyStatus(previousStatus ?? policy.metadata.annotations?.[STATUS_ANNOTATION]);
     for (const e of statusEvents(policy, before, status, lanes)) await this.d.events.record(e.object, e.type, e.reason, e.message);
   }
+}
+
+/** A work's status changed: something the spoke's work agent wrote (conditions, feedback) is new. */
+function statusChanged(old: KubeObject, object: KubeObject): boolean {
+  // The works cache shares equal values (core/cacheview.ts): an unchanged status is most often the same object.
+  return old.status !== object.status && JSON.stringify(old.status) !== JSON.stringify(object.status);
 }

@@ -207,3 +207,25 @@ test('a fence that moves on (the lease was renewed meanwhile) lets the write fin
   assert.equal(asked, 0);
   http.destroy();
 });
+
+test('onResponse sees each answered request with its time on the wire: the write gate\'s wait excluded, the slow answer included', async () => {
+  const { kc } = await serve((req, res) => {
+    const reply = (): void => {
+      res.writeHead(req.method === 'GET' ? 200 : 409, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    };
+    if (req.method === 'GET') setTimeout(reply, 200);
+    else reply();
+  });
+  const seen: { method: string; path: string; status: number; ms: number }[] = [];
+  const http = new KubeHttp(kc, {
+    writeGate: () => new Promise((resolve) => setTimeout(resolve, 300)),
+    onResponse: (method, path, status, ms) => seen.push({ method, path, status, ms }),
+  });
+  await http.request('GET', '/api/v1/namespaces/ns/configmaps/a');
+  await assert.rejects(http.request('PATCH', '/api/v1/namespaces/ns/configmaps/a', { body: {} }), (err: unknown) => err instanceof ApiError && err.status === 409);
+  assert.deepEqual(seen.map((s) => `${s.method} ${s.path} ${s.status}`), ['GET /api/v1/namespaces/ns/configmaps/a 200', 'PATCH /api/v1/namespaces/ns/configmaps/a 409']);
+  assert.ok(seen[0]!.ms >= 190 && seen[0]!.ms < 3_000, `the slow answer took ${seen[0]!.ms} ms`);
+  assert.ok(seen[1]!.ms < 250, `the write's 300 ms at the gate is not counted: ${seen[1]!.ms} ms`);
+  http.destroy();
+});

@@ -115,8 +115,11 @@ export interface KubeHttpOptions {
 /** What the CLI's connection flags set (hub and spoke alike). */
 export type ConnectionOptions = Pick<KubeHttpOptions, 'requestTimeoutMs' | 'watchIdleTimeoutMs' | 'userAgent' | 'watchList'>;
 
-/** Sees every answered request (for client metrics). */
-export type ResponseObserver = (method: string, path: string, status: number) => void;
+/**
+ * Sees every answered request (for client metrics), with how long it took from being sent (after the write
+ * gate's wait) until its answer was read whole. Watches are not reported.
+ */
+export type ResponseObserver = (method: string, path: string, status: number, durationMs: number) => void;
 
 export class KubeHttp {
   private readonly server: URL;
@@ -255,6 +258,7 @@ export class KubeHttp {
     let ended: 'deadline' | 'fenced' | undefined;
     const { signal, ...rest } = o;
     const started = performance.now();
+    let sent = started;
     const stop = (): void => {
       if (req) abortRequest(req, ended ? new Error(ended) : abortError());
     };
@@ -275,6 +279,7 @@ export class KubeHttp {
       if (signal?.aborted) throw abortError();
       const res = await this.open(method, path, rest, false, (r, f) => {
         req = r;
+        sent = performance.now();
         fence = f;
         if (f && !ended) {
           clearTimeout(timer);
@@ -287,7 +292,7 @@ export class KubeHttp {
       const text = await (ok && !parse ? drain(res) : readBody(res)).catch((err: Error) => {
         throw new ApiError(0, 'TransportError', `answer cut off: ${err.message}`, method, path);
       });
-      this.onResponse?.(method, path, status);
+      this.onResponse?.(method, path, status, performance.now() - sent);
       if (!ok) throw toApiError(status, text, method, path, status === 429 ? res.headers['retry-after'] : undefined);
       return text.length > 0 ? JSON.parse(text) : undefined;
     } catch (err) {

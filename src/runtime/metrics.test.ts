@@ -206,3 +206,48 @@ test('clientRequest counts requests by method and code, and successful writes by
   assert.match(text, /rest_client_requests_total\{method="PATCH",code="409"\} 1/);
   assert.match(text, /policysync_client_writes_total\{resource="authpolicies"\} 1/);
 });
+
+test('rest_client_request_duration_seconds: by Kubernetes verb, resource and status class, never by name or namespace', async () => {
+  const m = new Metrics({ defaultMetrics: false });
+  m.clientRequest('POST', '/apis/work.open-cluster-management.io/v1/namespaces/spoke-1/manifestworks', 201, 40);
+  m.clientRequest('POST', '/apis/work.open-cluster-management.io/v1/namespaces/spoke-2/manifestworks', 201, 300);
+  m.clientRequest('PATCH', '/apis/kuadrant.io/v1/namespaces/ns/authpolicies/p', 409, 3);
+  m.clientRequest('GET', '/apis/kuadrant.io/v1/authpolicies', 200); // no duration: counted, not timed
+  const t = await text(m);
+  const created = 'rest_client_request_duration_seconds_count{verb="create",resource="manifestworks",code="2xx"}';
+  assert.equal(value(t, created), 2);
+  assert.ok(Math.abs(value(t, 'rest_client_request_duration_seconds_sum{verb="create",resource="manifestworks",code="2xx"}')! - 0.34) < 1e-9, 'in seconds');
+  assert.equal(value(t, 'rest_client_request_duration_seconds_bucket{le="0.1",verb="create",resource="manifestworks",code="2xx"}'), 1);
+  assert.equal(value(t, 'rest_client_request_duration_seconds_bucket{le="0.5",verb="create",resource="manifestworks",code="2xx"}'), 2);
+  assert.equal(value(t, 'rest_client_request_duration_seconds_count{verb="patch",resource="authpolicies",code="4xx"}'), 1);
+  assert.doesNotMatch(t, /rest_client_request_duration_seconds_count\{verb="list"/);
+  assert.doesNotMatch(t, /spoke-1|spoke-2|namespace=/, 'no names or namespaces in any label');
+});
+
+test('policysync_feedback_latency_seconds is exposed (zero) before any feedback, and observes in seconds', async () => {
+  const m = new Metrics({ defaultMetrics: false });
+  let t = await text(m);
+  assert.equal(value(t, 'policysync_feedback_latency_seconds_count'), 0);
+  m.feedbackLatency(20);
+  m.feedbackLatency(150);
+  t = await text(m);
+  assert.equal(value(t, 'policysync_feedback_latency_seconds_count'), 2);
+  assert.equal(value(t, 'policysync_feedback_latency_seconds_bucket{le="0.025"}'), 1);
+  assert.equal(value(t, 'policysync_feedback_latency_seconds_bucket{le="0.1"}'), 1, 'the DESIGN target is a bucket bound');
+  assert.equal(value(t, 'policysync_feedback_latency_seconds_bucket{le="0.15"}'), 2);
+});
+
+test('policysync_spoke_report_age_seconds: one series per cluster with a report, read at scrape time; a cluster that goes loses its series', async () => {
+  const m = new Metrics({ defaultMetrics: false });
+  let ages = new Map([['spoke-1', 12.5], ['spoke-2', 0]]);
+  m.setCollectors({ spokeReportAges: () => ages });
+  let t = await text(m);
+  assert.equal(value(t, 'policysync_spoke_report_age_seconds{cluster="spoke-1"}'), 12.5);
+  assert.equal(value(t, 'policysync_spoke_report_age_seconds{cluster="spoke-2"}'), 0);
+  ages = new Map([['spoke-2', 30]]);
+  t = await text(m);
+  assert.equal(value(t, 'policysync_spoke_report_age_seconds{cluster="spoke-1"}'), undefined, 'gone with its cluster');
+  assert.equal(value(t, 'policysync_spoke_report_age_seconds{cluster="spoke-2"}'), 30);
+  m.setCollectors({});
+  assert.doesNotMatch(await text(m), /^policysync_spoke_report_age_seconds\{/m);
+});

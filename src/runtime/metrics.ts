@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ControllerObserver, ReconcileOutcome } from './runner.ts';
 import type { WorkQueueObserver } from './workqueue.ts';
 import { writtenResource } from '../core/k8s/apipath.ts';
+import { codeClass, requestResource, requestVerb } from './metricslabels.ts';
 
 export type WorkStateLabel = 'applied' | 'failed' | 'pending';
 export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed' | 'unknown';
@@ -22,6 +23,15 @@ const RECONCILE_BUCKETS = [
 /** client-go's workqueue duration buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1000 s. */
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
+/**
+ * policysync_feedback_latency_seconds: DESIGN's target is 100 ms at p99 (docs/benchmarks.md measures
+ * 20–30 ms), so the buckets are fine up to it; past it, a status write held by the coalescing window or
+ * yielding to a ManifestWork burst (at most 60 s) still lands in a bucket.
+ */
+export const FEEDBACK_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** client-go's rest_client_request_duration_seconds buckets; requests time out at 30 s (--request-timeout). */
+export const REQUEST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
 /** Where the policysync_* gauges read their values from at scrape time; absent ones are not exposed. */
 export interface PolicySyncCollectors {
   /** The hub's ManifestWorks by state (policysync_works). */
@@ -30,6 +40,8 @@ export interface PolicySyncCollectors {
   clusters?: () => Record<ClusterStatusLabel, number>;
   /** Policy kinds watched (policysync_watched_kinds). */
   watchedKinds?: () => number;
+  /** Seconds since each cluster's spoke report was last seen to change, by cluster (policysync_spoke_report_age_seconds). */
+  spokeReportAges?: () => ReadonlyMap<string, number> | undefined;
 }
 
 export interface MetricsOptions {
@@ -53,6 +65,8 @@ export class Metrics {
   readonly #leader: Gauge<'name'>;
   readonly #clientRequests: Counter<'method' | 'code'>;
   readonly #clientWrites: Counter<'resource'>;
+  readonly #requestDuration: Histogram<'verb' | 'resource' | 'code'>;
+  readonly #feedbackLatency: Histogram;
 
   constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -117,6 +131,20 @@ export class Metrics {
       registers,
     });
 
+    this.#requestDuration = new Histogram({
+      name: 'rest_client_request_duration_seconds',
+      help: 'Apiserver request latency (sent to answer read; rate limiter wait excluded; watches not counted), by Kubernetes verb, resource and status class',
+      labelNames: ['verb', 'resource', 'code'],
+      buckets: REQUEST_LATENCY_BUCKETS,
+      registers,
+    });
+    this.#feedbackLatency = new Histogram({
+      name: 'policysync_feedback_latency_seconds',
+      help: "From a ManifestWork status change carrying new spoke feedback, as the hub's cache saw it, to the successful write of the policy's status annotations that reflects it",
+      buckets: FEEDBACK_LATENCY_BUCKETS,
+      registers,
+    });
+
     const collectors = (): PolicySyncCollectors => this.#collectors;
     new Gauge({
       name: 'policysync_works',
@@ -148,6 +176,19 @@ export class Metrics {
       },
     });
 
+    new Gauge({
+      name: 'policysync_spoke_report_age_seconds',
+      help: "Seconds since the hub last saw the spoke agent's report of a cluster change (a new heartbeat or new content), on the hub's clock; no series for a cluster without a report",
+      labelNames: ['cluster'],
+      registers,
+      collect() {
+        const ages = collectors().spokeReportAges?.();
+        // Set afresh at every scrape: a cluster whose report went is no longer exposed.
+        this.reset();
+        for (const [cluster, seconds] of ages ?? []) this.set({ cluster }, seconds);
+      },
+    });
+
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -161,11 +202,19 @@ export class Metrics {
     this.#leader.set({ name }, leader ? 1 : 0);
   }
 
-  /** Counts one apiserver request (KubeHttp's onResponse hook). */
-  clientRequest(method: string, path: string, code: number): void {
+  /** Counts one apiserver request, and its latency when given (KubeHttp's onResponse hook). */
+  clientRequest(method: string, path: string, code: number, durationMs?: number): void {
     this.#clientRequests.inc({ method, code: String(code) });
+    if (durationMs !== undefined) {
+      this.#requestDuration.observe({ verb: requestVerb(method, path), resource: requestResource(path), code: codeClass(code) }, durationMs / 1000);
+    }
     const resource = writtenResource(method, path);
     if (resource !== undefined && code >= 200 && code < 300) this.#clientWrites.inc({ resource });
+  }
+
+  /** One feedback change reported on its policy after `ms` milliseconds (policysync_feedback_latency_seconds). */
+  feedbackLatency(ms: number): void {
+    this.#feedbackLatency.observe(ms / 1000);
   }
 
   /** The observer for the WorkQueue called `name`; its series start at 0. */
