@@ -1,17 +1,22 @@
 // Metrics and probes of the hub controller against the real hub apiserver (no spokes, so works never
 // get a status): /readyz before and after the caches sync, and the controller-runtime, workqueue and
-// policysync_* series on /metrics for a world of 2 AuthPolicies placed on 2 clusters.
+// policysync_* series on /metrics for a world of 2 AuthPolicies placed on 2 clusters. Then a second hub
+// placing on the real spoke-1, with its OCM work agent and a spoke agent: the spoke report age of spoke-1
+// (gone with the cluster), the feedback latency of the spoke's status reaching the hub annotation, and the
+// apiserver request latency by verb, resource and status class.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { HubController } from '../../src/hub/controller.ts';
-import type { KubeHttp } from '../../src/kube/http.ts';
+import { KubeHttp } from '../../src/kube/http.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { ProbeServer } from '../../src/runtime/probeserver.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { apply, authPolicy, createNamespace, gateway, gatewayClass, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { ourWorks } from '../../testkit/works.ts';
-import { hubHttp, testControllerName, testHubOptions, uniqueName } from '../../testkit/hub.ts';
+import { hubHttp, startHub, startSpoke, testControllerName, testHubOptions, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
+import { AUTH_POLICIES, get } from '../../testkit/fixtures.ts';
+import { hubStatus, writeSpokeStatus } from '../../testkit/status.ts';
 import { samples } from '../../testkit/metrics.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 
@@ -133,4 +138,108 @@ test('deleting a policy removes its works and its clusters from the gauges', asy
     },
     { what: 'the gauges to count the remaining policy only', timeoutMs: 30_000, context: () => last.split('\n').filter((l) => l.startsWith('policysync')).join('\n') },
   );
+});
+
+// The second hub: placing on the real spoke-1, whose work agent applies the copy and brings its status back.
+const loop = {
+  metrics: new Metrics(),
+  controllerName: testControllerName('metrics-loop'),
+  ns: uniqueName('metrics-loop'),
+  className: uniqueName('class'),
+  hub: undefined as RunningHub | undefined,
+  agent: undefined as RunningSpoke | undefined,
+  spoke: undefined as KubeHttp | undefined,
+  probes: undefined as ProbeServer | undefined,
+};
+const SPOKE = 'spoke-1';
+
+after(async () => {
+  await loop.agent?.stop();
+  await loop.probes?.stop();
+  if (!http) return;
+  // The works go with the policy and the placement while the controller runs; what is left, by hand.
+  await remove(http, authPolicy(loop.ns, 'auth', 'gw')).catch(() => undefined);
+  if (loop.hub) {
+    await eventually(async () => (await ourWorks(http, { controllerName: loop.controllerName })).length === 0, { what: 'the loop hub works to go', timeoutMs: 30_000 }).catch(() => undefined);
+    await loop.hub.stop();
+  }
+  for (const w of await ourWorks(http, { controllerName: loop.controllerName })) await remove(http, w);
+  await remove(http, gatewayClass(loop.className, { namespace: loop.ns, name: 'params' }));
+  await removeNamespace(http, loop.ns);
+  if (loop.spoke) {
+    await removeNamespace(loop.spoke, loop.ns);
+    loop.spoke.destroy();
+  }
+});
+
+test('a hub placing on a real spoke: spoke report age per cluster, feedback latency to the annotation, request latency by verb, resource and code class', async () => {
+  const { ns } = loop;
+  loop.spoke = new KubeHttp(sandbox.kubeConfig(SPOKE));
+  const spoke = loop.spoke;
+  await createNamespace(spoke, ns);
+  await createNamespace(http, ns);
+  await apply(http, paramsConfigMap(ns, 'params', { policiesToSync: [AUTH] }));
+  await apply(http, gatewayClass(loop.className, { namespace: ns, name: 'params' }, loop.controllerName));
+  await apply(http, gateway(ns, 'gw', loop.className, 'spoke'));
+  await apply(http, placementDecision(ns, 'spoke', [SPOKE]));
+  const spokeConfig = { namespace: ns, name: 'agent' };
+  loop.hub = await startHub(sandbox.kubeConfig('hub'), { controllerName: loop.controllerName, metrics: loop.metrics, spokeConfig });
+  loop.agent = await startSpoke(sandbox.kubeConfig(SPOKE), SPOKE, spokeConfig, { reportHeartbeatMs: 1_000 });
+  const running = loop.hub.controller;
+  loop.probes = new ProbeServer({ address: '127.0.0.1:0', ready: () => running.cachesSynced, metrics: () => loop.metrics.scrape() });
+  const url = `http://127.0.0.1:${(await loop.probes.start()).port}/metrics`;
+  const scrapeLoop = async (): Promise<string> => (await fetch(url)).text();
+  let last = '';
+  const until = <T>(what: string, probe: (text: string) => T | undefined): Promise<T> =>
+    eventually(
+      async () => {
+        last = await scrapeLoop();
+        return probe(last);
+      },
+      { what, timeoutMs: 60_000, context: () => last.split('\n').filter((l) => /^(policysync_spoke|policysync_feedback_latency_seconds_count|rest_client_request_duration_seconds_count)/.test(l)).join('\n') },
+    );
+
+  // The agent's report comes back through the spoke-config work's feedback, heartbeat after heartbeat.
+  const age = await until('the report age of spoke-1', (t) => value(t, 'policysync_spoke_report_age_seconds', { cluster: SPOKE }));
+  assert.ok(age >= 0 && age < 30, `a live agent's report is young: ${age} s`);
+  assert.deepEqual(samples(last, 'policysync_spoke_report_age_seconds').map((s) => s.labels.cluster), [SPOKE], 'one series, of the one cluster placed');
+
+  // The copy is applied on the spoke; the work's status (Applied) comes back and is reported.
+  await apply(http, authPolicy(ns, 'auth', 'gw'));
+  await eventually(async () => get(spoke, AUTH_POLICIES, ns, 'auth'), { what: 'the copy on spoke-1', timeoutMs: 60_000 });
+  await eventually(async () => (await hubStatus<{ clusters?: Record<string, { applied?: boolean }> }>(http, AUTH_POLICIES, ns, 'auth'))?.clusters?.[SPOKE]?.applied === true, {
+    what: 'the hub to show the copy applied on spoke-1',
+    timeoutMs: 60_000,
+  });
+  await eventually(() => Promise.resolve(running.idle()), { what: 'the hub to settle', timeoutMs: 30_000 });
+  const before = value(await scrapeLoop(), 'policysync_feedback_latency_seconds_count') ?? 0;
+
+  // The spoke's controller judges the copy: its status reaches the hub annotation, and that is timed.
+  await writeSpokeStatus(spoke, AUTH_POLICIES, ns, 'auth', 'enforced by the test');
+  await eventually(async () => (await hubStatus<{ summary?: { enforced?: number } }>(http, AUTH_POLICIES, ns, 'auth'))?.summary?.enforced === 1, {
+    what: 'the hub to show the copy enforced',
+    timeoutMs: 60_000,
+  });
+  const timed = await until('the feedback to be timed', (t) => {
+    const count = value(t, 'policysync_feedback_latency_seconds_count') ?? 0;
+    return count > before ? count : undefined;
+  });
+  assert.ok(timed > before);
+  const inf = value(last, 'policysync_feedback_latency_seconds_bucket', { le: '+Inf' });
+  assert.equal(inf, timed, 'every observation lands in a bucket');
+  assert.ok(value(last, 'policysync_feedback_latency_seconds_sum')! > 0);
+
+  // Requests timed by verb, resource and code class: the works created, the annotations patched.
+  assert.ok(value(last, 'rest_client_request_duration_seconds_count', { verb: 'create', resource: 'manifestworks', code: '2xx' })! >= 2, 'the copy and the spoke-config works');
+  assert.ok(value(last, 'rest_client_request_duration_seconds_count', { verb: 'patch', resource: 'authpolicies', code: '2xx' })! >= 1, 'the status annotations');
+  const requestSeries = samples(last, 'rest_client_request_duration_seconds_count');
+  for (const s of requestSeries) {
+    assert.deepEqual(Object.keys(s.labels).sort(), ['code', 'resource', 'verb']);
+    assert.ok(!Object.values(s.labels).some((v) => v.includes(ns) || v.includes(SPOKE)), `no namespace or name in ${JSON.stringify(s.labels)}`);
+  }
+
+  // spoke-1 leaves the placement: the copy and the spoke configuration go, and the age series with them.
+  await remove(http, authPolicy(ns, 'auth', 'gw'));
+  await apply(http, placementDecision(ns, 'spoke', []));
+  await until('the report age of spoke-1 to go', (t) => (samples(t, 'policysync_spoke_report_age_seconds').length === 0 ? true : undefined));
 });
