@@ -7,6 +7,7 @@ import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
 import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import { countWorkStates } from '../core/works/workstate.ts';
 import { policyKey } from '../core/keys.ts';
+import { objectKey } from '../core/k8s/objects.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { KubeHttp, isNotFound, type ConnectionOptions } from '../kube/http.ts';
 import type { KubeAccess } from '../kube/kubeconfig.ts';
@@ -21,10 +22,18 @@ import { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import { HubCaches } from './caches.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
+import { GatewayStatusReconciler, gatewayOfWriteKey } from './gatewaystatusreconciler.ts';
 import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import {
+  gatewayStatusOfClass,
+  gatewayStatusOfCluster,
+  gatewayStatusOfClusterSets,
+  gatewayStatusOfGateway,
+  gatewayStatusOfPlacement,
+  gatewayStatusOfPolicy,
+  gatewayStatusOnly,
   routeClusterSetChange,
   routeConfigChange,
   routeDecisionChange,
@@ -86,7 +95,7 @@ export interface Hub {
   http: KubeHttp;
   caches: HubCaches;
   configs: ClassConfigs;
-  queues: { classes: WorkQueue; policies: WorkQueue; spokeConfig: WorkQueue };
+  queues: { classes: WorkQueue; policies: WorkQueue; spokeConfig: WorkQueue; gatewayStatus: WorkQueue };
   /** Runs read-only on every replica: a standby keeps the configuration (and so the policy watches) current. */
   classRunner: ControllerRunner;
   /** The runners that write; started only while leading. */
@@ -101,7 +110,7 @@ export interface Hub {
 export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   const log = o.logger;
   const queue = (name: string): WorkQueue => new WorkQueue({ name, observer: o.metrics?.workQueueObserver(name) });
-  const queues = { classes: queue('gatewayclass'), policies: queue('policy'), spokeConfig: queue('spoke-config') };
+  const queues = { classes: queue('gatewayclass'), policies: queue('policy'), spokeConfig: queue('spoke-config'), gatewayStatus: queue('gateway-status') };
   const fairWrites = new FairGate(new TokenBucket({ qps: o.qps, burst: o.burst }));
   const http = new KubeHttp(o.kubeConfig, {
     ...o.connection,
@@ -109,7 +118,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     writeGate: (path) => fairWrites.take(writeLane(path)),
     writeGuard: o.leadership?.guard,
     maxSockets: Math.max(16, o.concurrency * 4),
-    onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+    onResponse: o.metrics && ((method, path, code, ms) => o.metrics?.clientRequest(method, path, code, ms)),
   });
   const configs = new ClassConfigs();
   const trustDecisionLabels = o.trustDecisionLabels ?? false;
@@ -120,9 +129,11 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     if (o.spokeConfig) queues.spokeConfig.add(SPOKE_CONFIG_KEY);
   };
 
-  // The kinds in force changed: adjust the watches, then look again at every policy and every work.
-  const onConfigChanged = async (): Promise<void> => {
+  // The kinds in force changed: adjust the watches, then look again at every policy and every work, and
+  // at the class's Gateways (the kinds their conditions count).
+  const onConfigChanged = async (className: string): Promise<void> => {
     pokeSpokeConfig();
+    queues.gatewayStatus.addAll(caches.gatewaysOfClass(className).map(objectKey));
     try {
       await caches.policies.reconcile(configs.wantedKinds());
     } catch (err) {
@@ -136,7 +147,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     classes: caches.classes,
     paramsRefs,
     configs,
-    onConfigChanged: () => void onConfigChanged(),
+    onConfigChanged: (className) => void onConfigChanged(className),
     canWrite: leading,
     logger: log,
   });
@@ -150,12 +161,18 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     maxDelayMs: STATUS_YIELD_MAX_MS,
     concurrency: o.concurrency,
     onError: (key, err) => {
+      const gateway = gatewayOfWriteKey(key);
+      if (gateway !== undefined) {
+        log.warn({ gateway, err: String(err) }, 'Gateway status write failed; looking at the Gateway again');
+        queues.gatewayStatus.addRateLimited(gateway);
+        return;
+      }
       // A policy deleted while its write was held: the reconcile forgets it.
       if (!isNotFound(err)) log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
       queues.policies.addRateLimited(key);
     },
   });
-  const reporter = new StatusReporter({ http, events, logger: log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: statusWrites });
+  const reporter = new StatusReporter({ http, events, logger: log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: statusWrites, metrics: o.metrics });
   const reports = o.spokeConfig
     ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
     : undefined;
@@ -178,9 +195,28 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },
   );
 
+  const gatewayStatus = new GatewayStatusReconciler({
+    http,
+    controllerName: o.controllerName,
+    gateways: caches.gateways,
+    classes: caches.classes,
+    managedClusters: caches.managedClusters,
+    placed: caches.placed,
+    configs,
+    policiesTargeting: (gateway) => caches.policiesTargeting(gateway),
+    policiesOfKind: (gr) => caches.policiesOfKind(gr),
+    writes: statusWrites,
+    policiesPending: () => queues.policies.len() > 0 || queues.policies.processingCount() > 0,
+    coalesceMs: o.statusCoalesceMs,
+    logger: log,
+  });
+
   const observer = (name: string) => o.metrics?.controllerObserver(name);
   const classRunner = new ControllerRunner({ name: 'gatewayclass', queue: queues.classes, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: log, observer: observer('gatewayclass') });
-  const writers = [new ControllerRunner({ name: 'policy', queue: queues.policies, reconcile: (k) => policies.reconcile(k), concurrency: o.concurrency, logger: log, observer: observer('policy') })];
+  const writers = [
+    new ControllerRunner({ name: 'policy', queue: queues.policies, reconcile: (k) => policies.reconcile(k), concurrency: o.concurrency, logger: log, observer: observer('policy') }),
+    new ControllerRunner({ name: 'gateway-status', queue: queues.gatewayStatus, reconcile: (k) => gatewayStatus.reconcile(k), concurrency: 2, logger: log, observer: observer('gateway-status') }),
+  ];
   const appliers = [policyWorks];
   if (o.spokeConfig) {
     const applier = new WorkApplier({ http, logger: log, onExpired: pokeSpokeConfig });
@@ -205,36 +241,52 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     works: () => countWorkStates(caches.works.store.list()),
     clusters: () => reporter.clusterStates(new Set(caches.watchedKinds().map(groupResourceKey))),
     watchedKinds: () => caches.watchedKinds().length,
+    spokeReportAges: () => reports?.ages(),
   });
 
   // The wiring: each cache's changes, through its route, into a queue. Echoes of our own writes (an
   // annotation the reporter wrote, a work the applier created) are filtered before routing.
-  caches.classes.onChange((c) => queues.classes.add(c.object.metadata.name));
+  // The hub Gateways' status: each change that moves what it is computed from, into its own queue. A
+  // policy's verdicts coming back (our annotation write's echo, filtered below for the policy queue)
+  // wait out the Gateway's coalescing window.
+  const gatewaysAfterPolicies = (keys: readonly string[]): void => keys.forEach((k) => queues.gatewayStatus.addAfter(k, gatewayStatus.delay(k)));
+  caches.classes.onChange((c) => {
+    queues.classes.add(c.object.metadata.name);
+    queues.gatewayStatus.addAll(gatewayStatusOfClass(c, caches));
+  });
   caches.onPolicyChange((gvr, change) => {
+    gatewaysAfterPolicies(gatewayStatusOfPolicy(change));
     if (change.type === 'MODIFIED' && reporter.confirmsWrite(policyKey(gvr, change.object.metadata.namespace ?? '', change.object.metadata.name), change)) return;
     queues.policies.addAll(routePolicyChange(gvr, change, caches));
   });
   caches.onKindSynced((gvr) => queues.policies.addAll(routeKindSynced(gvr, caches)));
   caches.gateways.onChange((c) => {
+    queues.gatewayStatus.addAll(gatewayStatusOfGateway(c));
+    // A status write (ours, or another writer's) moves nothing the policies or the spoke configuration read.
+    if (gatewayStatusOnly(c)) return;
     queues.policies.addAll(routeGatewayChange(c, caches));
     pokeSpokeConfig();
   });
   caches.decisions.onChange((c) => {
     queues.policies.addAll(routeDecisionChange(c, caches));
+    queues.gatewayStatus.addAll(gatewayStatusOfPlacement(c, caches, true));
     pokeSpokeConfig();
   });
   caches.placements.onChange((c) => {
     queues.policies.addAll(routePlacementChange(c, caches));
+    queues.gatewayStatus.addAll(gatewayStatusOfPlacement(c, caches, false));
     pokeSpokeConfig();
   });
   caches.managedClusters.onChange((c) => {
     queues.policies.addAll(routeManagedClusterChange(c, caches, trustDecisionLabels));
+    queues.gatewayStatus.addAll(gatewayStatusOfCluster(c, caches, trustDecisionLabels));
     pokeSpokeConfig();
   });
   for (const sets of [caches.clusterSets, caches.bindings]) {
     sets.onChange(() => {
       if (trustDecisionLabels) return;
       queues.policies.addAll(routeClusterSetChange(caches, trustDecisionLabels));
+      queues.gatewayStatus.addAll(gatewayStatusOfClusterSets(caches, trustDecisionLabels));
       pokeSpokeConfig();
     });
   }
@@ -242,6 +294,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   if (reports) caches.works.onChange((c) => isSpokeConfigWork(c.object) && reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object));
   caches.works.onChange((c) => {
     const keys = routeWorkChange(c);
+    reporter.workChanged(c, keys.policies);
     if (keys.spokeConfig) pokeSpokeConfig();
     if (c.type === 'ADDED' && keys.policies.length > 0 && policyWorks.confirmsCreate(c.object)) return;
     // Often a status change: its policy at once, or at the end of its coalescing window.

@@ -8,15 +8,17 @@ import { clustersFromDecisions } from '../core/fleet/placement.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
+import { ownedConditionTypes, ownedConditionsEntry } from '../core/status/gatewaystatus.ts';
 import { possibleRivals } from '../core/targets/rivals.ts';
 import { controllerLabelValue } from '../core/works/manifestwork.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
 import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
+import { FIELD_MANAGER } from '../kube/writes.ts';
 import type { StoreChange } from '../kube/store.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
+import { BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayClassOf, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
 import { GatewayPlacements } from './placements.ts';
 import type { HubLookups, KindedPolicy } from './routes.ts';
 
@@ -47,7 +49,7 @@ export class HubCaches implements HubLookups {
     const informer = (name: string, resource: ResourceRef, labelSelector?: string, transform = cachedObject): Informer =>
       new Informer(http, resource, { logger: o.logger.child({ informer: name }), labelSelector, transform });
     this.classes = informer('gatewayclasses', RESOURCES.gatewayClasses);
-    this.gateways = informer('gateways', RESOURCES.gateways);
+    this.gateways = informer('gateways', RESOURCES.gateways, undefined, gatewayCacheView);
     this.decisions = informer('placementdecisions', RESOURCES.placementDecisions);
     this.placements = informer('placements', RESOURCES.placements);
     this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
@@ -56,7 +58,7 @@ export class HubCaches implements HubLookups {
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
 
     this.bindings.store.addIndex(BY_NAMESPACE, (b) => [b.metadata.namespace ?? '']);
-    this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway).addIndex(BY_NAME, (g) => [g.metadata.name]);
+    this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway).addIndex(BY_NAME, (g) => [g.metadata.name]).addIndex(BY_CLASS, gatewayClassOf);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
     this.works.store.addIndex(BY_SOURCE, (w) => {
       const source = w.metadata.labels?.[SOURCE_LABEL];
@@ -150,6 +152,10 @@ export class HubCaches implements HubLookups {
     return this.gateways.store.byIndex(BY_NAME, name);
   }
 
+  gatewaysOfClass(className: string): readonly KubeObject[] {
+    return this.gateways.store.byIndex(BY_CLASS, className);
+  }
+
   gatewaysOfPlacement(placementKey: string): readonly KubeObject[] {
     return this.gateways.store.byIndex(BY_PLACEMENT, placementKey);
   }
@@ -170,4 +176,14 @@ export class HubCaches implements HubLookups {
   downstreamTemplates(): string[] {
     return [...this.configs.downstreamTemplates()];
   }
+}
+
+/**
+ * A Gateway as cached: cachedObject, keeping of its managed fields only which condition types our own
+ * status applies own (core/status/gatewaystatus.ts): those are ours to remove when no longer wanted.
+ */
+function gatewayCacheView<T extends KubeObject>(gateway: T): T {
+  const slim = cachedObject(gateway);
+  const owned = ownedConditionTypes(gateway.metadata.managedFields, FIELD_MANAGER);
+  return owned.size === 0 ? slim : { ...slim, metadata: { ...slim.metadata, managedFields: [ownedConditionsEntry(FIELD_MANAGER, owned)] } };
 }

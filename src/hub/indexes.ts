@@ -12,6 +12,7 @@ export const BY_SOURCE = 'source';
 export const BY_NAME = 'name';
 export const BY_CLUSTER = 'cluster';
 export const BY_NAMESPACE = 'namespace';
+export const BY_CLASS = 'class';
 
 /** `namespace/name` of every Gateway a policy targets (any namespace: the mapping must see them all). */
 export function targetedGateways(policy: KubeObject): string[] {

@@ -3,6 +3,13 @@ import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { objectKey } from '../core/k8s/objects.ts';
 import {
+  gatewayStatusOfClass,
+  gatewayStatusOfCluster,
+  gatewayStatusOfClusterSets,
+  gatewayStatusOfGateway,
+  gatewayStatusOfPlacement,
+  gatewayStatusOfPolicy,
+  gatewayStatusOnly,
   routeClusterSetChange,
   routeConfigChange,
   routeDecisionChange,
@@ -167,4 +174,64 @@ test('a kind that listed maps to the sources of its works whose policy its cache
     policyCached: (_gr: unknown, _ns: string, name: string) => name === 'kept',
   };
   assert.deepEqual(routeKindSynced(AUTH, lookups), ['authpolicies.kuadrant.io|ns/gone']);
+});
+
+// The hub Gateways' status.
+
+const gw = (namespace: string, name: string, extra: Partial<KubeObject> = {}, meta: Partial<KubeObject['metadata']> = {}): KubeObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { namespace, name, generation: 1, resourceVersion: '1', ...meta },
+  spec: { gatewayClassName: 'gc' },
+  ...extra,
+});
+
+test('a Gateway change: its own status always; a status-only change moves nothing the policies read', () => {
+  const before = gw('ns', 'gw');
+  const echoed = gw('ns', 'gw', { status: { conditions: [{ type: 'Accepted' }] } }, { resourceVersion: '2', managedFields: [{ manager: 'policy-sync' }] });
+  assert.deepEqual(gatewayStatusOfGateway({ old: before, object: echoed }), ['ns/gw']);
+  assert.equal(gatewayStatusOnly({ old: before, object: echoed }), true);
+  assert.equal(gatewayStatusOnly({ old: before, object: gw('ns', 'gw', { spec: { gatewayClassName: 'other' } }, { generation: 2 }) }), false, 'its class');
+  assert.equal(gatewayStatusOnly({ old: before, object: gw('ns', 'gw', {}, { labels: { 'cluster.open-cluster-management.io/placement': 'p' } }) }), false, 'its placement label');
+  assert.equal(gatewayStatusOnly({ old: before, object: gw('ns', 'gw', {}, { deletionTimestamp: '2025-01-01T00:00:00Z' }) }), false, 'its deletion');
+  assert.equal(gatewayStatusOnly({ object: before }), false, 'a new Gateway');
+});
+
+test('a GatewayClass change maps to its Gateways; a Placement or decision change to the Gateways of its Placement, old label included', () => {
+  const ofClass: Record<string, KubeObject[]> = { gc: [gw('a', 'x'), gw('b', 'y')] };
+  assert.deepEqual(gatewayStatusOfClass({ object: obj('', 'gc') }, { gatewaysOfClass: (n) => ofClass[n] ?? [] }), ['a/x', 'b/y']);
+  const label = (p: string): Partial<KubeObject['metadata']> => ({ labels: { 'cluster.open-cluster-management.io/placement': p } });
+  const ofPlacement: Record<string, KubeObject[]> = { 'ns/east': [gw('ns', 'e')], 'ns/west': [gw('ns', 'w')] };
+  const l = { gatewaysOfPlacement: (p: string) => ofPlacement[p] ?? [] };
+  assert.deepEqual(gatewayStatusOfPlacement({ old: obj('ns', 'd', label('east')), object: obj('ns', 'd', label('west')) }, l, true), ['ns/e', 'ns/w']);
+  assert.deepEqual(gatewayStatusOfPlacement({ object: obj('ns', 'east') }, l, false), ['ns/e']);
+});
+
+test('a ManagedCluster change maps to the Gateways decided onto it, only when its health or (unless trusted) its labels moved', () => {
+  const available = (status: string, labels: Record<string, string> = {}): KubeObject => ({
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'c1', labels },
+    status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status, lastTransitionTime: '2025-01-01T00:00:00Z' }] },
+  });
+  const l = { allGateways: () => [gw('ns', 'on'), gw('ns', 'off')], clustersDecidedFor: (g: KubeObject) => (g.metadata.name === 'on' ? ['c1'] : ['c2']) };
+  assert.deepEqual(gatewayStatusOfCluster({ old: available('True'), object: available('False') }, l, false), ['ns/on']);
+  assert.deepEqual(gatewayStatusOfCluster({ old: available('True'), object: available('True') }, l, false), [], 'a lease renewal');
+  assert.deepEqual(gatewayStatusOfCluster({ old: available('True'), object: available('True', { env: 'prod' }) }, l, false), ['ns/on']);
+  assert.deepEqual(gatewayStatusOfCluster({ old: available('True'), object: available('True', { env: 'prod' }) }, l, true), [], 'labels do not matter to trusted decisions');
+  assert.deepEqual(gatewayStatusOfClusterSets(l, false), ['ns/on', 'ns/off']);
+  assert.deepEqual(gatewayStatusOfClusterSets(l, true), []);
+});
+
+test('a policy change maps to the Gateways it targets before and after, only when its targets, verdicts or existence moved', () => {
+  const policy = (target: string, status?: string, rv = '1'): KubeObject => ({
+    apiVersion: 'kuadrant.io/v1',
+    kind: 'AuthPolicy',
+    metadata: { namespace: 'ns', name: 'p', resourceVersion: rv, ...(status ? { annotations: { 'policysync.kuadrant.io/status': status } } : {}) },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: target }, rules: { rv } },
+  });
+  assert.deepEqual(gatewayStatusOfPolicy({ object: policy('a') }), ['ns/a'], 'created (or deleted)');
+  assert.deepEqual(gatewayStatusOfPolicy({ old: policy('a'), object: policy('b') }), ['ns/a', 'ns/b'], 'retargeted');
+  assert.deepEqual(gatewayStatusOfPolicy({ old: policy('a'), object: policy('a', '{"summary":{}}') }), ['ns/a'], 'its verdicts reported');
+  assert.deepEqual(gatewayStatusOfPolicy({ old: policy('a', 'x'), object: policy('a', 'x', '2') }), [], 'a spec edit keeping its targets: its status will tell');
 });

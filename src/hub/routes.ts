@@ -11,9 +11,10 @@ import { SPEC_HASH_ANNOTATION } from '../core/metadatakeys.ts';
 import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import { WHOLE_KIND, type ReportScope } from '../core/spoke/spokereport.ts';
 import { hubNamespacesRendering } from '../core/targets/rivals.ts';
-import { placementOfDecision } from './indexes.ts';
+import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { placementOfDecision, targetedGateways } from './indexes.ts';
 import { policyKey, type PolicyKey } from '../core/keys.ts';
-import { namespacedKey } from '../core/k8s/objects.ts';
+import { namespacedKey, objectKey } from '../core/k8s/objects.ts';
 
 /** A change as the store reports it: the new object and, for updates and deletes, the old one. */
 export interface Change {
@@ -42,6 +43,8 @@ export interface HubLookups {
   rivalsOf(gr: GroupResource, policy: KubeObject): readonly KubeObject[];
   allGateways(): readonly KubeObject[];
   sameNamedGateways(name: string): readonly KubeObject[];
+  /** The Gateways of the GatewayClass. */
+  gatewaysOfClass(className: string): readonly KubeObject[];
   /** The Gateways naming the Placement `namespace/name`. */
   gatewaysOfPlacement(placementKey: string): readonly KubeObject[];
   /** The clusters among the labelled decisions of the Gateway's Placement (counted or not). */
@@ -198,4 +201,74 @@ export function routeKindSynced(gr: GroupResource, l: Pick<HubLookups, 'allWorks
 export function sourceKeyOfWork(work: KubeObject): PolicyKey[] {
   const ref = readSourceRef(work);
   return ref ? [policyKey(ref, ref.namespace, ref.name)] : [];
+}
+
+// The hub Gateways' status (gatewaystatusreconciler.ts): keys are the Gateways' cache keys.
+
+function gatewayKeys(gateways: readonly KubeObject[]): string[] {
+  return unique(gateways.map(objectKey));
+}
+
+/**
+ * A Gateway change that touched its status alone (ours coming back, or another writer's): nothing the
+ * policies or the spoke configuration read of a Gateway (class, placement label, name, deletion) moved.
+ * Its own status is looked at again all the same (gatewayStatusOfGateway).
+ */
+export function gatewayStatusOnly({ old, object }: Change): boolean {
+  if (!old || old === object) return false;
+  const read = (g: KubeObject): string => {
+    const { resourceVersion: _rv, managedFields: _mf, ...metadata } = g.metadata;
+    return canonicalJson([g.apiVersion, metadata, g.spec ?? null]);
+  };
+  return read(old) === read(object);
+}
+
+/** A Gateway changed (its generation, class, placement, status — or it was deleted): its own status. */
+export function gatewayStatusOfGateway(change: Change): string[] {
+  return gatewayKeys(sides(change));
+}
+
+/** A GatewayClass changed (its controllerName, or the conditions the class reconciler wrote): its Gateways. */
+export function gatewayStatusOfClass(change: Change, l: Pick<HubLookups, 'gatewaysOfClass'>): string[] {
+  return gatewayKeys(unique(sides(change).map((c) => c.metadata.name)).flatMap((name) => l.gatewaysOfClass(name)));
+}
+
+/** A Placement or PlacementDecision changed: the Gateways of its Placement, before and after. */
+export function gatewayStatusOfPlacement(change: Change, l: Pick<HubLookups, 'gatewaysOfPlacement'>, isDecision: boolean): string[] {
+  const placements = isDecision ? sides(change).flatMap(placementOfDecision) : [namespacedKey(change.object.metadata.namespace ?? '', change.object.metadata.name)];
+  return gatewayKeys(unique(placements).flatMap((p) => l.gatewaysOfPlacement(p)));
+}
+
+/**
+ * A ManagedCluster changed: when what OCM vouches for moved (or it came or went), the Gateways it is
+ * decided for (Programmed names the clusters missing); when its labels moved and decisions are not
+ * taken by their labels alone, the same (it may have moved into or out of a ManagedClusterSet).
+ */
+export function gatewayStatusOfCluster(change: Change, l: Pick<HubLookups, 'allGateways' | 'clustersDecidedFor'>, trustDecisionLabels: boolean): string[] {
+  const updated = change.old !== undefined && change.old !== change.object;
+  const healthMoved = !updated || canonicalJson(clusterHealth(change.old)) !== canonicalJson(clusterHealth(change.object));
+  const relabelled = !trustDecisionLabels && (!updated || canonicalJson(change.old?.metadata.labels ?? {}) !== canonicalJson(change.object.metadata.labels ?? {}));
+  if (!healthMoved && !relabelled) return [];
+  const name = change.object.metadata.name;
+  return gatewayKeys(l.allGateways().filter((g) => l.clustersDecidedFor(g).includes(name)));
+}
+
+/** A ManagedClusterSet or binding changed: every Gateway (nothing when decisions are taken by their labels alone). */
+export function gatewayStatusOfClusterSets(l: Pick<HubLookups, 'allGateways'>, trustDecisionLabels: boolean): string[] {
+  return trustDecisionLabels ? [] : gatewayKeys(l.allGateways());
+}
+
+/**
+ * A policy changed: the Gateways it targets, before and after — when what the Gateway status reads of it
+ * moved: its existence, its targets, or its status annotation (the per-cluster verdicts the status
+ * reporter wrote, coming back). A spec edit that keeps the targets changes nothing there until its
+ * status does.
+ */
+export function gatewayStatusOfPolicy(change: Change): string[] {
+  const { old, object } = change;
+  const targets = (p: KubeObject): string => JSON.stringify(targetedGateways(p).sort());
+  const verdicts = (p: KubeObject): string | undefined => p.metadata.annotations?.[STATUS_ANNOTATION];
+  const updated = old !== undefined && old !== object;
+  if (updated && targets(old) === targets(object) && verdicts(old) === verdicts(object) && Boolean(old.metadata.deletionTimestamp) === Boolean(object.metadata.deletionTimestamp)) return [];
+  return unique(sides(change).flatMap(targetedGateways));
 }

@@ -138,6 +138,38 @@ function fingerprint(conditions: readonly Condition[]): string {
   return canonicalJson(compared.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)));
 }
 
+/**
+ * The condition types `manager`'s server-side applies of the status subresource own, read from the
+ * object's managedFields (`f:status` → `f:conditions` → `k:{"type":"…"}`). An apply that leaves out one of
+ * these removes it; a type anyone else owns is left alone by our applies, so it is never ours to remove.
+ */
+export function ownedConditionTypes(managedFields: unknown, manager: string): Set<string> {
+  const types = new Set<string>();
+  if (!Array.isArray(managedFields)) return types;
+  for (const entry of managedFields as unknown[]) {
+    const e = entry as { manager?: unknown; operation?: unknown; subresource?: unknown; fieldsV1?: unknown } | null;
+    if (e?.manager !== manager || e.operation !== 'Apply' || e.subresource !== 'status') continue;
+    const conditions = ((e.fieldsV1 as Record<string, unknown> | undefined)?.['f:status'] as Record<string, unknown> | undefined)?.['f:conditions'];
+    if (conditions === null || typeof conditions !== 'object') continue;
+    for (const key of Object.keys(conditions)) {
+      if (!key.startsWith('k:')) continue;
+      try {
+        const type = (JSON.parse(key.slice(2)) as { type?: unknown }).type;
+        if (typeof type === 'string') types.add(type);
+      } catch {
+        // Not a key of the list map: nothing of ours.
+      }
+    }
+  }
+  return types;
+}
+
+/** The managedFields entry that ownedConditionTypes reads back as `types` (what a cache keeps of a Gateway's). */
+export function ownedConditionsEntry(manager: string, types: ReadonlySet<string>): Record<string, unknown> {
+  const conditions = Object.fromEntries([...types].sort().map((type) => [`k:${JSON.stringify({ type })}`, {}]));
+  return { manager, operation: 'Apply', subresource: 'status', fieldsV1: { 'f:status': { 'f:conditions': conditions } } };
+}
+
 // Accepted: the class's params in force.
 
 function acceptedCondition({ className, classState }: GatewayStatusInput): Omit<Condition, 'observedGeneration'> {
@@ -264,7 +296,9 @@ function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPla
       if (s.state === 'Overridden') overridden.push(`${p.label} on ${cluster}`);
       if (s.state === 'Enforced' || s.state === 'Overridden') continue;
       states.add(s.state);
-      const reason = s.reason === '' || s.reason === s.state ? '' : ` (${s.reason})`;
+      // The reason of a failure or a doubt says what to fix; a wait's (not reported yet, applying, …) only
+      // moves, and each move would be a write.
+      const reason = (s.state === 'Failed' || s.state === 'Unknown') && s.reason !== '' && s.reason !== s.state ? ` (${s.reason})` : '';
       notEnforced.set(cluster, [...(notEnforced.get(cluster) ?? []), `${p.label} ${s.state}${reason}`]);
     }
   }
