@@ -40,7 +40,8 @@ interface Container {
   args?: string[];
 }
 
-function kustomize(dir: string): KubeObject[] {
+/** `kubectl kustomize <dir>` (relative to the repository root) with the repository's kubectl, parsed. */
+export function kustomize(dir: string): KubeObject[] {
   const kubectl = join(binDir, 'kubectl');
   if (!existsSync(kubectl)) throw new Error(`${kubectl} is missing: run \`npm run build:components\` (hack/build-components.sh)`);
   const out = execFileSync(kubectl, ['kustomize', dir], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -29,9 +29,11 @@ import { eventually } from '../../testkit/eventually.ts';
 import { get, list, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, spokeClients } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
+import { readPackage } from '../../hack/gen-chart.ts';
 
 const AGENT_NS = 'policy-sync-system';
-const DEFAULT_IMAGE = 'ghcr.io/kuadrant/policy-sync:latest';
+// The release's image: package.json's version (hack/set-version.ts).
+const DEFAULT_IMAGE = `ghcr.io/kuadrant/policy-sync:${readPackage().version}`;
 const OVERRIDE_IMAGE = 'registry.example.com/platform/policy-sync:v0.1.0-e2e';
 const APPLIED_WORKS: ResourceRef = { group: 'work.open-cluster-management.io', version: 'v1', resource: 'appliedmanifestworks', namespaced: false };
 const PLACEMENT_DECISIONS = RESOURCES.placementDecisions;

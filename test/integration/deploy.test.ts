@@ -10,6 +10,7 @@ import { join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
 import { DELETION_ORPHAN, LOG_LEVEL_ARG, TEMPLATE_FILE, renderAddonTemplate } from '../../hack/gen-addon.ts';
+import { readPackage } from '../../hack/gen-chart.ts';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -22,7 +23,8 @@ import { find, kubectl, kustomize, toYaml, type Rendered } from '../../testkit/k
 import { testSandbox, testSandboxRoot } from '../../testkit/test-sandbox.ts';
 
 const SYSTEM_NS = 'policy-sync-system';
-const IMAGE = 'ghcr.io/kuadrant/policy-sync:latest';
+// The release's image: package.json's version (hack/set-version.ts).
+const IMAGE = `ghcr.io/kuadrant/policy-sync:${readPackage().version}`;
 
 let sandbox: Sandbox;
 let release: (() => void) | undefined;
