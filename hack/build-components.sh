@@ -164,7 +164,8 @@ record_modules() {
   for m in "open-cluster-management.io/api@$OCM_API_VERSION" "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" \
     "github.com/kuadrant/kuadrant-operator@$KUADRANT_OPERATOR_VERSION" \
     "github.com/kuadrant/authorino-operator@$AUTHORINO_OPERATOR_VERSION" "github.com/kuadrant/authorino@$AUTHORINO_VERSION" \
-    "github.com/kuadrant/limitador-operator@$LIMITADOR_OPERATOR_VERSION" "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION"; do
+    "github.com/kuadrant/limitador-operator@$LIMITADOR_OPERATOR_VERSION" "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION" \
+    "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION"; do
     json="$(go mod download -json "$m" || true)"
     dir="$(sed -n 's/.*"Dir": "\(.*\)",/\1/p' <<<"$json")"
     [ -d "$dir" ] || { echo "error: could not download $m from the Go module proxy: $json" >&2; exit 1; }
