@@ -18,6 +18,8 @@
 // - the hub Deployment: replicas, image, pull policy, resources, `--log-level`, `--controller-name` and extra
 //   arguments from values; the addon: the agents' image (AddOnDeploymentConfig registries mirror), log level,
 //   nodePlacement, and the ManagedClusterSet's name (or an existing set instead of a new one);
+// - the ClusterRoles an aggregated ClusterRole folds in are wrapped in a `kind: List`, which Helm deletes after
+//   the aggregated role (see templateFile);
 // - `{{`/`}}` in the sources (the addon manager's {{LOG_LEVEL}}, alert templates) are escaped for Helm.
 // Each optional part sits behind a value: kuadrant.enabled (deploy/hub/kuadrant), addon.enabled (deploy/addon),
 // monitoring.enabled (deploy/monitoring, off by default: it needs the Prometheus operator's CRDs). A GatewayClass
@@ -238,10 +240,40 @@ function monitoringDocs(t: Templater, objects: KubeObject[]): Doc[] {
     .map((o) => ({ object: replaceValue(o, SYSTEM_NAMESPACE, t.inline('.Release.Namespace')) }));
 }
 
-function templateFile(source: string, docs: Doc[], when: string | undefined, t: Templater): string {
-  const body = docs
+type Selector = Record<string, string>;
+type MaybeAggregated = KubeObject & { aggregationRule?: { clusterRoleSelectors?: { matchLabels?: Selector }[] } };
+
+/** The label selectors of the aggregated ClusterRoles among `objects`. */
+export function aggregationSelectors(objects: KubeObject[]): Selector[] {
+  return (objects as MaybeAggregated[])
+    .filter((o) => o.kind === 'ClusterRole')
+    .flatMap((o) => o.aggregationRule?.clusterRoleSelectors ?? [])
+    .map((s) => s.matchLabels ?? {})
+    .filter((s) => Object.keys(s).length > 0);
+}
+
+/** A ClusterRole an aggregated ClusterRole of the chart folds in. */
+export function isAggregatedPart(o: KubeObject, selectors: Selector[]): boolean {
+  return o.kind === 'ClusterRole' && selectors.some((s) => Object.entries(s).every(([k, v]) => o.metadata.labels?.[k] === v));
+}
+
+/**
+ * The ClusterRoles an aggregated ClusterRole folds in go into one `kind: List` at the end of their file. Helm
+ * deletes the objects of one kind all at once; a part deleted while its aggregated role is being deleted makes
+ * the ClusterRole aggregation controller, still seeing the role in its cache, re-create it by server-side apply
+ * (left behind, without Helm's ownership: the next install fails). Helm sorts a List (a kind it does not know)
+ * after every kind it knows, so the parts are deleted only once the aggregated role is gone — as the addon's work
+ * agent does by name (hack/gen-addon.ts, checkDeletionOrder). kubectl and Helm apply a List's items as objects;
+ * its name is for `helm lint` only.
+ */
+function templateFile(source: string, docs: Doc[], when: string | undefined, t: Templater, selectors: Selector[]): string {
+  const parts = docs.filter((d) => isAggregatedPart(d.object, selectors));
+  if (parts.some((d) => d.when)) throw new Error(`${source}: an aggregated ClusterRole's part cannot be conditional on its own`);
+  const rest = docs.filter((d) => !parts.includes(d));
+  const list: Doc[] = parts.length ? [{ object: { apiVersion: 'v1', kind: 'List', metadata: { name: 'aggregated-clusterrole-parts' }, items: parts.map((d) => withHelmLabels(t, d.object)) } }] : [];
+  const body = [...rest.map((d) => ({ ...d, object: withHelmLabels(t, d.object) })), ...list]
     .map(({ object, when: docWhen }) => {
-      const text = t.render(stringify(withHelmLabels(t, object), { lineWidth: 0 }));
+      const text = t.render(stringify(object, { lineWidth: 0 }));
       return docWhen ? `{{- if ${docWhen} }}\n${text}{{- end }}\n` : text;
     })
     .join('---\n');
@@ -472,12 +504,13 @@ export function renderChart(): Map<string, string> {
   files.set('templates/_helpers.tpl', HELPERS);
   files.set('templates/gatewayclass.yaml', GATEWAY_CLASS);
   files.set('templates/NOTES.txt', NOTES);
+  const selectors = aggregationSelectors([...rendered.values()].flat());
   for (const part of PARTS) {
     const objects = rendered.get(part.dir);
     if (!objects) continue;
     const t = new Templater();
     const docs = part.dir === 'deploy/hub' ? hubDocs(t, objects) : part.dir === 'deploy/addon' ? addonDocs(t, objects) : part.dir === 'deploy/monitoring' ? monitoringDocs(t, objects) : objects.map((object) => ({ object }));
-    files.set(`templates/${part.file}`, templateFile(part.dir, docs, part.when, t));
+    files.set(`templates/${part.file}`, templateFile(part.dir, docs, part.when, t, selectors));
   }
   return files;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { Templater, defaultsOf, replaceValue } from '../../hack/gen-chart.ts';
+import { Templater, aggregationSelectors, defaultsOf, isAggregatedPart, replaceValue } from '../../hack/gen-chart.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 
 test('tokens become template expressions where they stand: inline, a subtree, map entries, list items', () => {
@@ -81,4 +81,19 @@ test('the values default to what the kustomize bases say', () => {
     clusterSet: 'mine',
   });
   assert.throws(() => defaultsOf([], addon), /expected one Deployment policy-sync-hub/);
+});
+
+test('the ClusterRoles an aggregated ClusterRole folds in are told apart (the chart puts them in a List Helm deletes last)', () => {
+  const aggregated = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'policy-sync-hub-policies' },
+    aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'policysync.kuadrant.io/aggregate-to-hub': 'true' } }] },
+  } as KubeObject;
+  const part = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'p', labels: { 'policysync.kuadrant.io/aggregate-to-hub': 'true' } } } as KubeObject;
+  const other = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'policy-sync-hub', labels: { 'app.kubernetes.io/part-of': 'policy-sync' } } } as KubeObject;
+  const selectors = aggregationSelectors([aggregated, part, other]);
+  assert.deepEqual(selectors, [{ 'policysync.kuadrant.io/aggregate-to-hub': 'true' }]);
+  assert.deepEqual([aggregated, part, other].map((o) => isAggregatedPart(o, selectors)), [false, true, false]);
+  assert.equal(isAggregatedPart({ ...part, kind: 'Role' }, selectors), false, 'only ClusterRoles are aggregated');
 });
