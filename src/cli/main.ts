@@ -1,17 +1,19 @@
-// The `policy-sync` command: one program, one entry point per role (docs/architecture.md#components).
-import { Command } from 'commander';
-import { hubCommand } from './hub.ts';
-import { spokeCommand } from './spoke.ts';
-import { explainCommand, statusCommand } from './status.ts';
+// The `policy-sync` command (docs/architecture.md#components); the program is program.ts. Installed also as
+// `kubectl-policy_sync`, so that kubectl finds it on PATH as the plugin `kubectl policy-sync`.
+import { basename } from 'node:path';
+import { CommanderError } from 'commander';
+import { EXIT_USAGE } from './common.ts';
+import { buildProgram, PROGRAM_NAMES } from './program.ts';
 
-export function buildProgram(): Command {
-  return new Command('policy-sync')
-    .description('Sync Gateway API policies from a hub cluster to spoke clusters through OCM ManifestWorks')
-    .version('0.1.0')
-    .addCommand(hubCommand())
-    .addCommand(spokeCommand())
-    .addCommand(statusCommand())
-    .addCommand(explainCommand());
+/** `kubectl policy-sync …` in usage lines when run as the plugin. */
+function programName(): string {
+  return basename(process.argv[1] ?? '').startsWith('kubectl-') ? 'kubectl policy-sync' : PROGRAM_NAMES[0];
 }
 
-await buildProgram().parseAsync(process.argv);
+try {
+  await buildProgram(programName()).parseAsync(process.argv);
+} catch (err) {
+  // commander has printed its one-line message already; help and --version are not errors.
+  if (!(err instanceof CommanderError)) throw err;
+  process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { InvalidArgumentError } from 'commander';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { PolicyStatus } from '../core/status/policystatus.ts';
-import { matchKinds, parsePolicyReference, statusFromWorks, type SyncedKind } from './status.ts';
+import { isGatewayResource, matchKinds, parsePolicyReference, statusFromWorks, targetsGateway, type SyncedKind } from './status.ts';
 
 const AUTH: SyncedKind = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', kind: 'AuthPolicy', singular: 'authpolicy', shortNames: [] };
 const RATE: SyncedKind = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies', kind: 'RateLimitPolicy', singular: 'ratelimitpolicy', shortNames: ['rlp'] };
@@ -27,11 +27,24 @@ test('matchKinds: the same name in two groups is ambiguous unless qualified', ()
   assert.deepEqual(matchKinds('authpolicies.example.com', [AUTH, OTHER_AUTH]), [OTHER_AUTH]);
 });
 
-test('parsePolicyReference: exactly <resource>/<namespace>/<name>', () => {
+test('parsePolicyReference: <resource>/<namespace>/<name>, or <resource>/<name> in the -n namespace', () => {
   assert.deepEqual(parsePolicyReference('authpolicies/payments/payments-auth'), { resource: 'authpolicies', namespace: 'payments', name: 'payments-auth' });
-  for (const bad of ['payments-auth', 'payments/payments-auth', 'a/b/c/d', '/payments/x', 'authpolicies//x', 'authpolicies/payments/']) {
+  assert.deepEqual(parsePolicyReference('authpolicy/payments-auth'), { resource: 'authpolicy', name: 'payments-auth' });
+  for (const bad of ['payments-auth', 'a/b/c/d', '/payments/x', 'authpolicies//x', 'authpolicies/payments/', 'authpolicies/']) {
     assert.throws(() => parsePolicyReference(bad), InvalidArgumentError, bad);
   }
+});
+
+test('targetsGateway: a targetRef or any of targetRefs naming the Gateway, in the policy\'s namespace unless it names one', () => {
+  const policy = (spec: Record<string, unknown>, namespace = 'payments'): KubeObject => ({ apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace }, spec });
+  const gw = (name: string, extra: Record<string, unknown> = {}) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name, ...extra });
+  assert.equal(targetsGateway(policy({ targetRef: gw('gw') }), 'payments', 'gw'), true);
+  assert.equal(targetsGateway(policy({ targetRefs: [gw('other'), gw('gw', { sectionName: 'https' })] }), 'payments', 'gw'), true);
+  assert.equal(targetsGateway(policy({ targetRef: gw('gw') }), 'shop', 'gw'), false);
+  assert.equal(targetsGateway(policy({ targetRef: gw('gw', { namespace: 'shop' }) }), 'shop', 'gw'), true, 'cross-namespace: shown with its problem');
+  assert.equal(targetsGateway(policy({ targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'gw' } }), 'payments', 'gw'), false);
+  for (const text of ['gateway', 'Gateways', 'gateway.gateway.networking.k8s.io', 'gateways.v1.gateway.networking.k8s.io']) assert.equal(isGatewayResource(text), true, text);
+  assert.equal(isGatewayResource('gatewayclass'), false);
 });
 
 const NOW = Date.parse('2026-01-01T00:00:10Z');

@@ -1,8 +1,9 @@
 // `policy-sync status` and `policy-sync explain`: read the hub and show, per synced policy, where it is
 // enforced, overridden, pending or failed — from the `policysync.kuadrant.io/status` annotation the hub
 // controller keeps (docs/architecture.md#status-on-the-hub), or from the policy's ManifestWorks when that annotation was truncated.
-// The formatting is in statusformat.ts; this file does the reading.
-import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+// This file does the reading; the commands are statuscommand.ts and waitcommand.ts, the renderings
+// tableformat.ts and statusformat.ts.
+import { InvalidArgumentError } from 'commander';
 import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
@@ -11,18 +12,16 @@ import { CONTROLLER_LABEL, SOURCE_LABEL, STATUS_ANNOTATION } from '../core/metad
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import { aggregatePolicyStatus, type ClusterInput, type PolicyStatus } from '../core/status/policystatus.ts';
-import { classifyTargets } from '../core/targets/targetrefs.ts';
-import { isNotFound, KubeHttp } from '../kube/http.ts';
+import { classifyTargets, GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { isNotFound } from '../kube/http.ts';
 import { RESOURCES, collectionPath, groupVersionPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
-import { DEFAULT_CONTROLLER_NAME } from '../hub/assembly.ts';
-import { loadKubeConfig } from '../kube/kubeconfig.ts';
-import { formatExplain, formatExplainJson, formatRows, formatRowsJson, type PolicyRow } from './statusformat.ts';
+import { CliError } from './common.ts';
+import type { PolicyRow } from './statusformat.ts';
 
 export type { PolicyRow } from './statusformat.ts';
 
-/** A mistake of the person at the terminal: printed as `error: <message>`, exit code 1, no stack. */
-export class CliError extends Error {}
 
 /** A policy kind listed by an owned GatewayClass, as the hub serves it. */
 export interface SyncedKind extends GroupVersionResource {
@@ -93,7 +92,7 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
   return { classes: owned.sort(), configured: configured.sort(), kinds };
 }
 
-function policyResource(kind: GroupVersionResource): ResourceRef {
+export function policyResource(kind: GroupVersionResource): ResourceRef {
   return { group: kind.group, version: kind.version, resource: kind.resource, namespaced: true };
 }
 
@@ -112,39 +111,60 @@ function rowOf(kind: SyncedKind, policy: KubeObject, status: PolicyStatus): Poli
 export interface ReadOptions {
   /**
    * Rebuild the per-cluster part from the ManifestWorks where the annotation was truncated (for
-   * the matrix, JSON and explain; the table needs the summary only).
+   * the per-cluster rows, JSON, YAML and explain; the table needs the summary only).
    */
   clusterDetail: boolean;
+  /** Only this namespace; undefined: all of them (`-A`). */
+  namespace?: string;
+  /** Only these kinds; default: every synced kind. */
+  kinds?: readonly SyncedKind[];
+  /** Only the policies this accepts (e.g. those targeting one Gateway). */
+  filter?: (policy: KubeObject) => boolean;
+}
+
+/** Whether a Gateway is the hub controller's: its class is one of ours with params in force. */
+export function isManagedGateway(gateway: KubeObject, synced: SyncedKinds): boolean {
+  return synced.configured.includes((gateway.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName ?? '');
 }
 
 /**
- * Every policy of a synced kind that carries the hub's status annotation and is this controller's,
- * sorted by kind, namespace, name. A policy is the controller's as the hub decides it (several
- * controllers may share a hub): some target is a Gateway of a configured class of ours, or is
- * rejected for a reason of its own (e.g. cross-namespace) rather than for being someone else's.
+ * A policy is the controller's as the hub decides it (several controllers may share a hub): some target
+ * is a Gateway of a configured class of ours, or is rejected for a reason of its own (e.g. cross-namespace)
+ * rather than for being someone else's.
+ */
+export function isOurs(policy: KubeObject, managed: (namespace: string, name: string) => boolean): boolean {
+  return classifyTargets(policy, managed).some((t) => t.state === 'syncable' || (t.reason !== 'GatewayNotManaged' && t.reason !== 'NotAGateway'));
+}
+
+/** The row of a policy that carries the hub's status annotation, or undefined. */
+export function policyRow(kind: SyncedKind, policy: KubeObject): PolicyRow | undefined {
+  const status = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]);
+  return status ? rowOf(kind, policy, status) : undefined;
+}
+
+export function compareRows(a: PolicyRow, b: PolicyRow): number {
+  return a.kind.localeCompare(b.kind) || a.group.localeCompare(b.group) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+}
+
+/**
+ * Every policy of a synced kind that carries the hub's status annotation and is this controller's
+ * (isOurs), sorted by kind, namespace, name.
  */
 export async function readPolicyRows(http: KubeHttp, controllerName: string, synced: SyncedKinds, options: ReadOptions): Promise<PolicyRow[]> {
-  if (synced.kinds.length === 0) return [];
-  const classes = new Set(synced.configured);
+  const kinds = options.kinds ?? synced.kinds;
+  if (kinds.length === 0) return [];
   const gateways = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.gateways));
-  const managed = new Set(
-    gateways.items
-      .filter((g) => classes.has((g.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName ?? ''))
-      .map((g) => `${g.metadata.namespace ?? ''}/${g.metadata.name}`),
-  );
-  const ours = (policy: KubeObject): boolean =>
-    classifyTargets(policy, (namespace, name) => managed.has(`${namespace}/${name}`)).some(
-      (t) => t.state === 'syncable' || (t.reason !== 'GatewayNotManaged' && t.reason !== 'NotAGateway'),
-    );
+  const managed = new Set(gateways.items.filter((g) => isManagedGateway(g, synced)).map((g) => `${g.metadata.namespace ?? ''}/${g.metadata.name}`));
   const rows: PolicyRow[] = [];
-  for (const kind of synced.kinds) {
-    const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(policyResource(kind)));
+  for (const kind of kinds) {
+    const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(policyResource(kind), options.namespace));
     for (const policy of list.items) {
-      const status = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]);
-      if (status && ours(policy)) rows.push(rowOf(kind, policy, status));
+      if (options.filter && !options.filter(policy)) continue;
+      const row = policyRow(kind, policy);
+      if (row && isOurs(policy, (namespace, name) => managed.has(`${namespace}/${name}`))) rows.push(row);
     }
   }
-  rows.sort((a, b) => a.kind.localeCompare(b.kind) || a.group.localeCompare(b.group) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  rows.sort(compareRows);
   if (options.clusterDetail) {
     for (const [i, row] of rows.entries()) rows[i] = await withClusterDetail(http, controllerName, row);
   }
@@ -152,26 +172,26 @@ export async function readPolicyRows(http: KubeHttp, controllerName: string, syn
 }
 
 /** The row with its per-cluster part read from the works when the annotation holds the summary only. */
-async function withClusterDetail(http: KubeHttp, controllerName: string, row: PolicyRow): Promise<PolicyRow> {
+export async function withClusterDetail(http: KubeHttp, controllerName: string, row: PolicyRow): Promise<PolicyRow> {
   if (!row.status.summary.truncated && row.status.clusters !== undefined) return row;
   return { ...row, status: statusFromWorks(row.status, await readPolicyWorks(http, controllerName, row), Date.now()) };
 }
 
+/** The label selector of the works of one policy written by the controller `controllerName`. */
+export function policyWorksSelector(controllerName: string, row: Pick<PolicyRow, 'group' | 'resource' | 'namespace' | 'name'>): string {
+  return `${SOURCE_LABEL}=${sourceHash(row, row.namespace, row.name)},${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+}
+
+/** The label is a hash: the source-ref annotation says for sure. A work being deleted is no longer the policy's. */
+export function isPolicyWork(work: KubeObject, row: Pick<PolicyRow, 'group' | 'resource' | 'namespace' | 'name'>): boolean {
+  const source = readSourceRef(work);
+  return source?.group === row.group && source.resource === row.resource && source.namespace === row.namespace && source.name === row.name && !work.metadata.deletionTimestamp;
+}
+
 /** The works of one policy written by the controller `controllerName` (by the source and controller labels). */
 export async function readPolicyWorks(http: KubeHttp, controllerName: string, row: PolicyRow): Promise<KubeObject[]> {
-  const labelSelector = `${SOURCE_LABEL}=${sourceHash(row, row.namespace, row.name)},${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
-  const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.manifestWorks), { query: { labelSelector } });
-  return list.items.filter((work) => {
-    const source = readSourceRef(work);
-    // The label is a hash: the source-ref annotation says for sure.
-    return (
-      source?.group === row.group &&
-      source.resource === row.resource &&
-      source.namespace === row.namespace &&
-      source.name === row.name &&
-      !work.metadata.deletionTimestamp
-    );
-  });
+  const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.manifestWorks), { query: { labelSelector: policyWorksSelector(controllerName, row) } });
+  return list.items.filter((work) => isPolicyWork(work, row));
 }
 
 /**
@@ -191,19 +211,22 @@ export function statusFromWorks(status: PolicyStatus, works: readonly KubeObject
   return { ...status, clusters: Object.fromEntries(Object.keys(merged).sort().map((name) => [name, merged[name]!])) };
 }
 
-/** `<resource>/<namespace>/<name>` as typed for `explain`. */
+/** `<resource>/[<namespace>/]<name>` as typed for `explain`, `wait` and `status`; no namespace: `-n`'s. */
 export interface PolicyReference {
   resource: string;
-  namespace: string;
+  namespace?: string;
   name: string;
 }
 
+const REFERENCE_FORM = '<resource>/<namespace>/<name> or <resource>/<name>, e.g. authpolicy/payments/payments-auth';
+
 export function parsePolicyReference(value: string): PolicyReference {
-  const [resource, namespace, name, ...rest] = value.split('/');
-  if (!resource || !namespace || !name || rest.length > 0) {
-    throw new InvalidArgumentError(`expected <resource>/<namespace>/<name>, e.g. authpolicies/payments/payments-auth; got "${value}"`);
+  const parts = value.split('/');
+  if (parts.some((p) => p === '') || parts.length < 2 || parts.length > 3) {
+    throw new InvalidArgumentError(`expected ${REFERENCE_FORM}; got "${value}"`);
   }
-  return { resource, namespace, name };
+  const [resource, a, b] = parts as [string, string, string | undefined];
+  return b === undefined ? { resource, name: a } : { resource, namespace: a, name: b };
 }
 
 /**
@@ -224,26 +247,41 @@ function kindList(kinds: readonly SyncedKind[]): string {
   return kinds.length === 0 ? 'none' : kinds.map((k) => (k.group === '' ? k.resource : `${k.resource}.${k.group}`)).join(', ');
 }
 
-/** The one policy `ref` names, with its status; CliError when the kind is not synced, or the policy is missing or has no status. */
-export async function readPolicyRow(http: KubeHttp, controllerName: string, synced: SyncedKinds, ref: PolicyReference): Promise<PolicyRow> {
-  const matches = matchKinds(ref.resource, synced.kinds);
+/** The one kind `resource` names among the synced ones; CliError when none or several. */
+export function resolveKind(synced: SyncedKinds, controllerName: string, resource: string): SyncedKind {
+  const matches = matchKinds(resource, synced.kinds);
   if (matches.length === 0) {
-    throw new CliError(
-      `"${ref.resource}" is not a policy kind synced by ${controllerName} (synced: ${kindList(synced.kinds)})${noClassHint(synced, controllerName)}`,
-    );
+    throw new CliError(`"${resource}" is not a policy kind synced by ${controllerName} (synced: ${kindList(synced.kinds)})${noClassHint(synced, controllerName)}`);
   }
   if (matches.length > 1) {
-    throw new CliError(`"${ref.resource}" is ambiguous: ${kindList(matches)}; qualify it with its group, e.g. ${matches[0]!.resource}.${matches[0]!.group}`);
+    throw new CliError(`"${resource}" is ambiguous: ${kindList(matches)}; qualify it with its group, e.g. ${matches[0]!.resource}.${matches[0]!.group}`);
   }
-  const kind = matches[0]!;
-  const what = `${kind.kind} ${ref.namespace}/${ref.name}`;
-  const policy = await getObject(http, policyResource(kind), ref.namespace, ref.name);
-  if (!policy) throw new CliError(`${what} not found (${kind.resource}.${kind.group})`);
-  const text = policy.metadata.annotations?.[STATUS_ANNOTATION];
-  const status = readPolicyStatus(text);
+  return matches[0]!;
+}
+
+/** A policy named on the command line, read from the hub (undefined status: the hub has not reported on it). */
+export interface NamedPolicy {
+  kind: SyncedKind;
+  policy: KubeObject;
+  status: PolicyStatus | undefined;
+}
+
+/** The policy `ref` names, in `namespace` unless the reference has one; CliError when the kind is not synced or the policy is missing. */
+export async function readNamedPolicy(http: KubeHttp, controllerName: string, synced: SyncedKinds, ref: PolicyReference, namespace: string): Promise<NamedPolicy> {
+  const kind = resolveKind(synced, controllerName, ref.resource);
+  const ns = ref.namespace ?? namespace;
+  const policy = await getObject(http, policyResource(kind), ns, ref.name);
+  if (!policy) throw new CliError(`${kind.kind} ${ns}/${ref.name} not found (${kind.resource}.${kind.group})`);
+  return { kind, policy, status: readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]) };
+}
+
+/** The one policy `ref` names, with its status; CliError when the kind is not synced, or the policy is missing or has no status. */
+export async function readPolicyRow(http: KubeHttp, controllerName: string, synced: SyncedKinds, ref: PolicyReference, namespace: string): Promise<PolicyRow> {
+  const { kind, policy, status } = await readNamedPolicy(http, controllerName, synced, ref, namespace);
   if (!status) {
+    const what = `${kind.kind} ${policy.metadata.namespace ?? ''}/${policy.metadata.name}`;
     throw new CliError(
-      text === undefined
+      policy.metadata.annotations?.[STATUS_ANNOTATION] === undefined
         ? `${what} has no ${STATUS_ANNOTATION} annotation: it is not synced (no target is a Gateway of a GatewayClass of ${controllerName}), or the hub controller has not processed it yet`
         : `${what} has an unreadable ${STATUS_ANNOTATION} annotation`,
     );
@@ -255,63 +293,16 @@ function noClassHint(synced: SyncedKinds, controllerName: string): string {
   return synced.classes.length === 0 ? `; no GatewayClass has spec.controllerName ${controllerName} (see --controller-name)` : '';
 }
 
-interface CommonFlags {
-  kubeconfig?: string;
-  controllerName: string;
+/** How `gateway/NS/NAME` may name the Gateway kind, as kubectl would (plural, singular, Kind, qualified). */
+export function isGatewayResource(resource: string): boolean {
+  const names = ['gateway', 'gateways'];
+  const q = resource.toLowerCase();
+  return names.some((n) => q === n || q === `${n}.${GATEWAY_GROUP}` || q === `${n}.v1.${GATEWAY_GROUP}`);
 }
 
-function commonOptions(command: Command): Command {
-  return command
-    .option('--kubeconfig <path>', 'kubeconfig of the hub (default: $KUBECONFIG or ~/.kube/config)')
-    .option('--controller-name <name>', 'GatewayClass spec.controllerName of the hub controller', DEFAULT_CONTROLLER_NAME);
-}
-
-/** Runs `body` with a hub client; a failure is printed as one `error:` line and gives exit code 1. */
-async function withHub(flags: CommonFlags, body: (http: KubeHttp) => Promise<string>): Promise<void> {
-  let http: KubeHttp | undefined;
-  try {
-    http = new KubeHttp(loadKubeConfig(flags.kubeconfig));
-    process.stdout.write(await body(http));
-  } catch (err) {
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  } finally {
-    http?.destroy();
-  }
-}
-
-export function statusCommand(): Command {
-  return commonOptions(new Command('status'))
-    .description('print, per synced policy, on how many clusters it is enforced, overridden, pending or failed')
-    .addOption(
-      new Option('-o, --output <format>', 'table; wide adds the policy × cluster matrix; json for scripts').choices(['table', 'wide', 'json']).default('table'),
-    )
-    .action(async (flags: CommonFlags & { output: 'table' | 'wide' | 'json' }) => {
-      await withHub(flags, async (http) => {
-        const synced = await readSyncedKinds(http, flags.controllerName);
-        if (synced.classes.length === 0 && flags.output !== 'json') {
-          process.stderr.write(`warning: no GatewayClass has spec.controllerName ${flags.controllerName} (see --controller-name)\n`);
-        }
-        const rows = await readPolicyRows(http, flags.controllerName, synced, { clusterDetail: flags.output !== 'table' });
-        return flags.output === 'json' ? formatRowsJson(rows) : formatRows(rows, flags.output === 'wide');
-      });
-    });
-}
-
-export function explainCommand(): Command {
-  return commonOptions(new Command('explain'))
-    .description('show one synced policy per cluster: state, reason, message, overriding local policies')
-    .addArgument(
-      new Argument('<policy>', '<resource>/<namespace>/<name>; resource as plural (authpolicies), plural.group or Kind (AuthPolicy)').argParser(
-        parsePolicyReference,
-      ),
-    )
-    .addOption(new Option('-o, --output <format>', 'text, or json for scripts').choices(['text', 'json']).default('text'))
-    .action(async (ref: PolicyReference, flags: CommonFlags & { output: 'text' | 'json' }) => {
-      await withHub(flags, async (http) => {
-        const synced = await readSyncedKinds(http, flags.controllerName);
-        const row = await readPolicyRow(http, flags.controllerName, synced, ref);
-        return flags.output === 'json' ? formatExplainJson(row) : formatExplain(row);
-      });
-    });
+/** Whether a target of `policy` names the Gateway `namespace/name` (a targetRef without namespace means the policy's). */
+export function targetsGateway(policy: KubeObject, namespace: string, name: string): boolean {
+  return readTargets(policy).some(
+    (t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND && t.name === name && (t.namespace ?? policy.metadata.namespace) === namespace,
+  );
 }

@@ -1,0 +1,283 @@
+// `policy-sync status [target]` and `policy-sync explain <policy>`: the reading is status.ts, the renderings
+// tableformat.ts (kubectl-style table, per-cluster rows, names, List) and statusformat.ts (explain).
+import { Argument, Command, Option } from 'commander';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { Informer } from '../kube/informer.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { RESOURCES } from '../kube/resource.ts';
+import { getObject } from '../kube/writes.ts';
+import { CliError, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
+import {
+  compareRows,
+  isGatewayResource,
+  isManagedGateway,
+  isOurs,
+  parsePolicyReference,
+  policyResource,
+  policyRow,
+  readPolicyRow,
+  readPolicyRows,
+  readSyncedKinds,
+  resolveKind,
+  targetsGateway,
+  withClusterDetail,
+  type PolicyReference,
+  type SyncedKind,
+  type SyncedKinds,
+} from './status.ts';
+import { formatExplain, type PolicyRow } from './statusformat.ts';
+import {
+  clusterCells,
+  clusterHeader,
+  columnWidths,
+  formatDocument,
+  formatNames,
+  listOf,
+  policyItem,
+  renderLine,
+  tableCells,
+  tableHeader,
+  type TableOptions,
+} from './tableformat.ts';
+
+export const OUTPUTS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
+export type Output = (typeof OUTPUTS)[number];
+
+interface StatusFlags extends HubFlags {
+  output: Output;
+  allNamespaces?: boolean;
+  watch?: boolean;
+}
+
+/** What `status [target]` lists, once the target is read. */
+interface Selection {
+  kinds: readonly SyncedKind[];
+  /** Undefined: every namespace. */
+  namespace: string | undefined;
+  filter?: (policy: KubeObject) => boolean;
+  /** One policy named: printed as itself (not a List), an error when missing. */
+  single?: PolicyReference;
+  /** `gateway/NS/NAME`: the per-cluster rows of every policy on it. */
+  gateway?: { namespace: string; name: string };
+}
+
+function reference(text: string): PolicyReference {
+  try {
+    return parsePolicyReference(text);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+async function select(http: KubeHttp, flags: StatusFlags, synced: SyncedKinds, target: string | undefined): Promise<Selection> {
+  const namespace = flags.allNamespaces ? undefined : namespaceOf(flags);
+  if (target === undefined) return { kinds: synced.kinds, namespace };
+  if (!target.includes('/')) {
+    if (isGatewayResource(target)) throw new CliError(`name one Gateway: gateway/<namespace>/<name> or gateway/<name>; got "${target}"`);
+    return { kinds: [resolveKind(synced, flags.controllerName, target)], namespace };
+  }
+  const ref = reference(target);
+  const ns = ref.namespace ?? namespaceOf(flags);
+  if (isGatewayResource(ref.resource)) {
+    if (!(await getObject(http, RESOURCES.gateways, ns, ref.name))) throw new CliError(`Gateway ${ns}/${ref.name} not found`);
+    // Every namespace: a policy elsewhere that names this Gateway is shown with its CrossNamespace problem.
+    return { kinds: synced.kinds, namespace: undefined, filter: (p) => targetsGateway(p, ns, ref.name), gateway: { namespace: ns, name: ref.name } };
+  }
+  const kind = resolveKind(synced, flags.controllerName, ref.resource);
+  return { kinds: [kind], namespace: ns, filter: (p) => p.metadata.name === ref.name, single: { ...ref, namespace: ns } };
+}
+
+/** Whether the rows are shown per cluster: `-o wide`, or a Gateway's view. */
+function perCluster(flags: StatusFlags, selection: Selection): boolean {
+  return flags.output === 'wide' || (selection.gateway !== undefined && flags.output === 'table');
+}
+
+function tableOptions(flags: StatusFlags, selection: Selection, rows: readonly PolicyRow[]): TableOptions {
+  const width = terminalWidth();
+  const namespaceColumn = selection.namespace === undefined && (selection.gateway === undefined || rows.some((r) => r.namespace !== selection.gateway!.namespace));
+  return { namespaceColumn: namespaceColumn || flags.allNamespaces === true, ...(width === undefined ? {} : { width }) };
+}
+
+/**
+ * The text for a set of rows, and for one row again when it changes (watch): the same columns, padded to
+ * the widths the first print used (or wider, for a longer cell).
+ */
+interface Printer {
+  all(rows: readonly PolicyRow[]): string;
+  again(row: PolicyRow): string;
+}
+
+function printer(flags: StatusFlags, selection: Selection, watching: boolean): Printer {
+  if (flags.output === 'name') return { all: formatNames, again: (row) => formatNames([row]) };
+  if (flags.output === 'json' || flags.output === 'yaml') {
+    const format = flags.output;
+    // Watching, kubectl prints each object as it comes, not a List.
+    const one = (row: PolicyRow): string => formatDocument(policyItem(row), format) + (format === 'yaml' ? '---\n' : '');
+    if (watching) return { all: (rows) => rows.map(one).join(''), again: one };
+    return { all: (rows) => formatDocument(selection.single ? policyItem(rows[0]!) : listOf(rows), format), again: one };
+  }
+  let widths: number[] = [];
+  let options: TableOptions = { namespaceColumn: false };
+  let unknown = false;
+  const cells = (row: PolicyRow): string[][] => (perCluster(flags, selection) ? clusterCells(row, options) : [tableCells(row, options, unknown)]);
+  const lines = (rows: readonly string[][]): string => rows.map((c) => `${renderLine(c, widths, options.width)}\n`).join('');
+  return {
+    all: (rows) => {
+      options = tableOptions(flags, selection, rows);
+      unknown = rows.some((r) => (r.status.summary.unknown ?? 0) > 0);
+      const header = perCluster(flags, selection) ? clusterHeader(options) : tableHeader(rows, options);
+      const body = rows.flatMap(cells);
+      widths = columnWidths([header, ...body]);
+      return lines([header, ...body]);
+    },
+    again: (row) => {
+      const body = cells(row);
+      widths = columnWidths([widths.map((w) => ' '.repeat(w)), ...body]);
+      return lines(body);
+    },
+  };
+}
+
+function nothingFound(selection: Selection): string {
+  if (selection.gateway) return `No synced policies target Gateway ${selection.gateway.namespace}/${selection.gateway.name}.`;
+  return selection.namespace === undefined ? 'No synced policies found.' : `No synced policies found in ${selection.namespace} namespace.`;
+}
+
+async function runStatus(http: KubeHttp, target: string | undefined, flags: StatusFlags): Promise<string> {
+  const synced = await readSyncedKinds(http, flags.controllerName);
+  if (synced.classes.length === 0 && (flags.output === 'table' || flags.output === 'wide')) {
+    process.stderr.write(`warning: no GatewayClass has spec.controllerName ${flags.controllerName} (see --controller-name)\n`);
+  }
+  const selection = await select(http, flags, synced, target);
+  const detail = flags.output !== 'table' || selection.gateway !== undefined;
+  if (flags.watch) return watchStatus(http, flags, synced, selection, detail);
+  let rows: PolicyRow[];
+  if (selection.single) {
+    rows = [await readPolicyRow(http, flags.controllerName, synced, selection.single, selection.namespace ?? '')];
+  } else {
+    rows = await readPolicyRows(http, flags.controllerName, synced, {
+      clusterDetail: detail,
+      kinds: selection.kinds,
+      ...(selection.namespace === undefined ? {} : { namespace: selection.namespace }),
+      ...(selection.filter ? { filter: selection.filter } : {}),
+    });
+  }
+  if (rows.length === 0 && flags.output !== 'json' && flags.output !== 'yaml') {
+    process.stderr.write(`${nothingFound(selection)}\n`);
+    return '';
+  }
+  return printer(flags, selection, false).all(rows);
+}
+
+/**
+ * `status -w`: the rows, then a policy's rows again each time what they show changes, until interrupted.
+ * The hub is followed with the project's watcher (an informer per synced kind, and one of the Gateways,
+ * which decide whose a policy is), not by polling.
+ */
+async function watchStatus(http: KubeHttp, flags: StatusFlags, synced: SyncedKinds, selection: Selection, detail: boolean): Promise<string> {
+  const gateways = new Informer(http, RESOURCES.gateways);
+  const policies = selection.kinds.map((kind) => ({
+    kind,
+    informer: new Informer(http, policyResource(kind), {
+      ...(selection.namespace === undefined ? {} : { namespace: selection.namespace }),
+      ...(selection.single ? { fieldSelector: `metadata.name=${selection.single.name}` } : {}),
+    }),
+  }));
+  const informers = [gateways, ...policies.map((p) => p.informer)];
+  const managed = (namespace: string, name: string): boolean => {
+    const g = gateways.store.get(`${namespace}/${name}`);
+    return g !== undefined && isManagedGateway(g, synced);
+  };
+  const rowOf = async (kind: SyncedKind, policy: KubeObject): Promise<PolicyRow | undefined> => {
+    if (selection.filter && !selection.filter(policy)) return undefined;
+    const row = policyRow(kind, policy);
+    if (!row || !isOurs(policy, managed)) return undefined;
+    return detail ? withClusterDetail(http, flags.controllerName, row) : row;
+  };
+  const print = printer(flags, selection, true);
+  const shown = new Map<string, string>();
+  let queue = Promise.resolve();
+  let ready = false;
+  const failed = new Promise<never>((_, reject) => {
+    for (const { kind, informer } of policies) {
+      informer.onChange((change) => {
+        if (!ready) return;
+        const key = `${kind.resource}.${kind.group}/${change.object.metadata.namespace ?? ''}/${change.object.metadata.name}`;
+        queue = queue.then(async () => {
+          if (change.type === 'DELETED') {
+            shown.delete(key);
+            return;
+          }
+          const row = await rowOf(kind, change.object);
+          if (!row) return;
+          const text = print.again(row);
+          if (shown.get(key) === text) return;
+          shown.set(key, text);
+          process.stdout.write(text);
+        }).catch(reject);
+      });
+    }
+  });
+  try {
+    for (const i of informers) i.start();
+    await Promise.race([Promise.all(informers.map((i) => i.waitForSync())), failed, firstFailure(informers)]);
+    const rows: PolicyRow[] = [];
+    for (const { kind, informer } of policies) {
+      for (const policy of informer.store.list()) {
+        const row = await rowOf(kind, policy);
+        if (row) rows.push(row);
+      }
+    }
+    rows.sort(compareRows);
+    if (rows.length === 0 && (flags.output === 'table' || flags.output === 'wide')) process.stderr.write(`${nothingFound(selection)}\n`);
+    else process.stdout.write(print.all(rows));
+    // What each row shows now, to print it again only when that changes.
+    for (const row of rows) shown.set(`${row.resource}.${row.group}/${row.namespace}/${row.name}`, print.again(row));
+    ready = true;
+    await failed;
+    return '';
+  } finally {
+    await Promise.all(informers.map((i) => i.stop()));
+  }
+}
+
+/** Rejects with the first list or watch failure before the caches are synced: an unreachable hub is an error, not a hang. */
+function firstFailure(informers: readonly Informer[]): Promise<never> {
+  return new Promise((_, reject) => {
+    for (const i of informers) i.onFailure((err) => (i.synced ? undefined : reject(err)));
+  });
+}
+
+export function statusCommand(): Command {
+  return hubOptions(new Command('status'))
+    .description('print, per synced policy, on how many clusters it is enforced, overridden, pending or failed')
+    .addArgument(
+      new Argument(
+        '[target]',
+        'gateway/[<namespace>/]<name>: every policy on that Gateway, per cluster; <resource>/[<namespace>/]<name>: one policy; <resource>: one kind (plural, singular, Kind or short name, optionally .group)',
+      ),
+    )
+    .option('-A, --all-namespaces', 'list the policies of every namespace')
+    .addOption(
+      new Option('-o, --output <format>', 'table; wide: one line per policy per cluster; json or yaml: a v1 List; name: kind.group/name').choices(OUTPUTS).default('table'),
+    )
+    .option('-w, --watch', 'after listing, print a policy again each time what it shows changes (until interrupted)')
+    .action(async (target: string | undefined, flags: StatusFlags) => {
+      await withHub(flags, (http) => runStatus(http, target, flags));
+    });
+}
+
+export function explainCommand(): Command {
+  return hubOptions(new Command('explain'))
+    .description('show one synced policy per cluster: state, reason, message, overriding local policies')
+    .addArgument(new Argument('<policy>', '<resource>/[<namespace>/]<name>; resource as plural (authpolicies), plural.group, Kind (AuthPolicy) or short name'))
+    .addOption(new Option('-o, --output <format>', 'text; json or yaml: the policy as status -o json shows it').choices(['text', 'json', 'yaml']).default('text'))
+    .action(async (policy: string, flags: HubFlags & { output: 'text' | 'json' | 'yaml' }) => {
+      await withHub(flags, async (http) => {
+        const ref = reference(policy);
+        const synced = await readSyncedKinds(http, flags.controllerName);
+        const row = await readPolicyRow(http, flags.controllerName, synced, ref, namespaceOf(flags));
+        return flags.output === 'text' ? formatExplain(row) : formatDocument(policyItem(row), flags.output);
+      });
+    });
+}

@@ -1,0 +1,150 @@
+// kubectl-style renderings of synced policies for `policy-sync status`: the table (one row per policy),
+// the per-cluster rows (`-o wide`, `status gateway/NS/NAME`), `-o name`, and `-o json|yaml` as a
+// Kubernetes List. Pure: rows in, text out. Like kubectl, the table is as wide as its content; on a
+// terminal (`width` given) only the MESSAGE column is cut to fit, never a name.
+import { stringify } from 'yaml';
+import type { ClusterStatus } from '../core/status/policystatus.ts';
+import { ellipsize, stableJson, type PolicyRow } from './statusformat.ts';
+
+export interface TableOptions {
+  /** A NAMESPACE column first (`-A`, or rows from several namespaces). */
+  namespaceColumn: boolean;
+  /** The terminal's width: the last column is cut to fit it. Undefined when stdout is not a terminal. */
+  width?: number;
+}
+
+/** The last column is never cut narrower than this, even when the names leave less room. */
+const MIN_MESSAGE_WIDTH = 10;
+const GAP = '   ';
+
+/** `authpolicy.kuadrant.io/name`: how kubectl names an object of a group (`-o name`, NAME with several kinds). */
+export function qualifiedName(row: Pick<PolicyRow, 'kind' | 'group' | 'name'>): string {
+  const kind = row.kind.toLowerCase();
+  return `${row.group === '' ? kind : `${kind}.${row.group}`}/${row.name}`;
+}
+
+function cellWidth(text: string): number {
+  return Array.from(text).length;
+}
+
+/** Column widths of a table (header included). */
+export function columnWidths(rows: readonly (readonly string[])[]): number[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cellWidth(cell))));
+  return widths;
+}
+
+/**
+ * Cells padded to `widths` and joined by three spaces (kubectl's tabwriter padding), trailing blanks
+ * trimmed; with `width`, the last cell is cut with `…` so that the line fits (never below MIN_MESSAGE_WIDTH).
+ */
+export function renderLine(cells: readonly string[], widths: readonly number[], width?: number): string {
+  const head = cells.slice(0, -1).map((c, i) => c + ' '.repeat(Math.max(0, widths[i]! - cellWidth(c))) + GAP).join('');
+  let last = cells[cells.length - 1] ?? '';
+  if (width !== undefined) last = ellipsize(last, Math.max(MIN_MESSAGE_WIDTH, width - cellWidth(head)));
+  return (head + last).trimEnd();
+}
+
+function render(header: readonly string[], rows: readonly (readonly string[])[], width?: number): string[] {
+  const widths = columnWidths([header, ...rows]);
+  return [header, ...rows].map((cells) => renderLine(cells, widths, width));
+}
+
+/** Whether any row has clusters OCM cannot vouch for: only then is there an UNKNOWN column. */
+function hasUnknown(rows: readonly PolicyRow[]): boolean {
+  return rows.some((r) => (r.status.summary.unknown ?? 0) > 0);
+}
+
+/**
+ * What the table's MESSAGE says of a policy: its problems (`Reason: message`), then each cluster that is
+ * pending, failed or unknown (`cluster: State Reason`); empty when all is well.
+ */
+export function policyMessage(row: PolicyRow): string {
+  const parts = (row.status.problems ?? []).map((p) => `${p.reason}: ${p.message}`);
+  for (const [cluster, c] of Object.entries(row.status.clusters ?? {})) {
+    if (c.state !== 'Enforced' && c.state !== 'Overridden') parts.push(`${cluster}: ${c.state} ${c.reason}`);
+  }
+  return parts.join('; ');
+}
+
+/** The header and cells of the policy table, for one row or many (watch prints rows one at a time). */
+export function tableHeader(rows: readonly PolicyRow[], options: TableOptions): string[] {
+  return [...(options.namespaceColumn ? ['NAMESPACE'] : []), 'NAME', 'ENFORCED', 'OVERRIDDEN', 'PENDING', 'FAILED', ...(hasUnknown(rows) ? ['UNKNOWN'] : []), 'MESSAGE'];
+}
+
+export function tableCells(row: PolicyRow, options: TableOptions, unknownColumn: boolean): string[] {
+  const s = row.status.summary;
+  return [
+    ...(options.namespaceColumn ? [row.namespace] : []),
+    qualifiedName(row),
+    `${s.enforced}/${s.clusters}`,
+    String(s.overridden),
+    String(s.pending),
+    String(s.failed),
+    ...(unknownColumn ? [String(s.unknown ?? 0)] : []),
+    policyMessage(row),
+  ];
+}
+
+/** `status`: one line per policy, its enforced count out of its clusters, the other counts, and a message. */
+export function formatPolicyTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
+  const unknown = hasUnknown(rows);
+  return render(tableHeader(rows, options), rows.map((r) => tableCells(r, options, unknown)), options.width);
+}
+
+export const CLUSTER_HEADER = ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE'] as const;
+
+export function clusterHeader(options: TableOptions): string[] {
+  return [...(options.namespaceColumn ? ['NAMESPACE'] : []), ...CLUSTER_HEADER];
+}
+
+/**
+ * The per-cluster cells of one policy: one row per cluster (state, reason, upToDate, message); a policy on
+ * no cluster gets one row, `<none>`, with its first problem.
+ */
+export function clusterCells(row: PolicyRow, options: TableOptions): string[][] {
+  const lead = [...(options.namespaceColumn ? [row.namespace] : []), qualifiedName(row)];
+  const clusters = Object.entries(row.status.clusters ?? {});
+  if (clusters.length === 0) {
+    const problem = row.status.problems?.[0];
+    const rest = (row.status.problems ?? []).slice(1).map((p) => p.reason);
+    const message = problem ? `${problem.message}${rest.length > 0 ? ` (also: ${rest.join(', ')})` : ''}` : '';
+    return [[...lead, '<none>', '-', problem?.reason ?? '-', '-', message]];
+  }
+  return clusters.map(([cluster, c]: [string, ClusterStatus]) => [...lead, cluster, c.state, c.reason, String(c.upToDate), c.message]);
+}
+
+/** `status -o wide` and `status gateway/NS/NAME`: one line per policy per cluster. */
+export function formatClusterTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
+  return render(clusterHeader(options), rows.flatMap((r) => clusterCells(r, options)), options.width);
+}
+
+/** `-o name`: `authpolicy.kuadrant.io/name` per line, as kubectl prints it. */
+export function formatNames(rows: readonly PolicyRow[]): string {
+  return rows.map((r) => `${qualifiedName(r)}\n`).join('');
+}
+
+/**
+ * One policy as a Kubernetes object: its apiVersion, kind, namespace and name, and under `syncStatus` the
+ * hub's status of it (the `policysync.kuadrant.io/status` annotation, per-cluster part read from the
+ * ManifestWorks when the annotation was cut short).
+ */
+export function policyItem(row: PolicyRow): Record<string, unknown> {
+  return {
+    apiVersion: row.group === '' ? row.version : `${row.group}/${row.version}`,
+    kind: row.kind,
+    metadata: { name: row.name, namespace: row.namespace },
+    syncStatus: row.status,
+  };
+}
+
+/** The rows as `kubectl get -o json|yaml` prints several objects: a `v1` `List`. */
+export function listOf(rows: readonly PolicyRow[]): Record<string, unknown> {
+  return { apiVersion: 'v1', kind: 'List', items: rows.map(policyItem), metadata: { resourceVersion: '' } };
+}
+
+/** JSON with sorted keys, or YAML of the same (sorted) document. */
+export function formatDocument(value: unknown, format: 'json' | 'yaml'): string {
+  const json = stableJson(value);
+  return format === 'json' ? json : stringify(JSON.parse(json), { lineWidth: 0 });
+}
