@@ -61,7 +61,7 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
   const http = new KubeHttp(o.kubeConfig, {
     ...o.connection,
     writeGuard: o.leadership?.guard,
-    onResponse: o.metrics && ((method, path, code) => o.metrics?.clientRequest(method, path, code)),
+    onResponse: o.metrics && ((method, path, code, ms) => o.metrics?.clientRequest(method, path, code, ms)),
   });
   const informers = new DynamicInformers(http, {
     onChange: wakeReport,
