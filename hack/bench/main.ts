@@ -52,6 +52,10 @@ async function main(cfg: BenchConfig): Promise<number> {
   const { P, C, K, SCALE, CONCURRENCY, root, runId, ns } = cfg;
   const startedAt = new Date();
   log(`P=${P} policies × C=${C} clusters${SCALE ? ' (scale: policy-sync alone)' : `, K=${K} feedback changes`}, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
+  // Built before any connection opens: tsc blocks this process for minutes on a loaded machine, long past the
+  // apiserver's idle timeout, and a kept-alive socket closed meanwhile fails the next request (EPIPE).
+  log('building the CLI (tsc, as the container image runs it)');
+  const cli = buildCli(root);
   const sandbox = await Sandbox.up({ root, spokes: 1, log: (m) => log(`sandbox: ${m}`) });
   // Leftovers of an interrupted run: its processes, works, replica sets and namespaces.
   await sandbox.remove(PS_COMPONENT);
@@ -64,8 +68,7 @@ async function main(cfg: BenchConfig): Promise<number> {
   let failed = false;
   try {
     await cleanLeftovers({ cfg, http, cleanupHttp, spokeHttp });
-    log('building the CLI (tsc, as the container image runs it)');
-    const bench: Bench = { cfg, sandbox, kubeConfig, http, cleanupHttp, spokeHttp, cli: buildCli(root) };
+    const bench: Bench = { cfg, sandbox, kubeConfig, http, cleanupHttp, spokeHttp, cli };
     const result = SCALE ? await scale(bench, startedAt) : await runDefault(bench, startedAt);
     result.finishedAt = new Date().toISOString();
     const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');

@@ -72,8 +72,7 @@ export class HubController {
    * a grace or coalescing window) do not count: this says "nothing to do right now", not "nothing ever".
    */
   idle(): boolean {
-    const { classes, policies, spokeConfig } = this.hub.queues;
-    return [classes, policies, spokeConfig].every((q) => q.len() === 0 && q.processingCount() === 0 && q.retryingCount() === 0) && this.hub.statusWrites.pending === 0;
+    return Object.values(this.hub.queues).every((q) => q.len() === 0 && q.processingCount() === 0 && q.retryingCount() === 0) && this.hub.statusWrites.pending === 0;
   }
 
   async stop(): Promise<void> {
