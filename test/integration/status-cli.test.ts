@@ -46,9 +46,6 @@ const ENFORCED_MESSAGE = 'AuthPolicy has been successfully enforced';
 const AUTH = 'auth';
 const UNPLACED = 'auth-unplaced';
 const UNLISTED = 'rl-unlisted';
-const authLabel = `AuthPolicy/${ns}/${AUTH}`;
-const unplacedLabel = `AuthPolicy/${ns}/${UNPLACED}`;
-const unlistedLabel = `RateLimitPolicy/${ns}/${UNLISTED}`;
 
 let sandbox: Sandbox;
 let hub: KubeHttp;
@@ -187,8 +184,8 @@ function cli(...args: string[]): Promise<CliResult> {
 }
 
 /**
- * Runs the CLI, expects success, and returns its output lines. Text output is checked to fit 80
- * columns; JSON is for scripts (a message alone may be 256 characters) and is not.
+ * Runs the CLI, expects success, and returns its output lines. explain's text is checked to fit 80
+ * columns; the status table is as wide as its content when stdout is not a terminal, as kubectl's.
  */
 async function output(...args: string[]): Promise<string[]> {
   const result = await cli(...args);
@@ -196,7 +193,7 @@ async function output(...args: string[]): Promise<string[]> {
   assert.equal(result.stderr, '');
   assert.ok(result.stdout.endsWith('\n'));
   const lines = result.stdout.slice(0, -1).split('\n');
-  if (!args.includes('json')) {
+  if (args[0] === 'explain' && !args.includes('json')) {
     for (const l of lines) assert.ok(Array.from(l).length <= 80, `longer than 80 columns: ${JSON.stringify(l)}`);
   }
   return lines;
@@ -219,24 +216,26 @@ test('the known state: enforced on spoke-1, overridden on spoke-2; no clusters; 
   await settled(RATE_LIMIT_POLICIES, UNLISTED, UNLISTED_STATUS);
 });
 
-const width = Math.max(authLabel.length, unplacedLabel.length, unlistedLabel.length);
+// The kubectl-style table (`-n ns`; the sandbox kubeconfig's context has no namespace) and per-cluster rows.
+const name = (kind: string, policy: string): string => `${kind}.kuadrant.io/${policy}`;
+const authName = name('authpolicy', AUTH);
+const unplacedName = name('authpolicy', UNPLACED);
+const unlistedName = name('ratelimitpolicy', UNLISTED);
+const width = Math.max(authName.length, unplacedName.length, unlistedName.length) + 3;
 const TABLE = [
-  `${'POLICY'.padEnd(width)}  ENFORCED  OVERRIDDEN  PENDING  FAILED`,
-  `${authLabel.padEnd(width)}  1/2       1           0        0`,
-  `${unplacedLabel.padEnd(width)}  0/0       0           0        0`,
-  `${unlistedLabel.padEnd(width)}  0/0       0           0        0`,
-  '',
-  `! ${unplacedLabel}: NoClusters`,
-  `! ${unlistedLabel}: NotSynced, TargetNotSynced`,
+  `${'NAME'.padEnd(width)}ENFORCED   OVERRIDDEN   PENDING   FAILED   MESSAGE`,
+  `${authName.padEnd(width)}1/2        1            0         0`,
+  `${unplacedName.padEnd(width)}0/0        0            0         0        NoClusters: ${UNPLACED_STATUS.problems![0]!.message}`,
+  `${unlistedName.padEnd(width)}0/0        0            0         0        NotSynced: ${UNLISTED_STATUS.problems![0]!.message}; TargetNotSynced: ${UNLISTED_STATUS.problems![1]!.message}`,
 ];
-const MATRIX = [
-  `${'POLICY'.padEnd(width)}  spoke-1   spoke-2`,
-  `${authLabel.padEnd(width)}  Enforced  Overridden`,
-  `${unplacedLabel.padEnd(width)}  -         -`,
-  `${unlistedLabel.padEnd(width)}  -         -`,
-  '',
-  'legend: - = not synced to that cluster',
+const WIDE = [
+  ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE'],
+  [authName, 'spoke-1', 'Enforced', 'Enforced', 'true', ENFORCED_MESSAGE],
+  [authName, 'spoke-2', 'Overridden', 'Overridden', 'true', `AuthPolicy is overridden by [${ns}/local-auth]`],
+  [unplacedName, '<none>', '-', 'NoClusters', '-', UNPLACED_STATUS.problems![0]!.message],
+  [unlistedName, '<none>', '-', 'NotSynced', '-', `${UNLISTED_STATUS.problems![0]!.message} (also: TargetNotSynced)`],
 ];
+const cells = (lines: string[]): string[][] => lines.map((l) => l.split(/ {2,}/));
 const EXPLAIN_AUTH_HEAD = [
   `Policy:     AuthPolicy ${ns}/${AUTH}`,
   'Resource:   authpolicies.kuadrant.io (v1)',
@@ -262,33 +261,38 @@ const EXPLAIN_AUTH_TAIL = [
   '    available:      false',
 ];
 
-/** The rows `status -o json` prints, keys sorted at every level. */
-function jsonRow(kind: string, resource: string, name: string, status: PolicyStatus): unknown {
+/** An item of `status -o json`'s List (and `explain -o json`), keys sorted at every level. */
+function jsonItem(kind: string, name: string, status: PolicyStatus): unknown {
   const sortKeys = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(sortKeys)
       : v !== null && typeof v === 'object'
         ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]))
         : v;
-  return sortKeys({ group: 'kuadrant.io', version: 'v1', resource, kind, namespace: ns, name, status });
+  return sortKeys({ apiVersion: 'kuadrant.io/v1', kind, metadata: { name, namespace: ns }, syncStatus: status });
 }
 
 test('status: the table', async () => {
-  assert.deepEqual(await output('status'), TABLE);
-  assert.deepEqual(await output('status', '-o', 'table'), TABLE);
+  assert.deepEqual(await output('status', '-n', ns), TABLE);
+  assert.deepEqual(await output('status', '-n', ns, '-o', 'table'), TABLE);
 });
 
-test('status -o wide: the table, then the policy × cluster matrix', async () => {
-  assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
+test('status -o wide: one line per policy per cluster', async () => {
+  assert.deepEqual(cells(await output('status', '-n', ns, '-o', 'wide')), WIDE);
 });
 
-test('status -o json: every row with its full status, keys sorted', async () => {
-  const expected = [
-    jsonRow('AuthPolicy', 'authpolicies', AUTH, AUTH_STATUS),
-    jsonRow('AuthPolicy', 'authpolicies', UNPLACED, UNPLACED_STATUS),
-    jsonRow('RateLimitPolicy', 'ratelimitpolicies', UNLISTED, UNLISTED_STATUS),
-  ];
-  assert.deepEqual(await output('status', '-o', 'json'), JSON.stringify(expected, null, 2).split('\n'));
+test('status -o json: a v1 List of every policy with its full status, keys sorted', async () => {
+  const expected = {
+    apiVersion: 'v1',
+    items: [
+      jsonItem('AuthPolicy', AUTH, AUTH_STATUS),
+      jsonItem('AuthPolicy', UNPLACED, UNPLACED_STATUS),
+      jsonItem('RateLimitPolicy', UNLISTED, UNLISTED_STATUS),
+    ],
+    kind: 'List',
+    metadata: { resourceVersion: '' },
+  };
+  assert.deepEqual(await output('status', '-n', ns, '-o', 'json'), JSON.stringify(expected, null, 2).split('\n'));
 });
 
 test('explain: per cluster, with the overriding local policy; the resource as plural, plural.group or Kind', async () => {
@@ -321,24 +325,24 @@ test('explain: the problems of a policy that is not synced anywhere', async () =
 });
 
 test('explain -o json: the row as status -o json prints it', async () => {
-  assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonRow('AuthPolicy', 'authpolicies', AUTH, AUTH_STATUS), null, 2).split('\n'));
+  assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonItem('AuthPolicy', AUTH, AUTH_STATUS), null, 2).split('\n'));
 });
 
-test('explain: a policy that does not exist, a kind that is not synced, a malformed argument: exit code 1', async () => {
+test('explain: a policy that does not exist, a kind that is not synced, a malformed argument: exit code 2', async () => {
   assert.deepEqual(await cli('explain', `authpolicies/${ns}/nope`), {
-    code: 1,
+    code: 2,
     stdout: '',
     stderr: `error: AuthPolicy ${ns}/nope not found (authpolicies.kuadrant.io)\n`,
   });
   assert.deepEqual(await cli('explain', `dnspolicies/${ns}/${AUTH}`), {
-    code: 1,
+    code: 2,
     stdout: '',
     stderr: `error: "dnspolicies" is not a policy kind synced by ${controllerName} (synced: authpolicies.kuadrant.io, ratelimitpolicies.kuadrant.io)\n`,
   });
   const malformed = await cli('explain', 'payments-auth');
-  assert.equal(malformed.code, 1);
+  assert.equal(malformed.code, 2);
   assert.equal(malformed.stdout, '');
-  assert.match(malformed.stderr, /expected <resource>\/<namespace>\/<name>, e\.g\. authpolicies\/payments\/payments-auth; got "payments-auth"/);
+  assert.equal(malformed.stderr, 'error: expected <resource>/<namespace>/<name> or <resource>/<name>, e.g. authpolicy/payments/payments-auth; got "payments-auth"\n');
 });
 
 test('a truncated annotation: the per-cluster part is read from the ManifestWorks', async () => {
@@ -350,7 +354,7 @@ test('a truncated annotation: the per-cluster part is read from the ManifestWork
   await mergePatch(hub, AUTH_POLICIES, ns, AUTH, { metadata: { annotations: { 'policysync.kuadrant.io/status': JSON.stringify(truncated) } } });
   assert.deepEqual(await hubStatus(hub, AUTH_POLICIES, ns, AUTH), truncated);
 
-  assert.deepEqual(await output('status', '-o', 'wide'), [...TABLE, '', ...MATRIX]);
+  assert.deepEqual(cells(await output('status', '-n', ns, '-o', 'wide')), WIDE);
   assert.deepEqual(await output('explain', `authpolicies/${ns}/${AUTH}`), [
     ...EXPLAIN_AUTH_HEAD,
     'Note:       the status annotation was cut short (too large); per-cluster detail',
@@ -358,5 +362,5 @@ test('a truncated annotation: the per-cluster part is read from the ManifestWork
     ...EXPLAIN_AUTH_TAIL,
   ]);
   const rebuilt: PolicyStatus = { ...AUTH_STATUS, summary: { ...AUTH_STATUS.summary, truncated: true } };
-  assert.deepEqual(await output('explain', `AuthPolicy/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonRow('AuthPolicy', 'authpolicies', AUTH, rebuilt), null, 2).split('\n'));
+  assert.deepEqual(await output('explain', `AuthPolicy/${ns}/${AUTH}`, '-o', 'json'), JSON.stringify(jsonItem('AuthPolicy', AUTH, rebuilt), null, 2).split('\n'));
 });
