@@ -7,15 +7,15 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
-import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
+import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
+import { serviceAccountKubeConfig, whoAmI } from '../../testkit/serviceaccount.ts';
 import { holdExclusive } from '../../testkit/exclusive.ts';
 import {
   AUTH_POLICIES,
@@ -45,7 +45,6 @@ const USER = `system:serviceaccount:${SYSTEM_NS}:${SERVICE_ACCOUNT}`;
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const GRANT = 'policy-sync-hub-kuadrant-authpolicies';
 const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false };
-const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true };
 const EVENTS: ResourceRef = RESOURCES.coreEvents;
 const AUTH = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 
@@ -118,24 +117,6 @@ async function mayI(verb: string): Promise<boolean> {
   return review.status?.allowed === true;
 }
 
-/** A kubeconfig with the ServiceAccount's token and the hub's CA (from the sandbox admin kubeconfig). */
-async function serviceAccountKubeConfig(): Promise<KubeConfig> {
-  const adminConfig = sandbox.kubeConfig('hub');
-  const cluster = adminConfig.getCurrentCluster();
-  assert.ok(cluster?.caData, 'the sandbox admin kubeconfig carries the hub CA');
-  const request = await admin.request<{ status: { token: string } }>('POST', `${objectPath(SERVICE_ACCOUNTS, SYSTEM_NS, SERVICE_ACCOUNT)}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'hub', server: cluster.server, caData: cluster.caData, skipTLSVerify: false }],
-    users: [{ name: SERVICE_ACCOUNT, token: request.status.token }],
-    contexts: [{ name: 'hub', cluster: 'hub', user: SERVICE_ACCOUNT }],
-    currentContext: 'hub',
-  });
-  return kc;
-}
-
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -185,12 +166,9 @@ before(async () => {
   await apply(admin, gateway(ns, 'gw-nowhere', className));
   await apply(admin, authPolicy(ns, 'auth-nowhere', 'gw-nowhere'));
 
-  const kubeConfig = await serviceAccountKubeConfig();
+  const kubeConfig = await serviceAccountKubeConfig(sandbox, admin, SYSTEM_NS, SERVICE_ACCOUNT);
   asHub = new KubeHttp(kubeConfig);
-  const me = await asHub.request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  });
-  assert.equal(me.status.userInfo.username, USER, 'the controller authenticates as the ServiceAccount, not as the sandbox admin');
+  assert.equal(await whoAmI(asHub), USER, 'the controller authenticates as the ServiceAccount, not as the sandbox admin');
 
   forbiddenBefore = await forbiddenCount();
   // As the CLI runs it by default: with the spoke configuration placed (ManifestWorks too).
