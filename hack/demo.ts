@@ -100,10 +100,15 @@ const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments', nam
 
 /** `kubectl <args>` on the hub, echoed, failing the demo on a non-zero exit. */
 async function onHub(sandbox: Sandbox, args: string[]): Promise<void> {
-  console.log(`  $ kubectl ${args.join(' ')}`);
+  console.log(`  $ kubectl ${args.map(shellQuoted).join(' ')}`);
   const run = await kubectl(sandbox.hub.kubeconfig, args);
   if (run.output.trim()) console.log(run.output.trimEnd().replace(/^/gm, '    '));
   if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (exit ${run.code})`);
+}
+
+/** An argument as a user would type it into a shell. */
+function shellQuoted(arg: string): string {
+  return /^[\w\-./=:,]*$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `policy-sync <args>` against the hub, echoed, as a user runs it; failing the demo on a non-zero exit. */
@@ -551,8 +556,19 @@ async function main(): Promise<void> {
       console.log(`  (the Kuadrant operator was nudged ${nudges} time(s) with an unowned GatewayClass created and deleted: it drops a status write that conflicts and writes none until its next event)`);
     }
 
-    step('as a user sees it on the hub', 'The hub Gateways, and every synced policy per cluster.');
+    step(
+      'as a user sees it on the hub',
+      'The hub Gateways (policy-sync is their controller: Accepted, Programmed, a condition per synced kind and\n   PoliciesEnforced), and every synced policy per cluster.',
+    );
     await onHub(sandbox, ['get', 'gateway', '-A']);
+    await onHub(sandbox, [
+      'get',
+      'gateway',
+      '-n',
+      POLICY_NS,
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{range .status.conditions[*]}{"  "}{.type}={.status} {.reason}: {.message}{"\\n"}{end}{end}',
+    ]);
     await policySync(sandbox, ['status', '-n', POLICY_NS, '-o', 'wide']);
 
     console.log(`

@@ -190,7 +190,7 @@ test('PoliciesEnforced: a truncated annotation counts by its summary; no cluster
   assert.deepEqual([partial.status, partial.reason], ['False', 'Unknown']);
   assert.match(partial.message, /StatusTruncated/);
   const nowhere = one(gatewayConditions(input({ placement: { clusters: [], unavailable: [], refused: [] }, policies: [policy('a', undefined)] })), POLICIES_ENFORCED);
-  assert.deepEqual([nowhere.status, nowhere.reason, nowhere.message], ['False', 'NoClusters', '1 policy target this Gateway, which is placed on no cluster']);
+  assert.deepEqual([nowhere.status, nowhere.reason, nowhere.message], ['False', 'NoClusters', '1 policy targets this Gateway, which is placed on no cluster']);
 });
 
 test('messages are capped and cleaned of control characters', () => {

@@ -286,7 +286,8 @@ function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPla
   if (policies.length === 0) return { type, status: 'False', reason: 'NoPolicies', message: 'no policy of a kind the GatewayClass syncs targets this Gateway' };
   const clusters = placement.clusters;
   const count = `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'}`;
-  if (clusters.length === 0) return { type, status: 'False', reason: 'NoClusters', message: `${count} target this Gateway, which is placed on no cluster` };
+  const target = policies.length === 1 ? 'targets' : 'target';
+  if (clusters.length === 0) return { type, status: 'False', reason: 'NoClusters', message: `${count} ${target} this Gateway, which is placed on no cluster` };
   const notEnforced = new Map<string, string[]>();
   const overridden: string[] = [];
   const states = new Set<ClusterState>();
