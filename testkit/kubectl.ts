@@ -16,14 +16,13 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs kubectl from the repository root; `input` is written to its stdin. Never rejects on a non-zero exit. */
-export function kubectl(args: string[], options: { input?: string; kubeconfig?: string } = {}): Promise<Run> {
-  if (!existsSync(kubectlPath)) {
-    return Promise.reject(new Error(`${kubectlPath} is missing: run \`npm run build:components\` (hack/build-components.sh)`));
-  }
-  const fullArgs = options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`, ...args] : args;
+/**
+ * Runs a program to its end and collects what it printed; `input` is written to its stdin. Never rejects on a
+ * non-zero exit (the caller asserts on `code`), only when the program cannot be started.
+ */
+export function runProcess(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(kubectlPath, fullArgs, { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd ?? repoRoot, stdio: ['pipe', 'pipe', 'pipe'], ...(options.env ? { env: options.env } : {}) });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -32,6 +31,15 @@ export function kubectl(args: string[], options: { input?: string; kubeconfig?: 
     child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** Runs kubectl from the repository root; `input` is written to its stdin. Never rejects on a non-zero exit. */
+export function kubectl(args: string[], options: { input?: string; kubeconfig?: string } = {}): Promise<Run> {
+  if (!existsSync(kubectlPath)) {
+    return Promise.reject(new Error(`${kubectlPath} is missing: run \`npm run build:components\` (hack/build-components.sh)`));
+  }
+  const fullArgs = options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`, ...args] : args;
+  return runProcess(kubectlPath, fullArgs, { input: options.input });
 }
 
 export interface Rendered extends Run {

@@ -7,23 +7,21 @@
 // API): the GatewayClass the chart rendered from gatewayClass.params is accepted and a hub AuthPolicy gets
 // its ManifestWorks; `helm uninstall` removes what the install created.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { pino } from 'pino';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CHART_DIR, DEFAULT_CONTROLLER_NAME, HUB_DEPLOYMENT, SYSTEM_NAMESPACE, readPackage, staleFiles } from '../../hack/gen-chart.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { deleteObject } from '../../src/kube/writes.ts';
+import { CapturedLog } from '../../testkit/capturedlog.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { holdExclusive } from '../../testkit/exclusive.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, get, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { kubectl, kustomize } from '../../testkit/kubectl.ts';
+import { kubectl, kustomize, runProcess, type Run } from '../../testkit/kubectl.ts';
 import { binDir, repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { serviceAccountKubeConfig, whoAmI } from '../../testkit/serviceaccount.ts';
@@ -47,39 +45,19 @@ let helmHome = '';
 let hub: RunningHub | undefined;
 let installed = false;
 let createdSystemNs = false;
-const logs: string[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    logs.push(chunk.toString('utf8'));
-    if (process.env.POLICY_SYNC_TEST_LOG) process.stderr.write(chunk);
-    done();
-  },
-});
+/** Where the controller (and the elector) log: kept for the assertions. */
+const log = new CapturedLog();
 const controllerName = testControllerName('helm');
 const className = uniqueName('helm-class');
 const ns = uniqueName('helm');
 const [c1, c2] = [`${ns}-c1`, `${ns}-c2`];
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** The repository's helm, with its config, cache and data kept apart from the user's. */
 function helm(args: string[]): Promise<Run> {
   if (!existsSync(helmPath)) return Promise.reject(new Error(`${helmPath} is missing: run \`bash hack/build-components.sh helm\``));
   const env: NodeJS.ProcessEnv = { ...process.env, HELM_CONFIG_HOME: join(helmHome, 'config'), HELM_CACHE_HOME: join(helmHome, 'cache'), HELM_DATA_HOME: join(helmHome, 'data') };
   delete env.KUBECONFIG;
-  return new Promise((resolve, reject) => {
-    const child = spawn(helmPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-  });
+  return runProcess(helmPath, args, { env });
 }
 
 /** The objects of a YAML stream, a `kind: List`'s items as objects (as Helm and kubectl apply them). */
@@ -133,9 +111,6 @@ async function kustomized(dirs: string[]): Promise<KubeObject[]> {
   return objects;
 }
 
-function recentLogs(): string {
-  return logs.slice(-15).map((l) => (l.length > 600 ? `${l.slice(0, 600)}…\n` : l)).join('');
-}
 
 before(async () => {
   sandbox = await testSandbox();
@@ -322,7 +297,7 @@ test('helm install in policy-sync-system on the sandbox hub, then a hub policy g
   } finally {
     asHub.destroy();
   }
-  hub = await startHub(kubeConfig, { controllerName, logger: pino({ level: 'info' }, sink), spokeConfig: { namespace: SYSTEM_NAMESPACE, name: 'policy-sync-spoke' } });
+  hub = await startHub(kubeConfig, { controllerName, logger: log.logger(), spokeConfig: { namespace: SYSTEM_NAMESPACE, name: 'policy-sync-spoke' } });
 
   const conditions = await eventually(
     async () => {
@@ -330,7 +305,7 @@ test('helm install in policy-sync-system on the sandbox hub, then a hub policy g
       const cs = (cls?.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions ?? [];
       return cs.find((c) => c.type === 'PoliciesSynced')?.status === 'True' ? cs : undefined;
     },
-    { what: 'the chart\'s GatewayClass Accepted with its kinds synced', timeoutMs: 30_000, context: () => recentLogs() },
+    { what: 'the chart\'s GatewayClass Accepted with its kinds synced', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True');
   const works = await eventually(
@@ -338,16 +313,16 @@ test('helm install in policy-sync-system on the sandbox hub, then a hub policy g
       const w = (await ourWorks(admin, { controllerName })).filter((x) => x.metadata.labels?.['policysync.kuadrant.io/spoke-config'] !== 'true');
       return w.length === 2 ? w : undefined;
     },
-    { what: 'the AuthPolicy\'s ManifestWorks on both clusters', timeoutMs: 30_000, context: () => recentLogs() },
+    { what: 'the AuthPolicy\'s ManifestWorks on both clusters', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.deepEqual(works.map((w) => w.metadata.namespace).sort(), [c1, c2].sort());
   const annotated = await eventually(async () => (await get(admin, AUTH_POLICIES, ns, 'auth'))?.metadata.annotations?.['kuadrant.io/policies-synced'], {
     what: 'the kuadrant.io/policies-synced annotation on the hub policy',
-    context: () => recentLogs(),
+    context: () => log.recent(),
   });
   assert.deepEqual((JSON.parse(annotated) as { cluster: string }[]).map((e) => e.cluster), [c1, c2].sort());
   await quiescent(hub.controller, 'with the chart installed');
-  assert.deepEqual(logs.filter((l) => l.includes(': 403 ')), [], 'the chart\'s RBAC lets the controller do all it does');
+  assert.deepEqual(log.lines.filter((l) => l.includes(': 403 ')), [], 'the chart\'s RBAC lets the controller do all it does');
 });
 
 test('helm uninstall removes every object the install created (the CRD stays, as Helm keeps crds/)', async () => {

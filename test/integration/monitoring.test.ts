@@ -18,7 +18,7 @@ import { Metrics } from '../../src/runtime/metrics.ts';
 import { ProbeServer } from '../../src/runtime/probeserver.ts';
 import { createNamespace, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { kubectl, kustomize, toYaml, type Rendered, type Run } from '../../testkit/kubectl.ts';
+import { kubectl, kustomize, runProcess, toYaml, type Rendered, type Run } from '../../testkit/kubectl.ts';
 import { installCrds, moduleFolder } from '../../testkit/sandbox/crds.ts';
 import { binDir, repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
@@ -55,19 +55,7 @@ after(async () => {
 
 function promtool(args: string[]): Promise<Run> {
   if (!existsSync(PROMTOOL)) return Promise.reject(new Error(`${PROMTOOL} is missing: run \`bash hack/build-components.sh promtool\``));
-  return run(PROMTOOL, args, work);
-}
-
-function run(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-  });
+  return runProcess(PROMTOOL, args, { cwd: work });
 }
 
 function one(kind: string): KubeObject {
@@ -214,7 +202,7 @@ test('deploy/monitoring passes a server-side dry-run against the Prometheus oper
 test('the compiled CLI logs pretty lines with no development dependency loadable', async () => {
   const out = join(repoRoot, '.local', `dist-${ns}`);
   try {
-    const build = await run(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out], repoRoot);
+    const build = await runProcess(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out]);
     assert.equal(build.code, 0, `tsc:\n${build.stdout}${build.stderr}`);
     // A resolve hook that refuses every devDependency, as an image pruned with `npm prune --omit=dev` would.
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
@@ -232,7 +220,7 @@ export async function resolve(specifier, context, next) {
     writeFileSync(join(work, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
     // The hook works: a development dependency does not load under it.
     assert.ok(denied.includes('typescript'));
-    const refused = await run(process.execPath, ['--import', join(work, 'register.mjs'), '--input-type=module', '-e', "await import('typescript')"], repoRoot);
+    const refused = await runProcess(process.execPath, ['--import', join(work, 'register.mjs'), '--input-type=module', '-e', "await import('typescript')"]);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /development dependency typescript is not installed/);
     const child = spawn(

@@ -5,15 +5,14 @@
 // small labelled ClusterRole for it is added, the ClusterRole aggregation controller folds it into
 // policy-sync-hub-policies and the kind syncs. At no point may the controller meet a 403.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { LeaderElector } from '../../src/kube/leaderelection.ts';
 import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject } from '../../src/kube/writes.ts';
+import { CapturedLog } from '../../testkit/capturedlog.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { serviceAccountKubeConfig, whoAmI } from '../../testkit/serviceaccount.ts';
 import { holdExclusive } from '../../testkit/exclusive.ts';
@@ -57,15 +56,8 @@ let rbacYaml = '';
 let grantYaml = '';
 let createdSystemNs = false;
 let forbiddenBefore = 0;
-const logs: string[] = [];
-/** Where the controller (and the elector) log: kept for the assertions, echoed with POLICY_SYNC_TEST_LOG. */
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    logs.push(chunk.toString('utf8'));
-    if (process.env.POLICY_SYNC_TEST_LOG) process.stderr.write(chunk);
-    done();
-  },
-});
+/** Where the controller (and the elector) log: kept for the assertions. */
+const log = new CapturedLog();
 const controllerName = testControllerName('rbac');
 const ns = uniqueName('rbac');
 const [c1, c2] = [`${ns}-c1`, `${ns}-c2`];
@@ -99,14 +91,10 @@ async function forbiddenCount(): Promise<number> {
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-/** The controller's last log lines, shortened, for failure messages. */
-function recentLogs(): string {
-  return logs.slice(-15).map((l) => (l.length > 600 ? `${l.slice(0, 600)}…\n` : l)).join('');
-}
 
 /** What the controller logged about a 403 answer (the ApiError text is `<METHOD> <path>: 403 Forbidden: …`). */
 function forbiddenLogLines(): string[] {
-  return logs.filter((l) => l.includes(': 403 '));
+  return log.lines.filter((l) => l.includes(': 403 '));
 }
 
 /** SelfSubjectAccessReview with the controller's own credentials, as its kind check does. */
@@ -120,7 +108,7 @@ async function mayI(verb: string): Promise<boolean> {
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}; controller log:\n${recentLogs()}`)), ms);
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}; controller log:\n${log.recent()}`)), ms);
   });
   try {
     return await Promise.race([promise, timeout]);
@@ -173,7 +161,7 @@ before(async () => {
   forbiddenBefore = await forbiddenCount();
   // As the CLI runs it by default: with the spoke configuration placed (ManifestWorks too).
   hub = await withTimeout(
-    startHub(kubeConfig, { controllerName, logger: pino({ level: 'info' }, sink), spokeConfig: { namespace: SYSTEM_NS, name: 'policy-sync-spoke' } }),
+    startHub(kubeConfig, { controllerName, logger: log.logger(), spokeConfig: { namespace: SYSTEM_NS, name: 'policy-sync-spoke' } }),
     30_000,
     'the hub caches to sync with the ServiceAccount\'s permissions',
   );
@@ -207,7 +195,7 @@ test('with deploy/hub\'s RBAC only, the policy kind is Forbidden on the GatewayC
       const c = await classCondition('PoliciesSynced');
       return c?.status === 'False' ? c : undefined;
     },
-    { what: 'PoliciesSynced=False on the GatewayClass', timeoutMs: 30_000, context: () => recentLogs() },
+    { what: 'PoliciesSynced=False on the GatewayClass', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.equal(synced.reason, 'InvalidPolicyKinds');
   assert.match(synced.message, /authpolicies\.v1\.kuadrant\.io: Forbidden/);
@@ -253,7 +241,7 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
       const c = await classCondition('PoliciesSynced');
       return c?.status === 'True' ? c : undefined;
     },
-    { what: 'PoliciesSynced=True on the GatewayClass', timeoutMs: 20_000, context: () => recentLogs() },
+    { what: 'PoliciesSynced=True on the GatewayClass', timeoutMs: 20_000, context: () => log.recent() },
   );
   assert.equal(synced.reason, 'AllKindsValid');
 
@@ -262,7 +250,7 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
       const w = await worksOfPolicy();
       return w.length === 2 ? w : undefined;
     },
-    { what: 'the ManifestWorks of the AuthPolicy', timeoutMs: 30_000, context: () => recentLogs() },
+    { what: 'the ManifestWorks of the AuthPolicy', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.deepEqual(works.map((w) => w.metadata.namespace).sort(), [c1, c2].sort());
   // The annotation patch on the policy is allowed too.
@@ -274,7 +262,7 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
   // Events are recorded on hub policies.
   const event = await eventually(
     async () => (await list(admin, EVENTS, ns)).find((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === 'auth-nowhere'),
-    { what: 'an Event on the policy whose Gateway is placed nowhere', context: () => recentLogs() },
+    { what: 'an Event on the policy whose Gateway is placed nowhere', context: () => log.recent() },
   );
   assert.equal((event as { reason?: string }).reason, 'NoClusters');
   await quiescent(hub!.controller, 'after the kind was granted');
@@ -295,7 +283,7 @@ test('leader election: the ServiceAccount creates, renews and releases its Lease
     retryPeriodMs: 500,
     onStartedLeading: () => leading(),
     onStoppedLeading: () => assert.fail('lost a lease nobody else wants'),
-    logger: pino({ level: 'info' }, sink),
+    logger: log.logger(),
   });
   elector.start();
   try {
@@ -309,12 +297,12 @@ test('leader election: the ServiceAccount creates, renews and releases its Lease
   }
   const released = (await get(admin, RESOURCES.leases, lease.namespace, lease.name))?.spec;
   assert.ok(!released?.holderIdentity, 'released: no holder');
-  assert.deepEqual(logs.filter((l) => l.includes('lease update failed') || l.includes('could not release')), []);
+  assert.deepEqual(log.lines.filter((l) => l.includes('lease update failed') || l.includes('could not release')), []);
 });
 
 test('the controller never met a 403: not on ManifestWork writes, not anywhere', async () => {
   assert.deepEqual(forbiddenLogLines(), []);
-  assert.deepEqual(logs.filter((l) => /ManifestWork (apply|delete) failed|spoke configuration .*failed|could not record event/.test(l)), []);
+  assert.deepEqual(log.lines.filter((l) => /ManifestWork (apply|delete) failed|spoke configuration .*failed|could not record event/.test(l)), []);
   assert.equal(await forbiddenCount(), forbiddenBefore, 'the hub apiserver refused no request for lack of permission while the controller ran');
 });
 
@@ -332,7 +320,7 @@ test('fault d: the kind\'s grant revoked then restored: no work deleted; the cla
       const c = await classCondition('PoliciesSynced');
       return c?.status === 'False' && /Forbidden/.test(c.message) ? c : undefined;
     },
-    { what: 'PoliciesSynced=False naming Forbidden', timeoutMs: 30_000, context: () => recentLogs() },
+    { what: 'PoliciesSynced=False naming Forbidden', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.match(kept.message, /authpolicies\.v1\.kuadrant\.io: Forbidden \(the last good configuration, version v1, stays in force\)/);
   await quiescent(hub!.controller, 'with the grant revoked');
@@ -343,7 +331,7 @@ test('fault d: the kind\'s grant revoked then restored: no work deleted; the cla
   assert.equal(restored.code, 0, restored.stderr);
   await eventually(async () => (await mayI('list')) && (await mayI('watch')), { what: 'the grant back', timeoutMs: 30_000 });
   await touch();
-  await eventually(async () => (await classCondition('PoliciesSynced'))?.status === 'True' || undefined, { what: 'PoliciesSynced=True again', timeoutMs: 30_000, context: () => recentLogs() });
+  await eventually(async () => (await classCondition('PoliciesSynced'))?.status === 'True' || undefined, { what: 'PoliciesSynced=True again', timeoutMs: 30_000, context: () => log.recent() });
   await quiescent(hub!.controller, 'with the grant restored');
   assert.equal((await worksOfPolicy()).length, 2);
   await deletions.assertNone('grant restored');
