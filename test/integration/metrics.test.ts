@@ -230,7 +230,11 @@ test('a hub placing on a real spoke: spoke report age per cluster, feedback late
   assert.ok(value(last, 'policysync_feedback_latency_seconds_sum')! > 0);
 
   // Requests timed by verb, resource and code class: the works created, the annotations patched.
-  assert.ok(value(last, 'rest_client_request_duration_seconds_count', { verb: 'create', resource: 'manifestworks', code: '2xx' })! >= 2, 'the copy and the spoke-config works');
+  // The copy's work is new (created); the spoke-config work of spoke-1 may be left by an earlier test of the
+  // same sandbox (its name is fixed per cluster), and is then applied (a patch) instead.
+  const workWrites = (verb: string): number => value(last, 'rest_client_request_duration_seconds_count', { verb, resource: 'manifestworks', code: '2xx' }) ?? 0;
+  assert.ok(workWrites('create') >= 1, 'the copy\'s work created');
+  assert.ok(workWrites('create') + workWrites('patch') >= 2, 'the copy and the spoke-config works written');
   assert.ok(value(last, 'rest_client_request_duration_seconds_count', { verb: 'patch', resource: 'authpolicies', code: '2xx' })! >= 1, 'the status annotations');
   const requestSeries = samples(last, 'rest_client_request_duration_seconds_count');
   for (const s of requestSeries) {
