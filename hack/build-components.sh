@@ -16,7 +16,7 @@ if ! command -v go >/dev/null 2>&1; then
   done
 fi
 if ! command -v go >/dev/null 2>&1; then
-  echo "error: the Go toolchain (go >= 1.24) is required to build the test control plane; install it (e.g. apt-get install golang-go, or Go at /usr/local/go) and retry" >&2
+  echo "error: the Go toolchain (go >= 1.26: promtool and helm need it) is required to build the test control plane; install it (e.g. apt-get install golang-go, or Go at /usr/local/go) and retry" >&2
   exit 1
 fi
 
