@@ -592,8 +592,11 @@ test('hierarchy, Kuadrant operator: a local AuthPolicy the operator rejects (Tar
   const entry = await eventually(async () => {
     const work = await getObject(hubClient!, RESOURCES.manifestWorks, BARE_SPOKE, SPOKE_CONFIG_WORK_NAME);
     const report = work?.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(hubControllerName) ? readSpokeReport(work) : undefined;
-    return report?.objects['authpolicies.kuadrant.io']?.[ns]?.find((o) => o.name === 'stray-auth');
-  }, { what: `${BARE_SPOKE}'s report of stray-auth on the hub`, timeoutMs: 60_000, context });
+    // The agent may report stray-auth before the operator's rejection reaches it: wait for the report of it
+    // as judged (a report that never says so fails here).
+    const reported = report?.objects['authpolicies.kuadrant.io']?.[ns]?.find((o) => o.name === 'stray-auth');
+    return reported && 'rejected' in reported && reported.rejected ? reported : undefined;
+  }, { what: `${BARE_SPOKE}'s report of stray-auth, rejected, on the hub`, timeoutMs: 60_000, context });
   assert.deepEqual(entry, { name: 'stray-auth', targets: [{ gateway: 'no-such-gateway' }], rejected: true }, 'reported as the operator judged it');
   const work = await getObject(hubClient!, RESOURCES.manifestWorks, BARE_SPOKE, SPOKE_CONFIG_WORK_NAME);
   assert.deepEqual(localPoliciesIn(readSpokeReport(work!)!, 'authpolicies.kuadrant.io', ns), [], 'a rejected local policy counts for nothing');
