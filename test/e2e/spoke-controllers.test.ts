@@ -444,6 +444,19 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
   assert.equal(enforced.state, 'Enforced');
   const copy = await read(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
   assert.deepEqual(copy.status?.ancestors?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
+
+  // The hub Gateway says the same, from Envoy Gateway's verdict: its one policy enforced on its one cluster.
+  const hubGateway = await eventually(async () => {
+    const gw = await getObject<Policy>(hubClient!, RESOURCES.gateways, ns, 'edge');
+    return gw && condition(gw, 'policysync.kuadrant.io/PoliciesEnforced')?.status === 'True' ? gw : undefined;
+  }, { what: 'the hub Gateway to say every policy on it is enforced', timeoutMs: 60_000, context });
+  assert.deepEqual(verdict(condition(hubGateway, 'policysync.kuadrant.io/PoliciesEnforced')), {
+    status: 'True',
+    reason: 'Enforced',
+    message: `1 policy enforced on every placed cluster (1: ${ENVOY_GATEWAY_SPOKE})`,
+  });
+  assert.equal(condition(hubGateway, 'policysync.kuadrant.io/BackendTrafficPolicyAffected')?.status, 'True');
+  assert.equal(condition(hubGateway, 'Programmed')?.status, 'True');
 });
 
 // ---- The hierarchy, with the spoke agents: local policies win, whatever the controller's own rule ----
