@@ -1,14 +1,11 @@
 // Go-style durations for flags (`15s`, `500ms`, `1m30s`), as milliseconds.
 import { InvalidArgumentError } from 'commander';
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+import { parseDuration } from '../core/k8s/duration.ts';
 
 export function duration(value: string): number {
-  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value) {
-    throw new InvalidArgumentError(`expected a duration such as 15s, 500ms or 1m30s, got "${value}"`);
-  }
-  return parts.reduce((ms, p) => ms + Number(p[1]) * UNITS[p[2]!]!, 0);
+  const ms = value === '0' ? undefined : parseDuration(value);
+  if (ms === undefined) throw new InvalidArgumentError(`expected a duration such as 15s, 500ms or 1m30s, got "${value}"`);
+  return ms;
 }
 
 /**

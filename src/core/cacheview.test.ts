@@ -82,23 +82,25 @@ test('cachedWork keeps what the hub reads back: every reader answers the same as
   }
 });
 
-test('cachedWork leaves out the payload, the feedback rules and the fields of managedFields', () => {
+test('cachedWork keeps the copy it places (spec and metadata), and leaves out the feedback rules and the fields of managedFields', () => {
   const whole = observedWork();
   const cached = cachedWork(whole);
+  const { name, namespace, labels, annotations } = copy.metadata;
   assert.deepEqual(cached.spec, {
     workload: {
       manifests: [
         {
           apiVersion: copy.apiVersion,
           kind: copy.kind,
-          metadata: { name: 'p', namespace: 'team-a' },
-          spec: { targetRefs: (copy.spec as { targetRefs: unknown }).targetRefs },
+          metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+          spec: copy.spec,
         },
       ],
     },
   });
+  assert.equal((cached.spec as { manifestConfigs?: unknown }).manifestConfigs, undefined);
   assert.deepEqual(cached.metadata.managedFields, [{ time: '2026-01-01T00:05:00Z' }, { time: '2026-01-01T00:09:00Z', subresource: 'status' }]);
-  assert.ok(JSON.stringify(cached).length < JSON.stringify(whole).length / 3, `${JSON.stringify(cached).length} of ${JSON.stringify(whole).length} bytes`);
+  assert.ok(JSON.stringify(cached).length < (JSON.stringify(whole).length * 2) / 3, `${JSON.stringify(cached).length} of ${JSON.stringify(whole).length} bytes`);
   assert.ok(whole.metadata.managedFields?.length === 2 && (whole.spec as { manifestConfigs?: unknown }).manifestConfigs, 'the input is not modified');
 });
 

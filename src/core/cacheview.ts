@@ -16,9 +16,8 @@ export function cachedObject<T extends KubeObject>(object: T): T {
 /**
  * The transform of a ManifestWork cache: each work as the hub reads it back — metadata (managedFields down
  * to when and through which subresource each manager wrote: feedback.ts dates an apply by it), status
- * whole, and of the spec only each manifest's identity and targets (feedback.ts matches ancestor entries to
- * the copy's Gateways). The copy's payload, the feedback rules and the delete option are known from the
- * spec-hash annotation.
+ * whole, and of the spec only the copy each manifest places (manifestIdentity). The feedback rules and the
+ * delete option are known from the spec-hash annotation.
  *
  * What the works of one cache hold alike (all but uid and resourceVersion) is shared between them through
  * one table, `interner`, frozen (intern.ts): the 20 works of a policy on 20 clusters share its labels,
@@ -68,15 +67,20 @@ function writeTime(entry: unknown): { time?: unknown; subresource?: unknown } {
   return time === undefined ? { subresource } : { time, subresource };
 }
 
+/**
+ * The copy a work places, as the hub reads it back: its identity, targets and revision (feedback.ts, the
+ * status), and its whole spec and metadata, which a Progressive rollout compares and keeps to roll back to
+ * (core/rollout). The works of one policy on many clusters hold one copy alike: the interner keeps it once.
+ */
 function manifestIdentity(manifest: unknown): unknown {
   if (manifest === null || typeof manifest !== 'object') return manifest;
-  const { apiVersion, kind, metadata, spec } = manifest as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown }; spec?: Record<string, unknown> };
-  const identity: Record<string, unknown> = { apiVersion, kind, metadata: { name: metadata?.name, ...(metadata?.namespace === undefined ? {} : { namespace: metadata.namespace }) } };
-  if (spec && typeof spec === 'object') {
-    const targets: Record<string, unknown> = {};
-    if (spec.targetRef !== undefined) targets.targetRef = spec.targetRef;
-    if (spec.targetRefs !== undefined) targets.targetRefs = spec.targetRefs;
-    identity.spec = targets;
-  }
+  const { apiVersion, kind, metadata, spec } = manifest as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown>; spec?: unknown };
+  const { name, namespace, labels, annotations } = metadata ?? {};
+  const meta: Record<string, unknown> = { name };
+  if (namespace !== undefined) meta.namespace = namespace;
+  if (labels !== undefined) meta.labels = labels;
+  if (annotations !== undefined) meta.annotations = annotations;
+  const identity: Record<string, unknown> = { apiVersion, kind, metadata: meta };
+  if (spec !== undefined) identity.spec = spec;
   return identity;
 }

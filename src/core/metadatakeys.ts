@@ -30,3 +30,20 @@ export const CONTROLLER_LABEL = `${OWN_KEY_PREFIX}controller`;
 export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
 /** ManifestWork annotation: hash of what we write, for no-op detection. */
 export const SPEC_HASH_ANNOTATION = `${OWN_KEY_PREFIX}spec-hash`;
+
+/** Hub policy: its rollout strategy, overriding its class's (`All`, `Progressive`, or a rolloutStrategy as JSON). */
+export const ROLLOUT_STRATEGY_ANNOTATION = `${OWN_KEY_PREFIX}rollout-strategy`;
+/** Hub policy: resumes the halted rollout of the revision (metadata.generation) it names. */
+export const ROLLOUT_RESUME_ANNOTATION = `${OWN_KEY_PREFIX}rollout-resume`;
+/**
+ * On a spoke copy: the hub policy's metadata.generation the copy carries (its revision). Read back by a
+ * feedback rule, so the hub knows which revision the spoke controller's verdict is about.
+ */
+export const REVISION_ANNOTATION = `${OWN_KEY_PREFIX}revision`;
+/** ManifestWork annotation (Progressive): canonical JSON of the copy the cluster ran before this revision. */
+export const PREVIOUS_COPY_ANNOTATION = `${OWN_KEY_PREFIX}previous-copy`;
+/**
+ * ManifestWork annotation (Progressive): the cluster is held at an earlier revision during the rollout of the
+ * one named, because it joined during it or was rolled back by its halt (canonical JSON, rollout/revision.ts).
+ */
+export const ROLLOUT_HOLD_ANNOTATION = `${OWN_KEY_PREFIX}rollout-hold`;

@@ -26,6 +26,7 @@ import { GatewayStatusReconciler, gatewayOfWriteKey } from './gatewaystatusrecon
 import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
+import { Rollouts } from './rollouts.ts';
 import {
   gatewayStatusOfClass,
   gatewayStatusOfCluster,
@@ -176,6 +177,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   const reports = o.spokeConfig
     ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
     : undefined;
+  const rollouts = new Rollouts({ configs, managedClusters: caches.managedClusters, maxWorkBytes: o.maxWorkBytes });
   const policies = new PolicyReconciler(
     {
       http,
@@ -189,6 +191,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       configs,
       applier: policyWorks,
       reporter,
+      rollouts,
       ...(reports ? { reports } : {}),
       logger: log,
     },
@@ -242,6 +245,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     clusters: () => reporter.clusterStates(new Set(caches.watchedKinds().map(groupResourceKey))),
     watchedKinds: () => caches.watchedKinds().length,
     spokeReportAges: () => reports?.ages(),
+    rollouts: () => rollouts.counts(),
   });
 
   // The wiring: each cache's changes, through its route, into a queue. Echoes of our own writes (an

@@ -11,6 +11,7 @@ import { adoptLegacyName, sourceHash, workIdentity } from '../core/works/manifes
 import type { ReconcileResult } from '../runtime/runner.ts';
 import { BY_SOURCE } from './indexes.ts';
 import { SpokeEvidence } from './spokeevidence.ts';
+import type { Rollouts } from './rollouts.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
 import { WantedWorks } from './wantedworks.ts';
@@ -26,6 +27,7 @@ export interface PolicyReconcilerOptions {
 /** What the reconciler reads and writes through: the caches and the applier its removals use, and the reporter. */
 export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'> {
   reporter: StatusReporter;
+  rollouts: Rollouts;
   /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
   reports?: SpokeReports;
   logger: Logger;
@@ -61,6 +63,7 @@ export class PolicyReconciler {
     if (!kind || !informer) {
       // Not a watched kind (any more): its works go only once that is certain.
       this.d.reporter.forget(key);
+      this.d.rollouts.forget(key);
       if (observed.length > 0) await this.removals.removeOfUnwatchedKind(log, key, gr, observed);
       return;
     }
@@ -70,6 +73,7 @@ export class PolicyReconciler {
     const policy = informer.store.get(namespacedKey(namespace, name));
     if (!policy || policy.metadata.deletionTimestamp) {
       this.d.reporter.forget(key);
+      this.d.rollouts.forget(key);
       if (observed.length === 0) return;
       const decision = await this.removals.removeOfDeletedPolicy(log, key, kind.gvr, namespace, name, observed);
       return decision.action === 'keep' && decision.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
@@ -90,13 +94,23 @@ export class PolicyReconciler {
     // Where local policies cover the whole copy, they are what is enforced there: no copy.
     const local = this.evidence.localVerdicts(gr, policy, desired.works);
     for (const o of local.overridden) desired.works.delete(o.cluster);
+    // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their
+    // works as they are (docs/architecture.md#rolling-out-a-change).
+    const targetClasses = this.removals.targetClasses(policy);
+    const { strategy, problem } = this.d.rollouts.strategyFor(policy, targetClasses);
+    if (problem) problems.push(problem);
+    const rollout = this.d.rollouts.plan(key, policy, strategy, desired.works, observed);
+    if (rollout) {
+      desired.works.clear();
+      for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);
+    }
+    const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
     // A work grown too large is not written; the last good one on that cluster stays in place.
-    const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster)]);
+    const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...(rollout?.keep ?? [])]);
     const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
     const [overridden, unwanted] = partition(plan.delete, (k) => overriddenOn.has(parseWorkKey(k).cluster));
-    const targetClasses = this.removals.targetClasses(policy);
     const removals = this.removals.decidePerCluster(log, gr, policy, targetClasses, [...unwanted, ...overridden], observed, overriddenOn);
 
     // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
@@ -126,6 +140,8 @@ export class PolicyReconciler {
         losses,
         observed,
         written: [...desired.works.values()],
+        kept,
+        ...(rollout ? { rollout: { status: rollout.status, clusters: rollout.clusters, waiting: rollout.waiting } } : {}),
         local,
         unknown: removals.unknown,
         lanes,
@@ -133,7 +149,8 @@ export class PolicyReconciler {
       }, { read });
     } else if (observed.length > 0 && !removals.kept) await this.d.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
-    return withRecheck(result, removals.recheckAt);
+    const recheckAt = [removals.recheckAt, rollout?.recheckAt].filter((t) => t !== undefined);
+    return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);
   }
 }
 

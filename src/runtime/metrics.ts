@@ -42,6 +42,11 @@ export interface PolicySyncCollectors {
   watchedKinds?: () => number;
   /** Seconds since each cluster's spoke report was last seen to change, by cluster (policysync_spoke_report_age_seconds). */
   spokeReportAges?: () => ReadonlyMap<string, number> | undefined;
+  /**
+   * Progressive rollouts by state, and their clusters by phase (policysync_rollouts{state},
+   * policysync_rollout_clusters{phase}).
+   */
+  rollouts?: () => { rollouts: Readonly<Record<string, number>>; clusters: Readonly<Record<string, number>> };
 }
 
 export interface MetricsOptions {
@@ -186,6 +191,27 @@ export class Metrics {
         // Set afresh at every scrape: a cluster whose report went is no longer exposed.
         this.reset();
         for (const [cluster, seconds] of ages ?? []) this.set({ cluster }, seconds);
+      },
+    });
+
+    new Gauge({
+      name: 'policysync_rollouts',
+      help: 'Policies rolled out Progressive, by the state of the rollout of their current revision: Progressing, Halted, Complete',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = collectors().rollouts?.();
+        if (counts) for (const [state, n] of Object.entries(counts.rollouts)) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: 'policysync_rollout_clusters',
+      help: 'Clusters of the policies rolled out Progressive, by phase: Succeeded, Progressing, Failed, Waiting, Held, RolledBack',
+      labelNames: ['phase'],
+      registers,
+      collect() {
+        const counts = collectors().rollouts?.();
+        if (counts) for (const [phase, n] of Object.entries(counts.clusters)) this.set({ phase }, n);
       },
     });
 

@@ -8,7 +8,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 /** The label of ExclusiveClusterSetLabel sets: a cluster belongs to the set it names. */
 export const CLUSTER_SET_LABEL = 'cluster.open-cluster-management.io/clusterset';
 
-interface LabelSelector {
+export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }

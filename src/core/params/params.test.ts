@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDns1123Subdomain } from '../k8s/dns.ts';
 import { downstreamNamespaceTemplateErrors, parseParams, parseParamsJson, renderDownstreamNamespace } from './params.ts';
+import { ALL } from '../rollout/strategy.ts';
 
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const rlp = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };
@@ -19,26 +20,27 @@ test('parseParams reads the docs/architecture.md example, normalising statusFeed
         { ...rlp, statusFeedback: [{ name: 'limitsTotal', path: '.status.limits' }] },
       ],
       downstreamNamespace: 'kuadrant-{namespace}',
+      rolloutStrategy: ALL,
     },
   });
 });
 
 test('parseParams defaults downstreamNamespace to {namespace} and accepts an empty list', () => {
-  assert.deepEqual(parseParams({ policiesToSync: [] }), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}' } });
+  assert.deepEqual(parseParams({ policiesToSync: [] }), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}', rolloutStrategy: ALL } });
 });
 
 test('parseParams accepts the core group ""', () => {
   const result = parseParams({ policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps' }] });
   assert.deepEqual(result, {
     ok: true,
-    params: { policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps', statusFeedback: [] }], downstreamNamespace: '{namespace}' },
+    params: { policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps', statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
   });
 });
 
 test('parseParams accepts experimentalPolicySync as an alias of policiesToSync', () => {
   assert.deepEqual(parseParams({ experimentalPolicySync: [auth] }), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}' },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
   });
 });
 
@@ -52,7 +54,7 @@ test('parseParams rejects both policiesToSync and experimentalPolicySync', () =>
 test('parseParams accepts and ignores MGC downstreamClass', () => {
   assert.deepEqual(parseParams({ policiesToSync: [auth], downstreamClass: 'istio' }), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}' },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
   });
 });
 
@@ -190,7 +192,7 @@ test('parseParamsJson reports invalid JSON with the parser message', () => {
 test('parseParamsJson parses valid JSON text with the schema', () => {
   assert.deepEqual(parseParamsJson('{"experimentalPolicySync":[{"group":"kuadrant.io","version":"v1","resource":"authpolicies"}],"downstreamClass":"istio"}'), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}' },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
   });
   assert.deepEqual(parseParamsJson('{"nope":1}'), { ok: false, errors: ['unrecognized key "nope"'] });
 });

@@ -6,6 +6,7 @@ import { RESERVED_FEEDBACK_NAMES } from '../works/feedbackrules.ts';
 import type { FeedbackJsonPath } from '../works/feedbackrules.ts';
 import { gvrKey } from '../k8s/gvr.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
+import { ALL, rolloutStrategyErrors, rolloutStrategySchema, toRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 
 export const NAMESPACE_PLACEHOLDER = '{namespace}';
 export const DEFAULT_DOWNSTREAM_NAMESPACE = NAMESPACE_PLACEHOLDER;
@@ -17,7 +18,12 @@ export interface PolicyKindConfig extends GroupVersionResource {
   statusFeedback: FeedbackJsonPath[];
 }
 
-export type SyncParams = { policiesToSync: PolicyKindConfig[]; downstreamNamespace: string };
+export type SyncParams = {
+  policiesToSync: PolicyKindConfig[];
+  downstreamNamespace: string;
+  /** How a new revision of a policy reaches its clusters, unless the policy says otherwise (rollout/strategy.ts). */
+  rolloutStrategy: RolloutStrategy;
+};
 
 export type ParamsResult = { ok: true; params: SyncParams } | { ok: false; errors: string[] };
 
@@ -68,6 +74,7 @@ export const paramsSchema = z.strictObject({
   // MGC's key: accepted so MGC params keep working, otherwise ignored.
   downstreamClass: shortText.optional(),
   downstreamNamespace: shortText.optional(),
+  rolloutStrategy: rolloutStrategySchema.optional(),
 });
 
 type PolicyKindInput = z.infer<typeof policyKindSchema>;
@@ -91,6 +98,8 @@ export function parseParams(input: unknown): ParamsResult {
   const downstreamNamespace = doc.downstreamNamespace ?? DEFAULT_DOWNSTREAM_NAMESPACE;
   errors.push(...downstreamNamespaceTemplateErrors(downstreamNamespace).map((e) => `downstreamNamespace: ${e}`));
 
+  if (doc.rolloutStrategy) errors.push(...rolloutStrategyErrors(doc.rolloutStrategy, 'rolloutStrategy'));
+
   if (errors.length > 0) return { ok: false, errors };
   const policiesToSync = (kinds ?? []).map(({ group, version, resource, statusFeedback }) => ({
     group,
@@ -98,7 +107,8 @@ export function parseParams(input: unknown): ParamsResult {
     resource,
     statusFeedback: (statusFeedback ?? []).map(({ name, path }) => ({ name, path })),
   }));
-  return { ok: true, params: { policiesToSync, downstreamNamespace } };
+  const rolloutStrategy = doc.rolloutStrategy === undefined ? ALL : toRolloutStrategy(doc.rolloutStrategy);
+  return { ok: true, params: { policiesToSync, downstreamNamespace, rolloutStrategy } };
 }
 
 /** Parses the ConfigMap `params` text; invalid JSON is reported like a schema error. */

@@ -68,6 +68,17 @@ const clusterStatusSchema = z.object({
   message: z.string(),
   upToDate: z.boolean(),
   statusFeedback: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  revision: z.number().int().optional(),
+  rollout: z.object({ phase: z.enum(['Succeeded', 'Progressing', 'Failed', 'Waiting', 'Held', 'RolledBack']), message: z.string().optional() }).optional(),
+});
+const rolloutStatusSchema = z.object({
+  strategy: z.enum(['All', 'Progressive']),
+  revision: z.number().int(),
+  state: z.enum(['Progressing', 'Halted', 'Complete']),
+  wave: count.optional(),
+  waves: count.optional(),
+  halted: z.object({ cluster: z.string(), reason: z.string(), message: z.string(), rolledBack: z.boolean() }).optional(),
+  message: z.string(),
 });
 const policyStatusSchema = z.object({
   summary: z.object({
@@ -82,17 +93,19 @@ const policyStatusSchema = z.object({
   }),
   clusters: z.record(z.string(), clusterStatusSchema).optional(),
   problems: z.array(z.object({ reason: z.string(), message: z.string() })).optional(),
+  rollout: rolloutStatusSchema.optional(),
 });
 
 /** The annotation value parsed back; undefined when absent, not JSON or not of this shape. */
 export function readPolicyStatus(text: string | undefined): PolicyStatus | undefined {
   const parsed = parseJson(text, policyStatusSchema);
   if (!parsed) return undefined;
-  const { summary, clusters, problems } = parsed;
+  const { summary, clusters, problems, rollout } = parsed;
   const { truncated, ...counts } = summary;
   const status: PolicyStatus = { summary: truncated ? { ...counts, truncated } : counts };
   if (clusters !== undefined) status.clusters = clusters;
   if (problems !== undefined) status.problems = problems;
+  if (rollout !== undefined) status.rollout = rollout;
   return status;
 }
 

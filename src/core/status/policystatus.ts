@@ -1,6 +1,7 @@
 // Aggregated spoke status of a hub policy (docs/architecture.md#status-on-the-hub): each cluster's verdict, decided once, and the
 // policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
+import type { ClusterPhase, RolloutStatus } from '../rollout/plan.ts';
 import { eventReason } from '../k8s/sanitize.ts';
 import { cutMessage } from './annotation.ts';
 
@@ -24,6 +25,8 @@ export type ClusterInput =
   | { state: 'work'; feedback: ClusterFeedback; local?: LocalNote }
   /** The work was just written and has no status yet. */
   | { state: 'pending' }
+  /** A Progressive rollout has not reached the cluster, and it has no copy yet (core/rollout). */
+  | { state: 'waiting'; message: string }
   /** The desired work exceeds --max-work-bytes; feedback of the retained last good work, if any. */
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
   /** Another hub policy owns the spoke object here (docs/architecture.md#the-spoke-copy). */
@@ -63,6 +66,10 @@ export interface ClusterStatus {
   upToDate: boolean;
   /** The kind's own statusFeedback values (params), by name, strings cut like messages; absent when none. */
   statusFeedback?: Record<string, FeedbackScalar>;
+  /** The revision of the policy (its metadata.generation) the copy placed there carries; absent when none is. */
+  revision?: number;
+  /** Progressive rollouts: where the cluster stands in the rollout of the policy's revision. */
+  rollout?: { phase: ClusterPhase; message?: string };
 }
 
 export interface StatusSummary {
@@ -93,6 +100,8 @@ export interface PolicyStatus {
   problems?: PolicyProblem[];
   /** Absent only when truncated. */
   clusters?: Record<string, ClusterStatus>;
+  /** Progressive rollouts: where the rollout of the policy's revision stands (core/rollout). */
+  rollout?: RolloutStatus;
 }
 
 export interface AggregateInput {
@@ -219,6 +228,8 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
       const message = input.message ?? 'the ManifestWork for this cluster exceeds the size limit and is not written';
       return { status: withValues(entry('Failed', notCurrent(input.feedback, now), 'TooLarge', message), input.feedback) };
     }
+    case 'waiting':
+      return { status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'RolloutWaiting', input.message) };
     case 'pending':
       return {
         status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'Pending', 'waiting for the ManifestWork status from the cluster'),

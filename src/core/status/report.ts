@@ -6,9 +6,10 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
 import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
-import { policyStatusAnnotation } from './annotation.ts';
+import { cutMessage, policyStatusAnnotation } from './annotation.ts';
 import { policiesSyncedAnnotation } from './policiessynced.ts';
 import { clusterVerdict, judgePolicy, type PolicyStatus, type StatusSummary } from './policystatus.ts';
+import { workRevision } from '../rollout/revision.ts';
 import { statusAggregateInput, type StatusInput } from './statusinput.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
@@ -24,6 +25,34 @@ export interface PolicyStatusReport {
   counts: ClusterStateCounts;
   /** Reconcile the policy again this many ms from now (a cluster's status grace ends); undefined when none waits. */
   recheckDelay?: number;
+}
+
+/**
+ * Each cluster's revision (what the work in place carries) and, for a Progressive rollout, where it stands in
+ * it; the rollout's own state on the policy.
+ */
+function withRevisions(status: PolicyStatus, inPlace: readonly KubeObject[], rollout: StatusInput['rollout']): PolicyStatus {
+  if (!status.clusters) return status;
+  const revisions = new Map(inPlace.map((w) => [w.metadata.namespace ?? '', workRevision(w)]));
+  const progressive = rollout?.status.strategy === 'Progressive' ? rollout : undefined;
+  const clusters = Object.fromEntries(
+    Object.entries(status.clusters).map(([name, c]) => {
+      const revision = revisions.get(name);
+      const phase = progressive?.clusters[name];
+      return [
+        name,
+        {
+          ...c,
+          ...(revision === undefined ? {} : { revision }),
+          ...(phase ? { rollout: { phase: phase.phase, ...(phase.message ? { message: cutMessage(phase.message) } : {}) } } : {}),
+        },
+      ];
+    }),
+  );
+  if (!progressive) return { ...status, clusters };
+  const { halted, message } = progressive.status;
+  const state = { ...progressive.status, message: cutMessage(message), ...(halted ? { halted: { ...halted, message: cutMessage(halted.message) } } : {}) };
+  return { ...status, clusters, rollout: state };
 }
 
 /** The annotations this reporter writes, for these works in place and this status (undefined: none). */
@@ -53,10 +82,12 @@ export const REPORTED_ANNOTATIONS: readonly string[] = [POLICIES_SYNCED_ANNOTATI
  * against). `verdict` is for tests that count the verdicts.
  */
 export function reportPolicyStatus(input: StatusInput, maxWorkBytes: number, now: number, verdict: typeof clusterVerdict = clusterVerdict): PolicyStatusReport {
-  const { status, recheckDelay } = judgePolicy(statusAggregateInput(input, maxWorkBytes, now), verdict);
-  const { enforced, overridden, pending, failed, unknown = 0 } = status.summary;
+  const judged = judgePolicy(statusAggregateInput(input, maxWorkBytes, now), verdict);
+  const { recheckDelay } = judged;
+  const { enforced, overridden, pending, failed, unknown = 0 } = judged.status.summary;
   // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
-  const inPlace = [...input.written, ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))];
+  const inPlace = [...input.written, ...((input.kept ?? []) as ManifestWork[]), ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))];
+  const status = withRevisions(judged.status, inPlace, input.rollout);
   const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status), counts: { enforced, overridden, pending, failed, unknown } };
   if (recheckDelay !== undefined) report.recheckDelay = recheckDelay;
   return report;

@@ -6,6 +6,7 @@ import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
 import { readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import type { AggregateInput, ClusterInput, LocalNote, PolicyProblem } from './policystatus.ts';
+import type { ClusterRollout, RolloutStatus } from '../rollout/plan.ts';
 
 /** What the reconciler decided for one policy, from which its status is aggregated. */
 export interface StatusInput {
@@ -15,6 +16,10 @@ export interface StatusInput {
   observed: readonly KubeObject[];
   /** The works now in place (written or already equal). */
   written: readonly ManifestWork[];
+  /** Works a Progressive rollout keeps as they are (not reached, held or halted), as cached. */
+  kept?: readonly KubeObject[];
+  /** The rollout of the policy's revision (core/rollout): its state, and where each cluster stands. */
+  rollout?: { status: RolloutStatus; clusters: Readonly<Record<string, ClusterRollout>>; waiting: readonly string[] };
   /** What local policies do to the copy, by cluster (the spoke agents' fresh reports). */
   local?: LocalVerdicts;
   /** Clusters the policy left whose works are kept: OCM cannot vouch for them, or the Placement is in flux. */
@@ -65,6 +70,14 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
     const note = local?.notes.get(cluster);
     clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live), ...(note ? { local: note } : {}) } : { state: 'pending' };
+  }
+  for (const work of input.kept ?? []) {
+    const cluster = work.metadata.namespace ?? '';
+    const note = local?.notes.get(cluster);
+    clusters[cluster] = work.status === undefined ? { state: 'pending' } : { state: 'work', feedback: readClusterFeedback(work), ...(note ? { local: note } : {}) };
+  }
+  for (const cluster of input.rollout?.waiting ?? []) {
+    clusters[cluster] = { state: 'waiting', message: input.rollout?.clusters[cluster]?.message ?? 'not reached by the rollout yet' };
   }
   for (const cluster of desired.tooLarge) {
     const live = observedByCluster.get(cluster);

@@ -67,10 +67,33 @@ export function statusEvents(policy: KubeObject, before: PolicyStatus | undefine
     const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
     events.push({ object: policy, type, reason: t.type === 'Unknown' ? 'ClusterUnknown' : t.type, message: `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}` });
   }
+  const rollout = rolloutEvent(before, after);
+  if (rollout) events.push({ object: policy, ...rollout });
   for (const p of newProblems(before, after)) {
     events.push({ object: policy, type: 'Warning', reason: p.reason, message: p.message });
     const lane = p.reason === LANE_CONFLICT_REASON ? lanes.find((l) => cutMessage(l.message) === p.message) : undefined;
     for (const gateway of lane?.gateways ?? []) events.push({ object: gateway, type: 'Warning', reason: LANE_CONFLICT_REASON, message: p.message });
   }
   return events;
+}
+
+/**
+ * A Progressive rollout that moved: a new wave started (RolloutProgressing), it halted (RolloutHalted, naming
+ * the cluster and its controller's words) or completed (RolloutComplete). Undefined when it stands where it stood.
+ */
+export function rolloutEvent(before: PolicyStatus | undefined, after: PolicyStatus): Omit<StatusEvent, 'object'> | undefined {
+  const now = after.rollout;
+  if (!now || now.strategy !== 'Progressive') return undefined;
+  const was = before?.rollout;
+  const same = was !== undefined && was.revision === now.revision && was.state === now.state && was.wave === now.wave;
+  if (same) return undefined;
+  switch (now.state) {
+    case 'Halted':
+      return { type: 'Warning', reason: 'RolloutHalted', message: now.message };
+    case 'Complete':
+      // A policy seen for the first time complete (already placed everywhere) has nothing new to tell.
+      return was === undefined ? undefined : { type: 'Normal', reason: 'RolloutComplete', message: now.message };
+    case 'Progressing':
+      return { type: 'Normal', reason: 'RolloutProgressing', message: `revision ${now.revision}: ${now.message}` };
+  }
 }

@@ -49,6 +49,8 @@ export interface ClusterFeedback {
   appliedObservedCurrent: boolean;
   /** The spoke copy's metadata.generation. */
   generation?: number;
+  /** The hub revision the spoke copy carries (its revision annotation), in the snapshot the status was read in. */
+  revision?: number;
   /** observedGeneration of the spoke copy's Enforced condition. */
   enforcedGeneration?: number;
   accepted?: FeedbackCondition;
@@ -108,6 +110,8 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
 
   const spokeGeneration = integer(values.get('generation'));
   if (spokeGeneration !== undefined) feedback.generation = spokeGeneration;
+  const revision = string(values.get('revision'));
+  if (revision !== undefined && /^[0-9]{1,15}$/.test(revision)) feedback.revision = Number(revision);
   const accepted = scalarCondition(values, 'accepted') ?? rawCondition(raw, 'Accepted');
   if (accepted !== undefined) feedback.accepted = accepted;
   const enforced = scalarCondition(values, 'enforced') ?? rawCondition(raw, 'Enforced');

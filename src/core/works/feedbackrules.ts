@@ -19,6 +19,9 @@ function conditionField(type: string, field: string): string {
 
 const DEFAULT_JSON_PATHS: readonly FeedbackJsonPath[] = [
   { name: 'generation', path: '.metadata.generation' },
+  // The hub revision the copy carries (spokecopy.ts): read in the same snapshot as the status, so a verdict
+  // is known to be about that revision. The annotation key's dots are escaped (client-go jsonpath).
+  { name: 'revision', path: '.metadata.annotations.policysync\\.kuadrant\\.io/revision' },
   { name: 'acceptedStatus', path: conditionField('Accepted', 'status') },
   { name: 'acceptedReason', path: conditionField('Accepted', 'reason') },
   { name: 'acceptedMessage', path: conditionField('Accepted', 'message') },

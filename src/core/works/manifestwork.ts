@@ -184,6 +184,13 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   };
 }
 
+/** The work with its spec-hash annotation recomputed, after its labels, annotations or spec were changed. */
+export function rehashWork(work: ManifestWork): ManifestWork {
+  const { [SPEC_HASH_ANNOTATION]: _old, ...annotations } = work.metadata.annotations;
+  annotations[SPEC_HASH_ANNOTATION] = specHash({ metadata: { labels: work.metadata.labels, annotations }, spec: work.spec });
+  return { ...work, metadata: { ...work.metadata, annotations } };
+}
+
 const sourceRefSchema = z.object({
   group: z.string(),
   version: z.string(),

@@ -7,6 +7,7 @@ import {
   OWN_KEY_PREFIX,
   POLICIES_SYNCED_ANNOTATION,
   POLICY_SYNCED_ANNOTATION,
+  REVISION_ANNOTATION,
 } from '../metadatakeys.ts';
 import { objectKey } from '../k8s/objects.ts';
 import type { KubeObject, ObjectMeta } from '../k8s/objects.ts';
@@ -35,6 +36,11 @@ export function buildSpokeCopy(policy: KubeObject, options: SpokeCopyOptions): K
   annotations[POLICY_SYNCED_ANNOTATION] = objectKey(policy);
   const originCreation = formatKubeTime(policy.metadata.creationTimestamp);
   if (originCreation !== undefined) annotations[ORIGIN_CREATION_ANNOTATION] = originCreation;
+  // The revision (the hub spec's generation) travels with the copy and comes back by feedback, so the hub
+  // knows which revision the spoke controller's verdict is about (docs/architecture.md#rolling-out-a-change).
+  // It changes only with the hub spec: no loop through status writes.
+  const { generation } = policy.metadata;
+  if (typeof generation === 'number') annotations[REVISION_ANNOTATION] = String(generation);
   metadata.annotations = annotations;
 
   return { apiVersion: policy.apiVersion, kind: policy.kind, metadata, spec: options.spec };

@@ -1,0 +1,346 @@
+// Rolling out a revision of one hub policy (docs/architecture.md#rolling-out-a-change): which cluster gets the
+// new revision now, which keeps what it runs, which returns to its previous copy; and where the rollout stands.
+// Everything is read from the works as they are (the record of which revision runs where) and the spoke
+// controllers' verdicts in their status, so a restart or a failover continues a rollout where it was: nothing
+// but the soak clocks (minSuccessTime) is remembered, and a lost one only makes a wave soak again. Pure.
+import { selectorMatches } from '../fleet/clustersets.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
+import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
+import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
+import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
+import { copyRevision, previousCopy, retarget, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
+import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
+
+export interface RolloutClusterInput {
+  cluster: string;
+  /** The ManagedCluster's labels (the canary selector reads them). */
+  labels: Readonly<Record<string, string>>;
+  /** The work placing the policy's current revision, as `All` writes it. */
+  desired: ManifestWork;
+  /** The work in place, as cached (its copy whole: core/cacheview.ts). */
+  observed?: KubeObject;
+}
+
+export interface RolloutInput {
+  strategy: RolloutStrategy;
+  /** The hub policy's metadata.generation: the revision being rolled out. */
+  revision: number;
+  /** The policy's resume annotation names this revision: failures no longer halt it. */
+  resume: boolean;
+  clusters: readonly RolloutClusterInput[];
+  /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
+  soak: ReadonlyMap<string, number>;
+  now: number;
+  maxWorkBytes: number;
+}
+
+/** Where one cluster stands in the rollout. */
+export type ClusterPhase =
+  /** Runs the revision, and its controller judged it a success (for minSuccessTime). */
+  | 'Succeeded'
+  /** Runs the revision; its controller has not judged it a success yet. */
+  | 'Progressing'
+  /** Its controller rejected the revision, or did not judge it a success within progressDeadline. */
+  | 'Failed'
+  /** Not reached yet: runs its previous revision, or nothing. */
+  | 'Waiting'
+  /** Joined during the rollout: runs the last revision that completed until this one completes. */
+  | 'Held'
+  /** Reached, and returned to its previous revision by the halt (onFailure: Rollback). */
+  | 'RolledBack';
+
+export interface ClusterRollout {
+  phase: ClusterPhase;
+  /** 1-based; absent for a held cluster. */
+  wave?: number;
+  reason?: string;
+  message?: string;
+}
+
+export type RolloutState = 'Progressing' | 'Halted' | 'Complete';
+
+export interface RolloutStatus {
+  strategy: 'All' | 'Progressive';
+  /** The revision being rolled out (the hub policy's generation). */
+  revision: number;
+  state: RolloutState;
+  /** Progressive: the wave under way (1-based) and how many there are. */
+  wave?: number;
+  waves?: number;
+  halted?: HaltCause & { rolledBack: boolean };
+  message: string;
+}
+
+export interface RolloutPlan {
+  /** What each cluster should have in place now: the new revision, an earlier one, or (absent) what it has. */
+  write: Map<string, ManifestWork>;
+  /** Clusters whose work stays as it is (not reached, held, or halted). */
+  keep: Set<string>;
+  /** Clusters with no work where none is placed yet (not reached, and no earlier revision to give them). */
+  waiting: string[];
+  status: RolloutStatus;
+  clusters: Record<string, ClusterRollout>;
+  /** The soak clocks to pass to the next plan. */
+  soak: Map<string, number>;
+  /** When (ms since the epoch) the plan changes with no event: a soak or a progress deadline ends. */
+  recheckAt?: number;
+}
+
+interface Cluster {
+  input: RolloutClusterInput;
+  /** The copy in place, and the one it replaced. */
+  current?: KubeObject;
+  previous?: KubeObject;
+  /** A hold for this revision (a RolledBack one is void once resumed). */
+  hold?: RolloutHold;
+  /** Runs this revision (and is not held back from it). */
+  atRevision: boolean;
+  /** Gets this revision at once: its spec is the one the cluster runs, or the one it ran before (an edit back). */
+  ungated: boolean;
+}
+
+export function planRollout(input: RolloutInput): RolloutPlan {
+  if (input.strategy.type === 'All') return planAll(input);
+  return new ProgressivePlanner(input, input.strategy).plan();
+}
+
+/** `All`: every cluster gets the revision at once; complete when every work places it. */
+function planAll(input: RolloutInput): RolloutPlan {
+  const write = new Map(input.clusters.map((c) => [c.cluster, c.desired]));
+  const behind = input.clusters.filter((c) => copyRevision(workCopy(c.observed)) !== input.revision).map((c) => c.cluster);
+  const clusters = Object.fromEntries(input.clusters.map((c): [string, ClusterRollout] => [c.cluster, { phase: behind.includes(c.cluster) ? 'Progressing' : 'Succeeded' }]));
+  const status: RolloutStatus =
+    behind.length === 0
+      ? { strategy: 'All', revision: input.revision, state: 'Complete', message: `revision ${input.revision} placed on every cluster` }
+      : { strategy: 'All', revision: input.revision, state: 'Progressing', message: `revision ${input.revision} being placed on ${names(behind)}` };
+  return { write, keep: new Set(), waiting: [], status, clusters, soak: new Map() };
+}
+
+class ProgressivePlanner {
+  private readonly R: number;
+  private readonly write = new Map<string, ManifestWork>();
+  private readonly keep = new Set<string>();
+  private readonly waiting: string[] = [];
+  private readonly phases: Record<string, ClusterRollout> = {};
+  private readonly soak = new Map<string, number>();
+  private recheckAt: number | undefined;
+
+  constructor(
+    private readonly input: RolloutInput,
+    private readonly s: { type: 'Progressive' } & ProgressiveRollout,
+  ) {
+    this.R = input.revision;
+  }
+
+  plan(): RolloutPlan {
+    const all = this.input.clusters.map((c) => this.read(c));
+    const members = all.filter((c) => c.hold?.cause !== 'Joined');
+    const joined = all.filter((c) => c.hold?.cause === 'Joined');
+    const waves = this.waves(members);
+    const maxFailures = resolveCount(this.s.maxFailures, members.length);
+
+    for (const [i, wave] of waves.entries()) for (const c of wave) this.phases[c.input.cluster] = { ...this.judge(c), wave: i + 1 };
+    const failed = members.filter((c) => this.phases[c.input.cluster]!.phase === 'Failed');
+    const rolledBack = members.filter((c) => c.hold?.cause === 'RolledBack');
+    const halted = !this.input.resume && (failed.length > maxFailures || rolledBack.length > 0);
+    // The wave under way: the first one not every cluster of which runs the revision and is done with it.
+    const passed = (c: Cluster): boolean => c.atRevision && ['Succeeded', 'Failed'].includes(this.phases[c.input.cluster]!.phase);
+    let current = waves.findIndex((wave) => !wave.every(passed));
+    if (current < 0) current = waves.length;
+    const complete = !halted && current === waves.length;
+
+    const halt = halted ? haltOf(failed, rolledBack, this.phases) : undefined;
+    const order = waves.flat();
+    const base = this.baseCopy([...order].reverse());
+    for (const [i, wave] of waves.entries()) {
+      for (const c of wave) {
+        const name = c.input.cluster;
+        if (c.ungated) this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+        else if (c.atRevision && halt && this.s.onFailure === 'Rollback' && c.previous) this.rollBack(c, halt);
+        // Same revision (metadata or targets changed with the placement): written, its record kept.
+        else if (c.atRevision) this.place(c, workCopy(c.input.desired)!, { previous: c.previous });
+        else if (c.hold) {
+          this.keep.add(name);
+          this.phases[name] = { phase: 'RolledBack', wave: i + 1, message: `returned to revision ${revisionText(c.current)} by the halt` };
+        } else if (!halted && i <= current) this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+        else if (c.input.observed) {
+          // Not reached: its work is not written, whatever changed.
+          this.keep.add(name);
+          this.phases[name] = { phase: 'Waiting', wave: i + 1, message: `runs revision ${revisionText(c.current)} until its wave` };
+        } else if (base && !complete) this.join(c, base);
+        else {
+          this.waiting.push(name);
+          this.phases[name] = { phase: 'Waiting', wave: i + 1, message: halted ? 'no copy: the rollout is halted' : 'no copy until its wave' };
+        }
+      }
+    }
+    for (const c of joined) {
+      if (complete) {
+        this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+        this.phases[c.input.cluster] = { phase: 'Progressing', message: `joined during the rollout: gets revision ${this.R} now that it completed` };
+      } else {
+        this.keep.add(c.input.cluster);
+        this.phases[c.input.cluster] = { phase: 'Held', message: `joined during the rollout: runs revision ${revisionText(c.current)}, the last completed, until revision ${this.R} completes` };
+      }
+    }
+
+    const status = this.status(waves, current, halt, joined.length > 0 && complete);
+    const plan: RolloutPlan = { write: this.write, keep: this.keep, waiting: this.waiting.sort(), status, clusters: this.phases, soak: this.soak };
+    if (this.recheckAt !== undefined) plan.recheckAt = this.recheckAt;
+    return plan;
+  }
+
+  private read(input: RolloutClusterInput): Cluster {
+    const { observed, desired } = input;
+    const current = workCopy(observed);
+    const previous = previousCopy(observed);
+    const found = rolloutHold(observed);
+    const hold = found && found.revision === this.R && !(this.input.resume && found.cause === 'RolledBack') ? found : undefined;
+    const atRevision = observed !== undefined && copyRevision(current) === this.R && hold === undefined;
+    const wanted = workCopy(desired);
+    const ungated = observed !== undefined && !atRevision && hold === undefined && (sameSpec(wanted, current) || sameSpec(wanted, previous));
+    return { input, ...(current ? { current } : {}), ...(previous ? { previous } : {}), ...(hold ? { hold } : {}), atRevision, ungated };
+  }
+
+  /** Canary clusters first, then the rest, each in name order, cut into waves of maxConcurrency. */
+  private waves(members: readonly Cluster[]): Cluster[][] {
+    const byName = [...members].sort((a, b) => (a.input.cluster < b.input.cluster ? -1 : a.input.cluster > b.input.cluster ? 1 : 0));
+    const canary = this.s.canary;
+    const first = canary ? byName.filter((c) => selectorMatches(canary, c.input.labels)) : [];
+    const rest = byName.filter((c) => !first.includes(c));
+    const size = resolveCount(this.s.maxConcurrency, members.length, 1);
+    return [...chunk(first, size), ...chunk(rest, size)];
+  }
+
+  /** A cluster running the revision, as its controller judges it; others are Waiting until placed. */
+  private judge(c: Cluster): ClusterRollout {
+    if (!c.atRevision) return { phase: 'Waiting', message: `runs revision ${revisionText(c.current)}` };
+    const feedback = readClusterFeedback(c.input.observed!);
+    const verdict = clusterVerdict({ state: 'work', feedback }, this.input.now).status;
+    const { now } = this.input;
+    if (feedback.applyError !== undefined) return { phase: 'Failed', reason: 'ApplyFailed', message: feedback.applyError };
+    if (judgedRevision(feedback, this.R)) {
+      if (verdict.state === 'Overridden') return this.soaked(c, verdict);
+      if (this.succeeded(feedback, verdict)) return this.soaked(c, verdict);
+      if (verdict.state === 'Failed') return { phase: 'Failed', reason: verdict.reason, message: verdict.message };
+    }
+    const judged = judgedRevision(feedback, this.R);
+    const deadline = this.s.progressDeadlineMs === undefined || feedback.appliedAt === undefined ? undefined : feedback.appliedAt + this.s.progressDeadlineMs;
+    const state = judged ? `its controller says ${verdict.reason}${verdict.message ? `: ${verdict.message}` : ''}` : `its controller has not reported on revision ${this.R} yet`;
+    if (deadline !== undefined && now >= deadline) {
+      return { phase: 'Failed', reason: 'ProgressDeadlineExceeded', message: `no ${this.s.successWhen} verdict on revision ${this.R} within ${seconds(this.s.progressDeadlineMs!)}: ${state}` };
+    }
+    if (deadline !== undefined) this.recheck(deadline);
+    return { phase: 'Progressing', reason: judged ? verdict.reason : 'AwaitingVerdict', message: state };
+  }
+
+  private succeeded(feedback: ClusterFeedback, verdict: ClusterStatus): boolean {
+    if (verdict.state === 'Enforced') return true;
+    return this.s.successWhen === 'Accepted' && feedback.accepted?.status === 'True';
+  }
+
+  /** Success seen: Succeeded once it has lasted minSuccessTime (counted from when this hub first saw it). */
+  private soaked(c: Cluster, verdict: ClusterStatus): ClusterRollout {
+    const since = this.input.soak.get(c.input.cluster) ?? this.input.now;
+    this.soak.set(c.input.cluster, since);
+    const until = since + this.s.minSuccessTimeMs;
+    if (this.input.now >= until) return { phase: 'Succeeded', reason: verdict.reason, message: verdict.message };
+    this.recheck(until);
+    return { phase: 'Progressing', reason: 'Soaking', message: `${verdict.reason}; successful for ${seconds(this.input.now - since)} of ${seconds(this.s.minSuccessTimeMs)}` };
+  }
+
+  private recheck(at: number): void {
+    this.recheckAt = Math.min(this.recheckAt ?? at, at);
+  }
+
+  /** What the cluster ran before `desired` would replace it: its current copy when the spec changes, else what that one replaced. */
+  private previousFor(c: Cluster): KubeObject | undefined {
+    if (c.current && !sameSpec(c.current, workCopy(c.input.desired))) return c.current;
+    return c.previous;
+  }
+
+  /** The cluster's work placing `copy`, with the rollout's records (the previous copy only while the work fits). */
+  private place(c: Cluster, copy: KubeObject, records: { previous?: KubeObject | undefined; hold?: RolloutHold }): void {
+    const { desired } = c.input;
+    const hold = records.hold ? { hold: records.hold } : {};
+    let work = workPlacing(desired, copy, { ...(records.previous ? { previous: records.previous } : {}), ...hold });
+    // Without the copy to roll back to, a halt holds this cluster at the new revision instead.
+    if (records.previous && workSizeBytes(work) > this.input.maxWorkBytes) work = workPlacing(desired, copy, hold);
+    this.write.set(c.input.cluster, work);
+  }
+
+  private rollBack(c: Cluster, halt: HaltCause): void {
+    this.place(c, retarget(c.previous!, workCopy(c.input.desired)!), { hold: { revision: this.R, cause: 'RolledBack', halt } });
+    this.phases[c.input.cluster] = { ...this.phases[c.input.cluster], phase: 'RolledBack', message: `returned to revision ${revisionText(c.previous)} by the halt` };
+  }
+
+  /** A cluster that joined: the last completed revision (`base`), held until this one completes. */
+  private join(c: Cluster, base: KubeObject): void {
+    this.place(c, retarget(base, workCopy(c.input.desired)!), { hold: { revision: this.R, cause: 'Joined' } });
+    this.phases[c.input.cluster] = { phase: 'Held', message: `joined during the rollout: gets revision ${revisionText(base)}, the last completed, until revision ${this.R} completes` };
+  }
+
+  /**
+   * The last revision that completed: what the clusters not reached yet run (the last in order that has
+   * one), else what a reached cluster ran before.
+   */
+  private baseCopy(lastFirst: readonly Cluster[]): KubeObject | undefined {
+    const sorted = lastFirst;
+    const unreached = sorted.find((c) => !c.atRevision && c.hold === undefined && c.current && copyRevision(c.current) !== this.R);
+    if (unreached) return unreached.current;
+    return sorted.find((c) => c.atRevision && c.previous)?.previous;
+  }
+
+  private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean): RolloutStatus {
+    const base = { strategy: 'Progressive' as const, revision: this.R, waves: waves.length };
+    if (halt) {
+      const back = this.s.onFailure === 'Rollback';
+      const message = `halted at revision ${this.R}: ${halt.cluster}: ${halt.reason}: ${halt.message}; ${
+        back ? 'the clusters reached return to their previous revision' : 'the clusters reached keep it, the others their previous revision'
+      } (edit the policy back to roll back, or annotate it ${ROLLOUT_RESUME_ANNOTATION}: "${this.R}" to resume)`;
+      return { ...base, state: 'Halted', wave: Math.min(current + 1, waves.length), halted: { ...halt, rolledBack: back }, message };
+    }
+    if (current === waves.length && !joinersPending) return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
+    const wave = Math.min(current + 1, waves.length);
+    const inWave = (waves[current] ?? []).map((c) => c.input.cluster);
+    return { ...base, state: 'Progressing', wave, message: `wave ${wave} of ${waves.length}${inWave.length > 0 ? `: ${names(inWave)}` : ''}` };
+  }
+}
+
+/** The controller's verdict is about `revision`: the copy it judged carries it, and it judged the copy's current generation. */
+export function judgedRevision(feedback: ClusterFeedback, revision: number): boolean {
+  const { generation } = feedback;
+  if (feedback.revision !== revision || !feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
+  if (feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
+  const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
+  return observed.length > 0 && observed.every((g) => g === generation);
+}
+
+function haltOf(failed: readonly Cluster[], rolledBack: readonly Cluster[], phases: Record<string, ClusterRollout>): HaltCause | undefined {
+  const first = failed[0];
+  if (first) {
+    const p = phases[first.input.cluster]!;
+    return { cluster: first.input.cluster, reason: p.reason ?? 'Failed', message: p.message ?? '' };
+  }
+  return rolledBack.find((c) => c.hold?.halt)?.hold?.halt;
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function revisionText(copy: KubeObject | undefined): string {
+  const r = copyRevision(copy);
+  return r === undefined ? '(unrecorded)' : String(r);
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
+}
+
+function names(clusters: readonly string[]): string {
+  return clusters.length <= 5 ? clusters.join(', ') : `${clusters.slice(0, 5).join(', ')} and ${clusters.length - 5} more`;
+}

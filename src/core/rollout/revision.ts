@@ -1,0 +1,109 @@
+// Which revision of a hub policy a cluster runs, read from its ManifestWork: the works are the record of a
+// rollout (docs/architecture.md#rolling-out-a-change). A copy carries the hub policy's metadata.generation it
+// was rendered from; under Progressive a work also carries the copy its cluster ran before (to roll back to),
+// and, while a cluster is held at an earlier revision during a rollout (it joined during it, or the halt
+// rolled it back), a hold naming that rollout's revision. Pure.
+import { z } from 'zod';
+import { canonicalJson } from '../k8s/canonical.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { parseJson } from '../k8s/parsejson.ts';
+import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION } from '../metadatakeys.ts';
+import { rehashWork, type ManifestWork } from '../works/manifestwork.ts';
+
+/** Why a cluster runs an earlier revision during a rollout. */
+export type HoldCause = 'Joined' | 'RolledBack';
+
+/** Where and why a rollout halted: the first failed cluster, in its controller's words. */
+export interface HaltCause {
+  cluster: string;
+  reason: string;
+  message: string;
+}
+
+export interface RolloutHold {
+  /** The revision whose rollout holds the cluster back. */
+  revision: number;
+  cause: HoldCause;
+  /** For RolledBack: why the rollout halted. */
+  halt?: HaltCause;
+}
+
+const holdSchema = z.object({
+  revision: z.int(),
+  cause: z.enum(['Joined', 'RolledBack']),
+  halt: z.object({ cluster: z.string(), reason: z.string(), message: z.string() }).optional(),
+});
+
+const copySchema = z.looseObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  metadata: z.looseObject({ name: z.string() }),
+});
+
+/** The revision a copy carries (REVISION_ANNOTATION); undefined for one written before revisions were recorded. */
+export function copyRevision(copy: KubeObject | undefined): number | undefined {
+  const text = copy?.metadata.annotations?.[REVISION_ANNOTATION];
+  return text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : undefined;
+}
+
+/** The spoke copy a work places (its only manifest). */
+export function workCopy(work: KubeObject | undefined): KubeObject | undefined {
+  const manifests = (work?.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
+  const copy: unknown = Array.isArray(manifests) ? manifests[0] : undefined;
+  return copySchema.safeParse(copy).success ? (copy as KubeObject) : undefined;
+}
+
+/** The revision a work places. */
+export function workRevision(work: KubeObject | undefined): number | undefined {
+  return copyRevision(workCopy(work));
+}
+
+/** The copy the work's cluster ran before the revision it runs now; undefined when not recorded. */
+export function previousCopy(work: KubeObject | undefined): KubeObject | undefined {
+  const value = parseJson(work?.metadata.annotations?.[PREVIOUS_COPY_ANNOTATION], copySchema);
+  return value;
+}
+
+export function rolloutHold(work: KubeObject | undefined): RolloutHold | undefined {
+  const hold = parseJson(work?.metadata.annotations?.[ROLLOUT_HOLD_ANNOTATION], holdSchema);
+  if (!hold) return undefined;
+  return { revision: hold.revision, cause: hold.cause, ...(hold.halt ? { halt: hold.halt } : {}) };
+}
+
+/** Two copies with the same spec: what the spoke controller judges is the same (metadata is not judged). */
+export function sameSpec(a: KubeObject | undefined, b: KubeObject | undefined): boolean {
+  return a !== undefined && b !== undefined && canonicalJson(a.spec ?? {}) === canonicalJson(b.spec ?? {});
+}
+
+/**
+ * `base` (a copy of an earlier revision, from another cluster) for the cluster `desired` is rendered for: the
+ * earlier spec with this cluster's targets, this cluster's metadata, the earlier revision. Copies of one
+ * policy differ between clusters only in the targets kept and rewritten for each.
+ */
+export function retarget(base: KubeObject, desired: KubeObject): KubeObject {
+  const { targetRef: _ref, targetRefs: _refs, ...rest } = base.spec ?? {};
+  const spec: Record<string, unknown> = { ...rest };
+  if (desired.spec?.targetRef !== undefined) spec.targetRef = desired.spec.targetRef;
+  if (desired.spec?.targetRefs !== undefined) spec.targetRefs = desired.spec.targetRefs;
+  const annotations = { ...desired.metadata.annotations };
+  const revision = base.metadata.annotations?.[REVISION_ANNOTATION];
+  if (revision === undefined) delete annotations[REVISION_ANNOTATION];
+  else annotations[REVISION_ANNOTATION] = revision;
+  return { ...desired, metadata: { ...desired.metadata, annotations }, spec };
+}
+
+/**
+ * The desired work placing `copy` instead of its own, with the rollout's records: the previous copy (to roll
+ * back to) and the hold. Everything else (feedback rules, delete option, identity) stays the desired work's.
+ */
+export function workPlacing(desired: ManifestWork, copy: KubeObject, records: { previous?: KubeObject; hold?: RolloutHold }): ManifestWork {
+  const annotations = { ...desired.metadata.annotations };
+  if (records.previous) annotations[PREVIOUS_COPY_ANNOTATION] = canonicalJson(records.previous);
+  if (records.hold) annotations[ROLLOUT_HOLD_ANNOTATION] = canonicalJson(records.hold);
+  const [, ...others] = desired.spec.workload.manifests;
+  return rehashWork({
+    ...desired,
+    metadata: { ...desired.metadata, annotations },
+    spec: { ...desired.spec, workload: { manifests: [copy, ...others] } },
+  });
+}

@@ -1,0 +1,92 @@
+// The rollout of each hub policy's revision (docs/architecture.md#rolling-out-a-change), read from the caches: the
+// strategy in force (the targeted classes' params, the policy's annotation), the clusters' labels for the
+// canary group, and the plan from the core (core/rollout/plan.ts). What it remembers is only what the works
+// cannot hold — since when each cluster has succeeded (minSuccessTime), lost on a restart at the cost of one
+// more soak — and, for the metrics, where each rollout stands.
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { ROLLOUT_RESUME_ANNOTATION } from '../core/metadatakeys.ts';
+import { planRollout, type ClusterPhase, type RolloutPlan, type RolloutState } from '../core/rollout/plan.ts';
+import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../core/rollout/strategy.ts';
+import type { PolicyProblem } from '../core/status/policystatus.ts';
+import type { ManifestWork } from '../core/works/manifestwork.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { ClassConfigs } from './classconfigs.ts';
+
+export interface RolloutsDeps {
+  configs: ClassConfigs;
+  managedClusters: Informer;
+  maxWorkBytes: number;
+}
+
+export const ROLLOUT_STATES: readonly RolloutState[] = ['Progressing', 'Halted', 'Complete'];
+export const CLUSTER_PHASES: readonly ClusterPhase[] = ['Succeeded', 'Progressing', 'Failed', 'Waiting', 'Held', 'RolledBack'];
+
+export interface RolloutCounts {
+  /** Policies rolling out Progressive, by the state of their rollout. */
+  rollouts: Record<RolloutState, number>;
+  /** Their clusters, by phase. */
+  clusters: Record<ClusterPhase, number>;
+}
+
+export class Rollouts {
+  private readonly soaks = new Map<string, { revision: number; soak: Map<string, number> }>();
+  private readonly standing = new Map<string, { state: RolloutState; phases: ClusterPhase[] }>();
+
+  constructor(private readonly d: RolloutsDeps) {}
+
+  /** The strategy for a policy whose Gateways are of `classes`; an invalid annotation is a problem of the policy. */
+  strategyFor(policy: KubeObject, classes: readonly string[]): { strategy: RolloutStrategy; problem?: PolicyProblem } {
+    const byClass = new Map<string, RolloutStrategy>();
+    for (const c of classes) {
+      const config = this.d.configs.get(c);
+      if (config) byClass.set(c, config.params.rolloutStrategy);
+    }
+    const { strategy, error } = policyRolloutStrategy(policy.metadata.annotations, classesRolloutStrategy(byClass));
+    return error === undefined ? { strategy } : { strategy, problem: { reason: 'InvalidRolloutStrategy', message: error } };
+  }
+
+  /** The plan for the policy's desired works (its current revision) against its observed ones. */
+  plan(key: string, policy: KubeObject, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[]): RolloutPlan | undefined {
+    const revision = policy.metadata.generation;
+    // A policy with no generation (never from an apiserver) has no revision to roll out: placed as All.
+    if (typeof revision !== 'number') return undefined;
+    const byCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
+    const remembered = this.soaks.get(key);
+    const plan = planRollout({
+      strategy,
+      revision,
+      resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
+      clusters: [...desired].map(([cluster, work]) => {
+        const observedWork = byCluster.get(cluster);
+        return { cluster, labels: this.d.managedClusters.store.get(cluster)?.metadata.labels ?? {}, desired: work, ...(observedWork ? { observed: observedWork } : {}) };
+      }),
+      soak: remembered?.revision === revision ? remembered.soak : new Map(),
+      now: Date.now(),
+      maxWorkBytes: this.d.maxWorkBytes,
+    });
+    if (strategy.type === 'Progressive') {
+      this.soaks.set(key, { revision, soak: plan.soak });
+      this.standing.set(key, { state: plan.status.state, phases: Object.values(plan.clusters).map((c) => c.phase) });
+    } else {
+      this.soaks.delete(key);
+      this.standing.delete(key);
+    }
+    return plan;
+  }
+
+  forget(key: string): void {
+    this.soaks.delete(key);
+    this.standing.delete(key);
+  }
+
+  /** For the policysync_rollouts and policysync_rollout_clusters gauges. */
+  counts(): RolloutCounts {
+    const rollouts = Object.fromEntries(ROLLOUT_STATES.map((s) => [s, 0])) as Record<RolloutState, number>;
+    const clusters = Object.fromEntries(CLUSTER_PHASES.map((p) => [p, 0])) as Record<ClusterPhase, number>;
+    for (const { state, phases } of this.standing.values()) {
+      rollouts[state] += 1;
+      for (const p of phases) clusters[p] += 1;
+    }
+    return { rollouts, clusters };
+  }
+}
