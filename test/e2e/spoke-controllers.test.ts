@@ -26,6 +26,7 @@ import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
+import { warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -64,26 +65,8 @@ const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-
 before(async () => {
   sandbox = await Sandbox.up({ root, spokeControllers: ['kuadrant', 'envoy-gateway'], log: () => undefined, timeoutMs: 180_000 });
   for (const spoke of sandbox.spokes) clients.set(spoke.name, new KubeHttp(sandbox.kubeConfig(spoke.name)));
-  for (const spoke of sandbox.spokes) await warmUpKuadrant(spoke.name);
+  for (const spoke of sandbox.spokes) await warmUpKuadrant(clients.get(spoke.name)!, spoke.name, logs(`kuadrant-operator/${spoke.name}`));
 });
-
-/**
- * The Kuadrant operator creates its `topology` ConfigMap on its first reconcile; when several events race at
- * start-up, a second create fails ("already exists") and, since it reconciles on events only, the policies of
- * that round get no status until something else changes. Its own start-up race, not what is under test: two
- * GatewayClasses one after the other, and the second shown in the ConfigMap proves it is past it.
- */
-async function warmUpKuadrant(spokeName: string): Promise<void> {
-  const http = spoke(spokeName);
-  const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(first));
-  await eventually(async () => getObject(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'), { what: `the Kuadrant operator's topology ConfigMap on ${spokeName}`, timeoutMs: 60_000, context: logs(`kuadrant-operator/${spokeName}`) });
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(second));
-  await eventually(
-    async () => String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '').includes(second) || undefined,
-    { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context: logs(`kuadrant-operator/${spokeName}`) },
-  );
-}
 
 after(async () => {
   await Promise.all(agents.map((a) => a.stop()));

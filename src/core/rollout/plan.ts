@@ -9,7 +9,7 @@ import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
-import { copyRevision, previousCopy, retarget, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
+import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
 import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
 
 export interface RolloutClusterInput {
@@ -163,7 +163,10 @@ class ProgressivePlanner {
         else if (c.hold) {
           this.keep.add(name);
           this.phases[name] = { phase: 'RolledBack', wave: i + 1, message: `returned to revision ${revisionText(c.current)} by the halt` };
-        } else if (!halted && i <= current) this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+        } else if (!halted && i <= current) {
+          this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+          this.phases[name] = { phase: 'Progressing', wave: i + 1, reason: 'Placing', message: `revision ${this.R} being placed` };
+        }
         else if (c.input.observed) {
           // Not reached: its work is not written, whatever changed.
           this.keep.add(name);
@@ -271,13 +274,17 @@ class ProgressivePlanner {
   }
 
   private rollBack(c: Cluster, halt: HaltCause): void {
-    this.place(c, retarget(c.previous!, workCopy(c.input.desired)!), { hold: { revision: this.R, cause: 'RolledBack', halt } });
+    // Its own previous copy, as it ran it: its targets then are what it had (an edit may have changed them).
+    this.place(c, c.previous!, { hold: { revision: this.R, cause: 'RolledBack', halt } });
     this.phases[c.input.cluster] = { ...this.phases[c.input.cluster], phase: 'RolledBack', message: `returned to revision ${revisionText(c.previous)} by the halt` };
   }
 
-  /** A cluster that joined: the last completed revision (`base`), held until this one completes. */
+  /**
+   * A cluster that joined: the last completed revision (`base`, another cluster's copy: copies of a policy differ
+   * only where its clusters have different Gateways placed), held until this one completes.
+   */
   private join(c: Cluster, base: KubeObject): void {
-    this.place(c, retarget(base, workCopy(c.input.desired)!), { hold: { revision: this.R, cause: 'Joined' } });
+    this.place(c, base, { hold: { revision: this.R, cause: 'Joined' } });
     this.phases[c.input.cluster] = { phase: 'Held', message: `joined during the rollout: gets revision ${revisionText(base)}, the last completed, until revision ${this.R} completes` };
   }
 
@@ -313,6 +320,9 @@ export function judgedRevision(feedback: ClusterFeedback, revision: number): boo
   const { generation } = feedback;
   if (feedback.revision !== revision || !feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
   if (feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
+  // A status with no Enforced condition (e.g. the Kuadrant operator's Accepted=False TargetNotFound) says at
+  // status level which generation it observed.
+  if (feedback.statusGeneration !== undefined) return feedback.statusGeneration === generation;
   const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
   return observed.length > 0 && observed.every((g) => g === generation);
 }

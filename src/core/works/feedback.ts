@@ -53,6 +53,8 @@ export interface ClusterFeedback {
   revision?: number;
   /** observedGeneration of the spoke copy's Enforced condition. */
   enforcedGeneration?: number;
+  /** The copy's status.observedGeneration (the Kuadrant operator sets it at status level only). */
+  statusGeneration?: number;
   accepted?: FeedbackCondition;
   enforced?: FeedbackCondition;
   /** Per Gateway of the copy that has ancestor rules (ancestorFeedbackGateways), in that order. */
@@ -117,7 +119,9 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   const enforced = scalarCondition(values, 'enforced') ?? rawCondition(raw, 'Enforced');
   if (enforced !== undefined) feedback.enforced = enforced;
   // A condition without its own observedGeneration observed what the status as a whole did.
-  const statusGeneration = enforced === undefined ? undefined : integer(values.get('statusObservedGeneration'));
+  const statusObserved = integer(values.get('statusObservedGeneration'));
+  if (statusObserved !== undefined) feedback.statusGeneration = statusObserved;
+  const statusGeneration = enforced === undefined ? undefined : statusObserved;
   const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced') ?? statusGeneration;
   if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
   feedback.ancestors = copyGateways(work).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));

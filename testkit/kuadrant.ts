@@ -1,0 +1,55 @@
+// What the tests with the real spoke policy controllers share: getting the Kuadrant operator past its start-up
+// race, and reading what a controller wrote on a policy.
+import type { KubeObject } from '../src/core/k8s/objects.ts';
+import type { KubeHttp } from '../src/kube/http.ts';
+import { RESOURCES } from '../src/kube/resource.ts';
+import { getObject, serverSideApply } from '../src/kube/writes.ts';
+import { eventually } from './eventually.ts';
+import { ENVOY_GATEWAY_CONTROLLER_NAME, KUADRANT_NAMESPACE } from './sandbox/spokecontrollers.ts';
+import { uniqueName } from './hub.ts';
+
+const FIELD_MANAGER = 'policy-sync-tests';
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime?: string;
+}
+
+/** A policy as its controller writes it: Kuadrant-style conditions, or GEP-713 ancestors. */
+export type Policy = KubeObject & {
+  status?: {
+    conditions?: Condition[];
+    observedGeneration?: number;
+    ancestors?: { ancestorRef: { name: string }; controllerName: string; conditions: Condition[] }[];
+  };
+};
+
+export function condition(policy: Policy | undefined, type: string): Condition | undefined {
+  return policy?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** A GatewayClass of Envoy Gateway's: Envoy Gateway programs its Gateways where it runs; anywhere, the Kuadrant operator only needs them to exist. */
+export function envoyGatewayClass(name: string): KubeObject {
+  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name }, spec: { controllerName: ENVOY_GATEWAY_CONTROLLER_NAME } };
+}
+
+/**
+ * The Kuadrant operator creates its `topology` ConfigMap on its first reconcile; when several events race at
+ * start-up, a second create fails ("already exists") and, since it reconciles on events only, the policies of
+ * that round get no status until something else changes. Its own start-up race, not what is under test: two
+ * GatewayClasses one after the other, and the second shown in the ConfigMap proves it is past it.
+ */
+export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context: () => string): Promise<void> {
+  const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
+  await serverSideApply(http, RESOURCES.gatewayClasses, envoyGatewayClass(first), { fieldManager: FIELD_MANAGER });
+  await eventually(async () => getObject(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'), { what: `the Kuadrant operator's topology ConfigMap on ${spokeName}`, timeoutMs: 60_000, context });
+  await serverSideApply(http, RESOURCES.gatewayClasses, envoyGatewayClass(second), { fieldManager: FIELD_MANAGER });
+  await eventually(
+    async () => String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '').includes(second) || undefined,
+    { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context },
+  );
+}
