@@ -48,8 +48,12 @@ export class Rollouts {
   /** The plan for the policy's desired works (its current revision) against its observed ones. */
   plan(key: string, policy: KubeObject, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[]): RolloutPlan | undefined {
     const revision = policy.metadata.generation;
-    // A policy with no generation (never from an apiserver) has no revision to roll out: placed as All.
-    if (typeof revision !== 'number') return undefined;
+    // All (the default) writes every work at once, as before: nothing to plan. A policy with no generation
+    // (never from an apiserver) has no revision to roll out: placed as All.
+    if (strategy.type === 'All' || typeof revision !== 'number') {
+      this.forget(key);
+      return undefined;
+    }
     const byCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
     const remembered = this.soaks.get(key);
     const plan = planRollout({
@@ -64,13 +68,8 @@ export class Rollouts {
       now: Date.now(),
       maxWorkBytes: this.d.maxWorkBytes,
     });
-    if (strategy.type === 'Progressive') {
-      this.soaks.set(key, { revision, soak: plan.soak });
-      this.standing.set(key, { state: plan.status.state, phases: Object.values(plan.clusters).map((c) => c.phase) });
-    } else {
-      this.soaks.delete(key);
-      this.standing.delete(key);
-    }
+    this.soaks.set(key, { revision, soak: plan.soak });
+    this.standing.set(key, { state: plan.status.state, phases: Object.values(plan.clusters).map((c) => c.phase) });
     return plan;
   }
 
