@@ -156,8 +156,10 @@ class ProgressivePlanner {
     for (const [i, wave] of waves.entries()) {
       for (const c of wave) {
         const name = c.input.cluster;
-        if (c.ungated) this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
-        else if (c.atRevision && halt && this.s.onFailure === 'Rollback' && c.previous) this.rollBack(c, halt);
+        if (c.ungated) {
+          this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+          this.phases[name] = { phase: 'Progressing', wave: i + 1, reason: 'Placing', message: `revision ${this.R} being placed at once: the spec it runs, or ran before` };
+        } else if (c.atRevision && halt && this.s.onFailure === 'Rollback' && c.previous) this.rollBack(c, halt);
         // Same revision (metadata or targets changed with the placement): written, its record kept.
         else if (c.atRevision) this.place(c, workCopy(c.input.desired)!, { previous: c.previous });
         else if (c.hold) {
@@ -188,7 +190,10 @@ class ProgressivePlanner {
       }
     }
 
-    const status = this.status(waves, current, halt, joined.length > 0 && complete);
+    // Halted, the wave is the last one reached (a failed cluster has passed its wave, a rolled-back one has not:
+    // the wave under way would move between the plan that rolls back and the next, a new RolloutHalted each time).
+    const reached = waves.reduce((last, wave, i) => (wave.some((c) => c.atRevision || c.hold?.cause === 'RolledBack') ? i + 1 : last), 0);
+    const status = this.status(waves, current, halt, joined.length > 0 && complete, reached);
     const plan: RolloutPlan = { write: this.write, keep: this.keep, waiting: this.waiting.sort(), status, clusters: this.phases, soak: this.soak };
     if (this.recheckAt !== undefined) plan.recheckAt = this.recheckAt;
     return plan;
@@ -222,7 +227,8 @@ class ProgressivePlanner {
     const feedback = readClusterFeedback(c.input.observed!);
     const verdict = clusterVerdict({ state: 'work', feedback }, this.input.now).status;
     const { now } = this.input;
-    if (feedback.applyError !== undefined) return { phase: 'Failed', reason: 'ApplyFailed', message: feedback.applyError };
+    // An apply error counts once the agent reports on this work generation: until then it is about the one before.
+    if (feedback.applyError !== undefined && feedback.appliedObservedCurrent) return { phase: 'Failed', reason: 'ApplyFailed', message: feedback.applyError };
     if (judgedRevision(feedback, this.R)) {
       if (verdict.state === 'Overridden') return this.soaked(c, verdict);
       if (this.succeeded(feedback, verdict)) return this.soaked(c, verdict);
@@ -299,14 +305,14 @@ class ProgressivePlanner {
     return sorted.find((c) => c.atRevision && c.previous)?.previous;
   }
 
-  private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean): RolloutStatus {
+  private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean, reached: number): RolloutStatus {
     const base = { strategy: 'Progressive' as const, revision: this.R, waves: waves.length };
     if (halt) {
       const back = this.s.onFailure === 'Rollback';
       const message = `halted at revision ${this.R}: ${halt.cluster}: ${halt.reason}: ${halt.message}; ${
         back ? 'the clusters reached return to their previous revision' : 'the clusters reached keep it, the others their previous revision'
       } (edit the policy back to roll back, or annotate it ${ROLLOUT_RESUME_ANNOTATION}: "${this.R}" to resume)`;
-      return { ...base, state: 'Halted', wave: Math.min(current + 1, waves.length), halted: { ...halt, rolledBack: back }, message };
+      return { ...base, state: 'Halted', wave: reached || Math.min(current + 1, waves.length), halted: { ...halt, rolledBack: back }, message };
     }
     if (current === waves.length && !joinersPending) return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
     const wave = Math.min(current + 1, waves.length);

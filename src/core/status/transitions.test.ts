@@ -5,7 +5,8 @@ import { aggregatePolicyStatus } from './policystatus.ts';
 import type { ClusterInput, PolicyStatus } from './policystatus.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { LANE_CONFLICT_REASON } from './statusinput.ts';
-import { newProblems, statusEvents, statusTransitions } from './transitions.ts';
+import { newProblems, rolloutEvent, statusEvents, statusTransitions } from './transitions.ts';
+import type { RolloutStatus } from '../rollout/plan.ts';
 import { NOW, manyClusters, work } from '../../../testkit/statusfixtures.ts';
 
 function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {
@@ -132,4 +133,88 @@ test('statusEvents: one per transition on the policy (Normal when enforced), the
     ],
   );
   assert.deepEqual(statusEvents(policy, after, after), [], 'nothing new, no Event');
+});
+
+// Progressive rollouts (core/rollout): one Event each time the rollout moves.
+
+const progressing = (revision: number, wave: number, waves = 3): RolloutStatus => ({
+  strategy: 'Progressive',
+  revision,
+  state: 'Progressing',
+  wave,
+  waves,
+  message: `wave ${wave} of ${waves}: c${wave}`,
+});
+const halted: RolloutStatus = {
+  strategy: 'Progressive',
+  revision: 2,
+  state: 'Halted',
+  wave: 1,
+  waves: 3,
+  halted: { cluster: 'c1', reason: 'TargetNotFound', message: 'AuthPolicy target shop was not found', rolledBack: false },
+  message: 'halted at revision 2: c1: TargetNotFound: AuthPolicy target shop was not found; the clusters reached keep it, the others their previous revision',
+};
+const complete: RolloutStatus = { strategy: 'Progressive', revision: 2, state: 'Complete', wave: 3, waves: 3, message: 'revision 2 on every cluster' };
+
+function withRollout(rollout: RolloutStatus | undefined): PolicyStatus {
+  const status = statusOf({ c1: work(), c2: work() });
+  return rollout ? { ...status, rollout } : status;
+}
+
+test('rolloutEvent: a new wave (or a new revision) is RolloutProgressing, naming the revision and the wave', () => {
+  assert.deepEqual(rolloutEvent(undefined, withRollout(progressing(2, 1))), { type: 'Normal', reason: 'RolloutProgressing', message: 'revision 2: wave 1 of 3: c1' });
+  assert.deepEqual(rolloutEvent(withRollout(progressing(2, 1)), withRollout(progressing(2, 2))), { type: 'Normal', reason: 'RolloutProgressing', message: 'revision 2: wave 2 of 3: c2' });
+  assert.deepEqual(rolloutEvent(withRollout(progressing(2, 1)), withRollout(progressing(3, 1))), { type: 'Normal', reason: 'RolloutProgressing', message: 'revision 3: wave 1 of 3: c1' });
+  assert.deepEqual(rolloutEvent(withRollout(complete), withRollout(progressing(3, 1)))?.reason, 'RolloutProgressing');
+  assert.deepEqual(rolloutEvent(withRollout(undefined), withRollout(progressing(2, 1)))?.reason, 'RolloutProgressing', 'a status from before the rollout block');
+});
+
+test('rolloutEvent: nothing while the rollout stands where it stood, whatever its message says', () => {
+  assert.equal(rolloutEvent(withRollout(progressing(2, 2)), withRollout({ ...progressing(2, 2), message: 'wave 2 of 3: c2, c4' })), undefined);
+  assert.equal(rolloutEvent(withRollout(halted), withRollout({ ...halted, halted: { ...halted.halted!, rolledBack: true } })), undefined);
+  assert.equal(rolloutEvent(withRollout(complete), withRollout(complete)), undefined);
+});
+
+test('rolloutEvent: a halt is a Warning RolloutHalted in the rollout\'s words; a completion a Normal RolloutComplete', () => {
+  assert.deepEqual(rolloutEvent(withRollout(progressing(2, 1)), withRollout(halted)), { type: 'Warning', reason: 'RolloutHalted', message: halted.message });
+  assert.deepEqual(rolloutEvent(undefined, withRollout(halted)), { type: 'Warning', reason: 'RolloutHalted', message: halted.message }, 'seen halted first: told');
+  assert.deepEqual(rolloutEvent(withRollout(progressing(2, 3)), withRollout(complete)), { type: 'Normal', reason: 'RolloutComplete', message: 'revision 2 on every cluster' });
+  assert.deepEqual(rolloutEvent(withRollout(halted), withRollout(complete))?.reason, 'RolloutComplete');
+  assert.deepEqual(rolloutEvent(withRollout({ ...complete, revision: 1 }), withRollout(complete))?.reason, 'RolloutComplete', 'a revision placed everywhere at once still completes');
+});
+
+test('rolloutEvent: nothing for a policy first seen complete, nor for All or no rollout at all', () => {
+  assert.equal(rolloutEvent(undefined, withRollout(complete)), undefined);
+  assert.equal(rolloutEvent(withRollout(undefined), withRollout(complete)), undefined);
+  const all: RolloutStatus = { strategy: 'All', revision: 2, state: 'Progressing', message: 'revision 2 being placed on c1' };
+  assert.equal(rolloutEvent(undefined, withRollout(all)), undefined);
+  assert.equal(rolloutEvent(withRollout(progressing(2, 1)), withRollout(all)), undefined);
+  assert.equal(rolloutEvent(withRollout(progressing(2, 1)), withRollout(undefined)), undefined);
+});
+
+test('rolloutEvent: the rollout read back from the annotation (a restart) is where it stood: no Event', () => {
+  for (const rollout of [progressing(2, 2), halted, complete]) {
+    const status = withRollout(rollout);
+    const readBack = readPolicyStatus(policyStatusAnnotation(status));
+    assert.deepEqual(readBack?.rollout, rollout);
+    assert.equal(rolloutEvent(readBack, status), undefined);
+  }
+});
+
+test('statusEvents: the rollout\'s Event after the clusters\' transitions, before the new problems', () => {
+  const policy = object('AuthPolicy', 'p');
+  const before = { ...statusOf({ c1: { state: 'pending' } }), rollout: progressing(2, 1) };
+  const after = {
+    ...aggregatePolicyStatus({ now: NOW, clusters: { c1: work({ accepted: { status: 'False', reason: 'TargetNotFound', message: 'AuthPolicy target shop was not found' } }) }, problems: [{ reason: 'NoClusters', message: 'x' }] }),
+    rollout: halted,
+  };
+  assert.deepEqual(
+    statusEvents(policy, before, after).map((e) => [e.type, e.reason]),
+    [
+      ['Warning', 'Failed'],
+      ['Warning', 'RolloutHalted'],
+      ['Warning', 'NoClusters'],
+    ],
+  );
+  assert.deepEqual(statusEvents(policy, after, after), []);
 });

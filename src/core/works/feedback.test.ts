@@ -229,6 +229,20 @@ test('readClusterFeedback does not modify the work', () => {
   assert.deepEqual(input, before);
 });
 
+test('readClusterFeedback reads the revision the copy carries (a String value of digits), never as one of the kind\'s values', () => {
+  const feedback = readClusterFeedback(appliedWork([...DEFAULTS, str('revision', '7')]));
+  assert.equal(feedback.revision, 7);
+  assert.deepEqual(feedback.extra, {});
+  assert.equal(readClusterFeedback(appliedWork(DEFAULTS)).revision, undefined, 'no value (a copy written before revisions): absent');
+  for (const value of [str('revision', 'seven'), str('revision', ''), str('revision', '-1'), str('revision', '1.5'), str('revision', ' 7'), str('revision', '9'.repeat(16)), int('revision', 7), bool('revision', true)]) {
+    const odd = readClusterFeedback(appliedWork([...DEFAULTS, value]));
+    assert.equal(odd.revision, undefined, JSON.stringify(value));
+    assert.equal('revision' in odd, false, JSON.stringify(value));
+    assert.deepEqual(odd.extra, {}, 'a reserved name never lands among the kind\'s values');
+  }
+  assert.equal(readClusterFeedback(appliedWork([...DEFAULTS, str('revision', '9'.repeat(15))])).revision, 999_999_999_999_999);
+});
+
 /** An applied work whose copy targets the given Gateways (its ancestor rules follow them, see ancestorFeedbackGateways). */
 function workFor(gateways: string[], values: Value[], extra: { managedFields?: unknown[]; conditions?: unknown[] } = {}): KubeObject {
   const copy = {

@@ -14,6 +14,7 @@ import { parseParams } from '../params/params.ts';
 
 const defaults = [
   { name: 'generation', path: '.metadata.generation' },
+  { name: 'revision', path: '.metadata.annotations.policysync\\.kuadrant\\.io/revision' },
   { name: 'acceptedStatus', path: '.status.conditions[?(@.type=="Accepted")].status' },
   { name: 'acceptedReason', path: '.status.conditions[?(@.type=="Accepted")].reason' },
   { name: 'acceptedMessage', path: '.status.conditions[?(@.type=="Accepted")].message' },

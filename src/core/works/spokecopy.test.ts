@@ -49,10 +49,28 @@ test('buildSpokeCopy keeps apiVersion, kind, name, labels and foreign annotation
         'example.com/keep': 'yes',
         'kuadrant.io/policy-synced': 'team-a/p',
         'kuadrant.io/origin-creation': '2024-05-01T10:00:00Z',
+        'policysync.kuadrant.io/revision': '3',
       },
     },
     spec,
   });
+});
+
+test('buildSpokeCopy: the revision annotation is the hub policy\'s generation, never a value set on the hub policy', () => {
+  const policy = hubPolicy();
+  policy.metadata.generation = 12;
+  policy.metadata.annotations = { ...policy.metadata.annotations, 'policysync.kuadrant.io/revision': '999' };
+  const copy = buildSpokeCopy(policy, { downstreamNamespace: 'x', spec });
+  assert.equal(copy.metadata.annotations?.['policysync.kuadrant.io/revision'], '12');
+});
+
+test('buildSpokeCopy: no generation (or not a number), no revision annotation, and a hub-set one is not copied', () => {
+  const policy = hubPolicy();
+  delete policy.metadata.generation;
+  policy.metadata.annotations = { ...policy.metadata.annotations, 'policysync.kuadrant.io/revision': '5' };
+  assert.equal(buildSpokeCopy(policy, { downstreamNamespace: 'x', spec }).metadata.annotations?.['policysync.kuadrant.io/revision'], undefined);
+  (policy.metadata as Record<string, unknown>).generation = '4';
+  assert.equal(buildSpokeCopy(policy, { downstreamNamespace: 'x', spec }).metadata.annotations?.['policysync.kuadrant.io/revision'], undefined);
 });
 
 test('buildSpokeCopy writes origin-creation from a Date in the apiserver format', () => {
