@@ -1,10 +1,12 @@
 // The rollout of each hub policy's revision (docs/architecture.md#rolling-out-a-change), read from the caches: the
 // strategy in force (the targeted classes' params, the policy's annotation), the clusters' labels for the
-// canary group, and the plan from the core (core/rollout/plan.ts). What it remembers is only what the works
-// cannot hold — since when each cluster has succeeded (minSuccessTime), lost on a restart at the cost of one
-// more soak — and, for the metrics, where each rollout stands.
+// canary group, and the plan from the core (core/rollout/plan.ts). The works say which revision runs where; the
+// status this hub wrote on the policy says whether the rollout of its revision completed. What it remembers is
+// only since when each cluster has succeeded (minSuccessTime), lost on a restart at the cost of one more soak,
+// and, for the metrics, where each rollout stands.
 import type { KubeObject } from '../core/k8s/objects.ts';
-import { ROLLOUT_RESUME_ANNOTATION } from '../core/metadatakeys.ts';
+import { ROLLOUT_RESUME_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { readPolicyStatus } from '../core/status/annotation.ts';
 import { planRollout, type ClusterPhase, type RolloutPlan, type RolloutState } from '../core/rollout/plan.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../core/rollout/strategy.ts';
 import type { PolicyProblem } from '../core/status/policystatus.ts';
@@ -56,10 +58,13 @@ export class Rollouts {
     }
     const byCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
     const remembered = this.soaks.get(key);
+    // That this revision's rollout completed is said on the policy, by the status this hub wrote there.
+    const reported = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.rollout;
     const plan = planRollout({
       strategy,
       revision,
       resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
+      completed: reported?.strategy === 'Progressive' && reported.revision === revision && reported.state === 'Complete',
       clusters: [...desired].map(([cluster, work]) => {
         const observedWork = byCluster.get(cluster);
         return { cluster, labels: this.d.managedClusters.store.get(cluster)?.metadata.labels ?? {}, desired: work, ...(observedWork ? { observed: observedWork } : {}) };

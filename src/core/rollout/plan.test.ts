@@ -282,6 +282,8 @@ class World {
   private soakRevision: number | undefined;
   maxWorkBytes: number;
   last?: { input: RolloutInput; plan: RolloutPlan };
+  /** The revision whose rollout the policy's status (as the hub wrote it) says completed. */
+  completedRevision: number | undefined;
 
   constructor(options: WorldOptions) {
     this.kind = options.kind ?? 'AuthPolicy';
@@ -316,6 +318,7 @@ class World {
         return { cluster, labels: this.labels[cluster] ?? {}, desired, ...(observed ? { observed } : {}) };
       }),
       soak: options.soak ?? (this.soakRevision === revision ? this.soak : new Map()),
+      ...(this.completedRevision === revision ? { completed: true } : {}),
       now,
       maxWorkBytes: this.maxWorkBytes,
     };
@@ -1265,4 +1268,65 @@ test('Progressive, the first wave being placed shows Progressing (Placing); All 
   // Planned again before the agent reported: the work is there, no verdict yet.
   const again = world.plan(v1, progressive({ maxConcurrency: { count: 1 } }), T0 + SEC);
   assert.deepEqual(again.clusters.c1, { phase: 'Progressing', wave: 1, reason: 'AwaitingVerdict', message: 'its controller has not reported on revision 1 yet' });
+});
+
+test('a rollout that completed is proven: a later failure of a cluster neither halts nor rolls it back, and a joiner gets it at once', () => {
+  const { world } = settledAt1({ clusters: { c1: {}, c2: {} } });
+  const strategy = progressive({ maxConcurrency: { count: 1 }, onFailure: 'Rollback' });
+  const v2 = hubPolicy(2, RULES_2);
+  world.step(v2, strategy, T0 + MIN);
+  world.roll(['c1'], ENFORCED, T0 + MIN + SEC);
+  world.step(v2, strategy, T0 + MIN + 2 * SEC);
+  world.roll(['c2'], ENFORCED, T0 + MIN + 3 * SEC);
+  assert.equal(world.step(v2, strategy, T0 + MIN + 4 * SEC).status.state, 'Complete');
+  world.completedRevision = 2;
+  // Later, c2's controller rejects revision 2 (its Gateway went): reported, but the rollout stands.
+  world.roll(['c2'], TARGET_NOT_FOUND, T0 + 2 * MIN);
+  const later = world.step(v2, strategy, T0 + 2 * MIN + SEC);
+  assert.equal(later.status.state, 'Complete');
+  assert.equal(later.status.halted, undefined);
+  assert.equal(later.clusters.c2?.phase, 'Failed');
+  assert.equal(later.write.size + later.keep.size, 2);
+  assert.deepEqual(world.revisions(), { c1: 2, c2: 2 }, 'nothing rolled back');
+  // Without the record, the same failure would halt it and roll every cluster back.
+  world.completedRevision = undefined;
+  assert.equal(world.plan(v2, strategy, T0 + 2 * MIN + 2 * SEC).status.state, 'Halted');
+  // A joiner of a completed rollout gets the revision at once.
+  world.completedRevision = 2;
+  world.labels = { c1: {}, c2: {}, c3: {} };
+  world.placement = { shop: ['c1', 'c2', 'c3'] };
+  const joined = world.plan(v2, strategy, T0 + 3 * MIN);
+  assert.equal(workRevision(joined.write.get('c3')), 2);
+  assert.equal(rolloutHold(joined.write.get('c3')), undefined);
+});
+
+test('the halt names the first cluster that failed in the order the rollout reached them (canary before the rest)', () => {
+  const { world } = settledAt1({ clusters: { a1: { env: 'prod' }, zz: { env: 'canary' } } });
+  const strategy = progressive({ canary: CANARY, maxConcurrency: { count: 1 }, maxFailures: { count: 1 } });
+  const v2 = hubPolicy(2, RULES_2);
+  world.step(v2, strategy, T0 + MIN);
+  world.roll(['zz'], TARGET_NOT_FOUND, T0 + MIN + SEC);
+  world.step(v2, strategy, T0 + MIN + 2 * SEC); // one failure tolerated: wave 2 goes on
+  world.roll(['a1'], TARGET_NOT_FOUND, T0 + MIN + 3 * SEC);
+  const halted = world.step(v2, strategy, T0 + MIN + 4 * SEC);
+  assert.equal(halted.status.state, 'Halted');
+  assert.equal(halted.status.halted?.cluster, 'zz', 'the canary failed first, though a1 sorts first by name');
+});
+
+test('a joiner no earlier copy fits (their Gateways are not all its own) waits for its wave with no copy', () => {
+  // Gateway a on c1, c2; the policy targets a and b; the joiner zz has b only.
+  const placement = { a: ['c1', 'c2'], b: [] as string[] };
+  const world = new World({ clusters: { c1: {}, c2: {}, zz: {} }, kind: 'BackendTrafficPolicy', placement });
+  const spec = (t: string) => ({ timeout: { http: { requestTimeout: t } } });
+  const v1 = hubPolicy(1, spec('5s'), { kind: 'BackendTrafficPolicy', gateways: ['a', 'b'] });
+  world.step(v1, ALL, T0);
+  world.roll(['c1', 'c2'], EG_ACCEPTED, T0 + SEC);
+  const strategy = progressive({ maxConcurrency: { count: 1 } });
+  const v2 = hubPolicy(2, spec('9s'), { kind: 'BackendTrafficPolicy', gateways: ['a', 'b'] });
+  world.step(v2, strategy, T0 + MIN);
+  world.placement = { a: ['c1', 'c2'], b: ['zz'] };
+  const plan = world.step(v2, strategy, T0 + MIN + SEC);
+  assert.ok(plan.waiting.includes('zz'), JSON.stringify(plan.clusters.zz));
+  assert.equal(plan.clusters.zz?.phase, 'Waiting');
+  assert.equal(world.fleet.observed('zz'), undefined, 'no copy of Gateway a placed where only b is');
 });

@@ -4,6 +4,7 @@
 // controllers' verdicts in their status, so a restart or a failover continues a rollout where it was: nothing
 // but the soak clocks (minSuccessTime) is remembered, and a lost one only makes a wave soak again. Pure.
 import { selectorMatches } from '../fleet/clustersets.ts';
+import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
@@ -28,6 +29,11 @@ export interface RolloutInput {
   revision: number;
   /** The policy's resume annotation names this revision: failures no longer halt it. */
   resume: boolean;
+  /**
+   * The rollout of this revision completed before (the status the hub wrote on the policy says so): it is
+   * proven, a later failure of a cluster no longer halts or rolls it back, and any cluster gets it at once.
+   */
+  completed?: boolean;
   clusters: readonly RolloutClusterInput[];
   /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
   soak: ReadonlyMap<string, number>;
@@ -141,18 +147,20 @@ class ProgressivePlanner {
     const maxFailures = resolveCount(this.s.maxFailures, members.length);
 
     for (const [i, wave] of waves.entries()) for (const c of wave) this.phases[c.input.cluster] = { ...this.judge(c), wave: i + 1 };
-    const failed = members.filter((c) => this.phases[c.input.cluster]!.phase === 'Failed');
-    const rolledBack = members.filter((c) => c.hold?.cause === 'RolledBack');
-    const halted = !this.input.resume && (failed.length > maxFailures || rolledBack.length > 0);
+    const order = waves.flat();
+    // In wave order: the halt names the first cluster that failed in the order the rollout reached them.
+    const failed = order.filter((c) => this.phases[c.input.cluster]!.phase === 'Failed');
+    const rolledBack = order.filter((c) => c.hold?.cause === 'RolledBack');
+    const completed = this.input.completed === true;
+    const halted = !this.input.resume && !completed && (failed.length > maxFailures || rolledBack.length > 0);
     // The wave under way: the first one not every cluster of which runs the revision and is done with it.
     const passed = (c: Cluster): boolean => c.atRevision && ['Succeeded', 'Failed'].includes(this.phases[c.input.cluster]!.phase);
-    let current = waves.findIndex((wave) => !wave.every(passed));
+    let current = completed ? waves.length : waves.findIndex((wave) => !wave.every(passed));
     if (current < 0) current = waves.length;
     const complete = !halted && current === waves.length;
 
     const halt = halted ? haltOf(failed, rolledBack, this.phases) : undefined;
-    const order = waves.flat();
-    const base = this.baseCopy([...order].reverse());
+    const lastFirst = [...order].reverse();
     for (const [i, wave] of waves.entries()) {
       for (const c of wave) {
         const name = c.input.cluster;
@@ -173,8 +181,9 @@ class ProgressivePlanner {
           // Not reached: its work is not written, whatever changed.
           this.keep.add(name);
           this.phases[name] = { phase: 'Waiting', wave: i + 1, message: `runs revision ${revisionText(c.current)} until its wave` };
-        } else if (base && !complete) this.join(c, base);
-        else {
+        } else if (!complete && this.join(c, lastFirst)) {
+          // Held at the last completed revision.
+        } else {
           this.waiting.push(name);
           this.phases[name] = { phase: 'Waiting', wave: i + 1, message: halted ? 'no copy: the rollout is halted' : 'no copy until its wave' };
         }
@@ -286,23 +295,22 @@ class ProgressivePlanner {
   }
 
   /**
-   * A cluster that joined: the last completed revision (`base`, another cluster's copy: copies of a policy differ
-   * only where its clusters have different Gateways placed), held until this one completes.
+   * A cluster that joined during the rollout gets the last completed revision, held until this one completes: a
+   * copy that ran elsewhere — what a cluster not reached yet runs (the last in order first), or what a reached one
+   * ran before — whose Gateways are all ones the joiner has (copies of a policy differ only where its clusters
+   * have different Gateways placed). None fits, or none exists (a new policy): false, and it waits for its wave.
    */
-  private join(c: Cluster, base: KubeObject): void {
+  private join(c: Cluster, lastFirst: readonly Cluster[]): boolean {
+    const wanted = targetsOf(workCopy(c.input.desired));
+    const candidates = [
+      ...lastFirst.filter((o) => !o.atRevision && o.hold === undefined && o.current && copyRevision(o.current) !== this.R).map((o) => o.current!),
+      ...lastFirst.filter((o) => o.atRevision && o.previous).map((o) => o.previous!),
+    ];
+    const base = candidates.find((copy) => targetsOf(copy).every((t) => wanted.includes(t)));
+    if (!base) return false;
     this.place(c, base, { hold: { revision: this.R, cause: 'Joined' } });
     this.phases[c.input.cluster] = { phase: 'Held', message: `joined during the rollout: gets revision ${revisionText(base)}, the last completed, until revision ${this.R} completes` };
-  }
-
-  /**
-   * The last revision that completed: what the clusters not reached yet run (the last in order that has
-   * one), else what a reached cluster ran before.
-   */
-  private baseCopy(lastFirst: readonly Cluster[]): KubeObject | undefined {
-    const sorted = lastFirst;
-    const unreached = sorted.find((c) => !c.atRevision && c.hold === undefined && c.current && copyRevision(c.current) !== this.R);
-    if (unreached) return unreached.current;
-    return sorted.find((c) => c.atRevision && c.previous)?.previous;
+    return true;
   }
 
   private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean, reached: number): RolloutStatus {
@@ -319,6 +327,14 @@ class ProgressivePlanner {
     const inWave = (waves[current] ?? []).map((c) => c.input.cluster);
     return { ...base, state: 'Progressing', wave, message: `wave ${wave} of ${waves.length}${inWave.length > 0 ? `: ${names(inWave)}` : ''}` };
   }
+}
+
+/** A copy's targets, each as canonical JSON (a copy's targets are already rewritten for its cluster). */
+function targetsOf(copy: KubeObject | undefined): string[] {
+  const spec = copy?.spec as { targetRef?: unknown; targetRefs?: unknown } | undefined;
+  const list: unknown[] = Array.isArray(spec?.targetRefs) ? (spec.targetRefs as unknown[]) : [];
+  const refs = [...(spec?.targetRef === undefined ? [] : [spec.targetRef]), ...list];
+  return refs.map((r) => canonicalJson(r));
 }
 
 /** The controller's verdict is about `revision`: the copy it judged carries it, and it judged the copy's current generation. */

@@ -6,7 +6,7 @@ import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION,
 import { ancestorFeedbackGateways, feedbackRulesFor } from '../works/feedbackrules.ts';
 import { buildManifestWork, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import { buildSpokeCopy } from '../works/spokecopy.ts';
-import { copyRevision, previousCopy, retarget, rolloutHold, sameSpec, workCopy, workPlacing, workRevision } from './revision.ts';
+import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, workPlacing, workRevision } from './revision.ts';
 
 const GW = 'gateway.networking.k8s.io';
 const gvr = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
@@ -115,33 +115,6 @@ test('sameSpec compares what a spoke controller judges: the spec, whatever the m
   assert.equal(sameSpec(bare, { ...bare, spec: {} }), true, 'no spec is an empty one');
 });
 
-test('retarget: the earlier spec with this cluster\'s targets, this cluster\'s metadata, the earlier revision', () => {
-  const base = copyOf(v1, ['a']); // revision 1, on a cluster whose Gateway is a
-  const desired = copyOf(hubPolicy(2, { ...spec2, targetRefs: [{ group: GW, kind: 'Gateway', name: 'a' }, { group: GW, kind: 'Gateway', name: 'b' }] }, { team: 'shop' }), ['b']);
-  const copy = retarget(base, desired);
-  assert.deepEqual(copy, {
-    ...desired,
-    metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [REVISION_ANNOTATION]: '1' } },
-    spec: { timeout: { http: { requestTimeout: '5s' } }, targetRefs: [{ group: GW, kind: 'Gateway', name: 'b' }] },
-  });
-  assert.equal(copyRevision(copy), 1);
-  assert.deepEqual(copy.metadata.labels, { team: 'shop' });
-  // A base from before revisions were recorded: the copy says no revision (it is not revision 2).
-  const unrecorded = retarget(copyOf(hubPolicy(undefined, spec1), ['a']), desired);
-  assert.equal(unrecorded.metadata.annotations?.[REVISION_ANNOTATION], undefined);
-  assert.equal(copyRevision(unrecorded), undefined);
-  assert.deepEqual(desired.metadata.annotations?.[REVISION_ANNOTATION], '2', 'the desired copy is not modified');
-});
-
-test('retarget: targetRef and targetRefs, whichever each side uses', () => {
-  const copy = (spec: Record<string, unknown>, revision: string): KubeObject => ({ apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace: 'shop', annotations: { [REVISION_ANNOTATION]: revision } }, spec });
-  const single = (name: string) => ({ group: GW, kind: 'Gateway', name });
-  assert.deepEqual(retarget(copy({ targetRef: single('old'), rules: 1 }, '1'), copy({ targetRef: single('new'), rules: 2 }, '2')).spec, { rules: 1, targetRef: single('new') });
-  assert.deepEqual(retarget(copy({ targetRef: single('old'), rules: 1 }, '1'), copy({ targetRefs: [single('new')], rules: 2 }, '2')).spec, { rules: 1, targetRefs: [single('new')] });
-  assert.deepEqual(retarget(copy({ targetRefs: [single('old')], rules: 1 }, '1'), copy({ targetRef: single('new'), rules: 2 }, '2')).spec, { rules: 1, targetRef: single('new') });
-  assert.deepEqual(retarget({ ...copy({}, '1'), spec: undefined }, copy({ targetRef: single('new') }, '2')).spec, { targetRef: single('new') });
-});
-
 test('workPlacing with the desired copy and no records is the desired work: the spec-hash agrees with buildManifestWork', () => {
   const desired = workOf(v2, copyOf(v2, ['a', 'b']));
   const placed = workPlacing(desired, workCopy(desired)!, {});
@@ -151,7 +124,7 @@ test('workPlacing with the desired copy and no records is the desired work: the 
 
 test('workPlacing with another copy is the work buildManifestWork makes for that copy (same identity and rules)', () => {
   const desired = workOf(v2, copyOf(v2, ['a']));
-  const earlier = retarget(copyOf(v1, ['a']), workCopy(desired)!);
+  const earlier = copyOf(v1, ['a']);
   const placed = workPlacing(desired, earlier, {});
   assert.deepEqual(placed, workOf(v2, earlier));
   assert.notEqual(readSpecHash(placed), readSpecHash(desired));

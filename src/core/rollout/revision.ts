@@ -76,23 +76,6 @@ export function sameSpec(a: KubeObject | undefined, b: KubeObject | undefined): 
 }
 
 /**
- * `base` (a copy of an earlier revision, from another cluster) for the cluster `desired` is rendered for: the
- * earlier spec with this cluster's targets, this cluster's metadata, the earlier revision. Copies of one
- * policy differ between clusters only in the targets kept and rewritten for each.
- */
-export function retarget(base: KubeObject, desired: KubeObject): KubeObject {
-  const { targetRef: _ref, targetRefs: _refs, ...rest } = base.spec ?? {};
-  const spec: Record<string, unknown> = { ...rest };
-  if (desired.spec?.targetRef !== undefined) spec.targetRef = desired.spec.targetRef;
-  if (desired.spec?.targetRefs !== undefined) spec.targetRefs = desired.spec.targetRefs;
-  const annotations = { ...desired.metadata.annotations };
-  const revision = base.metadata.annotations?.[REVISION_ANNOTATION];
-  if (revision === undefined) delete annotations[REVISION_ANNOTATION];
-  else annotations[REVISION_ANNOTATION] = revision;
-  return { ...desired, metadata: { ...desired.metadata, annotations }, spec };
-}
-
-/**
  * The desired work placing `copy` instead of its own, with the rollout's records: the previous copy (to roll
  * back to) and the hold. Everything else (feedback rules, delete option, identity) stays the desired work's.
  */

@@ -206,7 +206,7 @@ test('policyRolloutStrategy: an invalid annotation is an error naming the annota
     ['{"type":"Progressive","progressive":{"bogus":1,"other":2}}', 'rolloutStrategy.progressive: unrecognized key(s) "bogus", "other" (the class\'s strategy stays in force)'],
     [
       '{"type":"Progressive","progressive":{"canary":{"matchExpressions":[{"key":"a","operator":"Gt"}]}}}',
-      'rolloutStrategy.progressive.canary.matchExpressions.0.operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist" (the class\'s strategy stays in force)',
+      'rolloutStrategy.progressive.canary.matchExpressions[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist" (the class\'s strategy stays in force)',
     ],
     ['{"type":"All","progressive":{}}', 'rolloutStrategy.progressive: is only read with type Progressive; remove it or set type: Progressive (the class\'s strategy stays in force)'],
   ];

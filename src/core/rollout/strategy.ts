@@ -131,9 +131,14 @@ export function policyRolloutStrategy(annotations: Readonly<Record<string, strin
   const result = rolloutStrategySchema.safeParse(parsed.value);
   const issues = result.success
     ? rolloutStrategyErrors(result.data, 'rolloutStrategy')
-    : result.error.issues.map((i) => `${['rolloutStrategy', ...i.path.map(String)].join('.')}: ${i.code === 'unrecognized_keys' ? `unrecognized key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message}`);
+    : result.error.issues.map((i) => `${fieldPath(['rolloutStrategy', ...i.path])}: ${i.code === 'unrecognized_keys' ? `unrecognized key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message}`);
   if (!result.success || issues.length > 0) return { strategy: classDefault, error: `${ROLLOUT_STRATEGY_ANNOTATION}: ${issues.join('; ')} (the class's strategy stays in force)` };
   return { strategy: toRolloutStrategy(result.data) };
+}
+
+/** `a.b[0].c`, as the params' errors name a field. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out === '' ? String(p) : `${out}.${String(p)}`), '');
 }
 
 function parseJsonWithError(text: string): { value?: unknown; error?: string } {

@@ -1,0 +1,196 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../k8s/objects.ts';
+import { PLACEMENT_LABEL } from '../fleet/placement.ts';
+import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
+import { parseParams, type SyncParams } from '../params/params.ts';
+import { buildSpokeReport } from '../spoke/spokereport.ts';
+import { desiredWorksForPolicy } from '../works/desiredworks.ts';
+import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
+import { previewRollout, type HubSnapshot, type PreviewInput } from './preview.ts';
+import { copyRevision, workCopy, workPlacing } from './revision.ts';
+
+const GVR = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
+const CONTROLLER = controllerLabelValue('kuadrant.io/policy-sync-controller');
+const NS = 'payments';
+
+function params(doc: Record<string, unknown> = {}): SyncParams {
+  const parsed = parseParams({ policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }], ...doc });
+  if (!parsed.ok) throw new Error(parsed.errors.join('; '));
+  return parsed.params;
+}
+
+const PROGRESSIVE = params({ rolloutStrategy: { type: 'Progressive', progressive: { canary: { matchLabels: { env: 'canary' } }, maxConcurrency: '1' } } });
+
+function gateway(name: string, className: string, placement?: string): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: NS, creationTimestamp: '2026-01-01T00:00:00Z', ...(placement ? { labels: { [PLACEMENT_LABEL]: placement } } : {}) },
+    spec: { gatewayClassName: className },
+  };
+}
+
+function decision(placement: string, clusters: string[]): KubeObject {
+  return {
+    apiVersion: 'cluster.open-cluster-management.io/v1beta1',
+    kind: 'PlacementDecision',
+    metadata: { name: `${placement}-1`, namespace: NS, labels: { [PLACEMENT_LABEL]: placement } },
+    status: { decisions: clusters.map((clusterName) => ({ clusterName, reason: '' })) },
+  };
+}
+
+function cluster(name: string, labels: Record<string, string> = {}): KubeObject {
+  return { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels } };
+}
+
+function policy(generation: number, rego: string, annotations: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: 'kuadrant.io/v1',
+    kind: 'AuthPolicy',
+    metadata: { name: 'auth', namespace: NS, generation, uid: 'u-1', creationTimestamp: '2026-01-01T00:00:00Z', annotations },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }, rules: { authorization: { deny: { opa: { rego } } } } },
+  };
+}
+
+function hub(classParams: SyncParams, extra: Partial<HubSnapshot> = {}): HubSnapshot {
+  return {
+    classes: new Map([['sync', classParams]]),
+    gateways: [gateway('gw', 'sync', 'all')],
+    placements: [],
+    decisions: [decision('all', ['spoke-1', 'spoke-2'])],
+    managedClusters: [cluster('spoke-1'), cluster('spoke-2', { env: 'canary' })],
+    clusterSets: [],
+    bindings: [],
+    trustDecisionLabels: true,
+    reports: new Map(),
+    ...extra,
+  };
+}
+
+/** The works the hub placed for `p` on `clusters` (as `All` writes them). */
+function placed(p: KubeObject, clusters: string[]): ManifestWork[] {
+  const desired = desiredWorksForPolicy({
+    gvr: GVR,
+    policy: p,
+    gateways: () => ({ managed: true, downstreamNamespaceTemplate: '{namespace}', clusters, kindAllowed: true }),
+    rawFeedback: false,
+    statusFeedback: [],
+    maxWorkBytes: 500 * 1024,
+    controller: CONTROLLER,
+  });
+  return [...desired.works.values()];
+}
+
+function input(p: KubeObject, snapshot: HubSnapshot, observed: readonly KubeObject[] = []): PreviewInput {
+  return { gvr: GVR, policy: p, hub: snapshot, observed, sameName: [], controller: CONTROLLER, rawFeedback: false, maxWorkBytes: 500 * 1024, now: Date.parse('2026-01-02T00:00:00Z') };
+}
+
+const summary = (p: ReturnType<typeof previewRollout>): [string, string, number | undefined][] => p.clusters.map((c) => [c.cluster, c.action, c.wave]);
+
+test('a new policy under All: every placed cluster gets revision 1 now, from no copy', () => {
+  const p = previewRollout(input(policy(1, 'allow = false'), hub(params())));
+  assert.equal(p.revision, 1);
+  assert.equal(p.strategy.type, 'All');
+  assert.deepEqual(summary(p), [['spoke-1', 'write', undefined], ['spoke-2', 'write', undefined]]);
+  for (const c of p.clusters) {
+    assert.equal(c.current, undefined);
+    assert.equal(copyRevision(c.desired), 1);
+    assert.equal(c.desired?.metadata.namespace, NS);
+  }
+  assert.deepEqual(p.waves, []);
+  assert.equal(p.rollout.state, 'Progressing');
+});
+
+test('a new policy under Progressive: the canary wave gets a copy now, the others wait with none', () => {
+  const p = previewRollout(input(policy(1, 'allow = false'), hub(PROGRESSIVE)));
+  assert.deepEqual(p.waves, [['spoke-2'], ['spoke-1']]);
+  assert.deepEqual(summary(p), [['spoke-2', 'write', 1], ['spoke-1', 'wait', 2]]);
+  assert.deepEqual([p.rollout.state, p.rollout.wave, p.rollout.waves], ['Progressing', 1, 2]);
+  assert.equal(p.clusters[1]!.desired?.spec?.targetRef !== undefined, true, 'the copy it gets at its wave is shown');
+});
+
+test('an edit under Progressive: the canary wave is written, the rest keep revision 1 until their wave', () => {
+  const v1 = policy(1, 'allow = false');
+  const p = previewRollout(input(policy(2, 'allow = true'), hub(PROGRESSIVE), placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.equal(p.revision, 2);
+  assert.deepEqual(summary(p), [['spoke-2', 'write', 1], ['spoke-1', 'keep', 2]]);
+  for (const c of p.clusters) {
+    assert.equal(copyRevision(c.current), 1);
+    assert.equal(copyRevision(c.desired), 2);
+    assert.deepEqual((c.desired?.spec as { rules: unknown }).rules, { authorization: { deny: { opa: { rego: 'allow = true' } } } });
+  }
+  assert.match(p.clusters[1]!.message, /runs revision 1 until its wave/);
+});
+
+test('the policy annotation overrides the class: All, and an invalid one is a problem with the class default in force', () => {
+  const v1 = policy(1, 'allow = false');
+  const all = previewRollout(input(policy(2, 'allow = true', { [ROLLOUT_STRATEGY_ANNOTATION]: 'All' }), hub(PROGRESSIVE), placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.deepEqual(summary(all), [['spoke-1', 'write', undefined], ['spoke-2', 'write', undefined]]);
+  const bad = previewRollout(input(policy(2, 'allow = true', { [ROLLOUT_STRATEGY_ANNOTATION]: 'Sometimes' }), hub(PROGRESSIVE), placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.equal(bad.strategy.type, 'Progressive');
+  assert.equal(bad.problems[0]?.reason, 'InvalidRolloutStrategy');
+  assert.ok(bad.strategyError);
+});
+
+test('editing back is ungated: the reached cluster rolls back at once; a metadata-only change relabels', () => {
+  const v1 = policy(1, 'allow = false');
+  const v2 = policy(2, 'allow = true');
+  const [w1a, w1b] = placed(v1, ['spoke-1', 'spoke-2']);
+  // spoke-2 (the canary) runs revision 2, and recorded revision 1 as its previous copy; spoke-1 still runs 1.
+  const [w2b] = placed(v2, ['spoke-2']);
+  const reached = workPlacing(w2b!, workCopy(w2b)!, { previous: workCopy(w1b)! });
+  const back = previewRollout(input(policy(3, 'allow = false'), hub(PROGRESSIVE), [w1a!, reached]));
+  assert.deepEqual(summary(back), [['spoke-2', 'rollback', 1], ['spoke-1', 'relabel', 2]]);
+  assert.equal(copyRevision(back.clusters[0]!.current), 2);
+});
+
+test('unchanged: the hub policy as it is, against works that already place it', () => {
+  const v1 = policy(1, 'allow = false');
+  const p = previewRollout(input(v1, hub(PROGRESSIVE), placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.deepEqual(summary(p).map(([c, a]) => [c, a]), [['spoke-2', 'unchanged'], ['spoke-1', 'unchanged']]);
+});
+
+test('clusters the change does not reach: local policies cover the copy, or the cluster left the placement', () => {
+  const v1 = policy(1, 'allow = false');
+  const local: KubeObject = { ...policy(1, 'allow = true'), metadata: { name: 'local', namespace: NS } };
+  const { report } = buildSpokeReport(new Map([['authpolicies.kuadrant.io', [local]]]), new Date('2026-01-02T00:00:00Z'));
+  const snapshot = hub(params(), { decisions: [decision('all', ['spoke-2'])], reports: new Map([['spoke-2', report]]) });
+  const p = previewRollout(input(policy(2, 'allow = true'), snapshot, placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.deepEqual(summary(p).map(([c, a]) => [c, a]), [['spoke-1', 'remove'], ['spoke-2', 'skip']]);
+  assert.match(p.clusters[1]!.message, /^Overridden: AuthPolicy is overridden by \[payments\/local\]: its copy is withdrawn$/);
+  assert.equal(p.clusters[0]!.desired, undefined);
+  assert.equal(copyRevision(p.clusters[0]!.current), 1);
+});
+
+test('targets: a Gateway of a class that does not sync the kind is reported; no cluster is reached', () => {
+  const other = params({ policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' }] });
+  const p = previewRollout(input(policy(1, 'allow = false'), hub(other)));
+  assert.deepEqual(p.clusters, []);
+  assert.deepEqual(p.targets.map((t) => (t.state === 'rejected' ? t.reason : t.state)), ['KindNotSynced']);
+});
+
+test('placement: without trusted labels, only clusters of sets bound to the namespace count; the others are refused', () => {
+  const set: KubeObject = { apiVersion: 'cluster.open-cluster-management.io/v1beta2', kind: 'ManagedClusterSet', metadata: { name: 'fleet' }, spec: { clusterSelector: { selectorType: 'ExclusiveClusterSetLabel' } } };
+  const binding: KubeObject = {
+    apiVersion: 'cluster.open-cluster-management.io/v1beta2',
+    kind: 'ManagedClusterSetBinding',
+    metadata: { name: 'fleet', namespace: NS },
+    spec: { clusterSet: 'fleet' },
+    status: { conditions: [{ type: 'Bound', status: 'True' }] },
+  };
+  const placement: KubeObject = { apiVersion: 'cluster.open-cluster-management.io/v1beta1', kind: 'Placement', metadata: { name: 'all', namespace: NS, uid: 'pl-1' } };
+  const owned = { ...decision('all', ['spoke-1', 'spoke-2']), metadata: { ...decision('all', []).metadata, ownerReferences: [{ apiVersion: 'cluster.open-cluster-management.io/v1beta1', kind: 'Placement', name: 'all', uid: 'pl-1', controller: true }] } };
+  const snapshot = hub(params(), {
+    trustDecisionLabels: false,
+    placements: [placement],
+    decisions: [owned],
+    clusterSets: [set],
+    bindings: [binding],
+    managedClusters: [cluster('spoke-1', { 'cluster.open-cluster-management.io/clusterset': 'fleet' }), cluster('spoke-2')],
+  });
+  const p = previewRollout(input(policy(1, 'allow = false'), snapshot));
+  assert.deepEqual(summary(p).map(([c]) => c), ['spoke-1']);
+  assert.equal(p.problems[0]?.reason, 'PlacementRefused');
+  assert.match(p.problems[0].message, /spoke-2 is in no ManagedClusterSet bound to namespace payments/);
+});
