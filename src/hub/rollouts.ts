@@ -7,7 +7,8 @@
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
-import { planRollout, type ClusterPhase, type RolloutPlan, type RolloutState } from '../core/rollout/plan.ts';
+import { planRollout, type ClusterPhase, type RolloutPlan, type RolloutState, type RolloutStatus } from '../core/rollout/plan.ts';
+import type { HaltCause } from '../core/rollout/revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../core/rollout/strategy.ts';
 import type { PolicyProblem } from '../core/status/policystatus.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
@@ -58,13 +59,13 @@ export class Rollouts {
     }
     const byCluster = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
     const remembered = this.soaks.get(key);
-    // That this revision's rollout completed is said on the policy, by the status this hub wrote there.
+    // That this revision's rollout completed, or halted, is said on the policy, by the status this hub wrote there.
     const reported = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.rollout;
     const plan = planRollout({
       strategy,
       revision,
       resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
-      completed: reported?.strategy === 'Progressive' && reported.revision === revision && reported.state === 'Complete',
+      ...(reported?.strategy === 'Progressive' && reported.revision === revision ? recorded(reported) : {}),
       clusters: [...desired].map(([cluster, work]) => {
         const observedWork = byCluster.get(cluster);
         return { cluster, labels: this.d.managedClusters.store.get(cluster)?.metadata.labels ?? {}, desired: work, ...(observedWork ? { observed: observedWork } : {}) };
@@ -93,4 +94,14 @@ export class Rollouts {
     }
     return { rollouts, clusters };
   }
+}
+
+/** What the policy's status says of its rollout, as the planner takes it: completed, or halted and why. */
+function recorded(rollout: RolloutStatus): { completed?: true; halted?: HaltCause } {
+  if (rollout.state === 'Complete') return { completed: true };
+  if (rollout.state === 'Halted' && rollout.halted) {
+    const { cluster, reason, message } = rollout.halted;
+    return { halted: { cluster, reason, message } };
+  }
+  return {};
 }

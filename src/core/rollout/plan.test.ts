@@ -284,6 +284,8 @@ class World {
   last?: { input: RolloutInput; plan: RolloutPlan };
   /** The revision whose rollout the policy's status (as the hub wrote it) says completed. */
   completedRevision: number | undefined;
+  /** The halt the policy's status (as the hub wrote it) records, for a revision. */
+  haltedRecord: { revision: number; cause: { cluster: string; reason: string; message: string } } | undefined;
 
   constructor(options: WorldOptions) {
     this.kind = options.kind ?? 'AuthPolicy';
@@ -319,6 +321,7 @@ class World {
       }),
       soak: options.soak ?? (this.soakRevision === revision ? this.soak : new Map()),
       ...(this.completedRevision === revision ? { completed: true } : {}),
+      ...(this.haltedRecord?.revision === revision ? { halted: this.haltedRecord.cause } : {}),
       now,
       maxWorkBytes: this.maxWorkBytes,
     };
@@ -930,7 +933,9 @@ test('editing the policy back is written at once to the clusters reached, even h
     }
     const canaryWork = world.fleet.spoke('canary').work;
     assert.equal(rolloutHold(canaryWork), undefined);
-    if (onFailure === 'Hold') assert.equal(copyRevision(previousCopy(canaryWork)), 2, 'the canary ran revision 2 before this');
+    // An edit back records no copy to roll back to: undoing it would bring back the revision rolled back from.
+    assert.equal(previousCopy(canaryWork), undefined);
+    for (const c of ['c1', 'c2', 'c3']) assert.equal(previousCopy(world.fleet.spoke(c).work), undefined, `${c}: a relabel has nothing to undo`);
 
     world.roll(['c1', 'c2', 'c3', 'canary'], ENFORCED, T0 + 2 * MIN + SEC);
     const done = world.step(v3, strategy, T0 + 2 * MIN + 2 * SEC);
@@ -1329,4 +1334,32 @@ test('a joiner no earlier copy fits (their Gateways are not all its own) waits f
   assert.ok(plan.waiting.includes('zz'), JSON.stringify(plan.clusters.zz));
   assert.equal(plan.clusters.zz?.phase, 'Waiting');
   assert.equal(world.fleet.observed('zz'), undefined, 'no copy of Gateway a placed where only b is');
+});
+
+test('a halt stands (recorded in the policy\'s status) when the failed cluster succeeds later; a resume or a new edit ends it', () => {
+  const { world } = settledAt1({ clusters: { c1: {}, c2: {} } });
+  const strategy = progressive({ maxConcurrency: { count: 1 } });
+  const v2 = hubPolicy(2, RULES_2);
+  world.step(v2, strategy, T0 + MIN);
+  world.roll(['c1'], TARGET_NOT_FOUND, T0 + MIN + SEC);
+  const halted = world.step(v2, strategy, T0 + MIN + 2 * SEC);
+  assert.equal(halted.status.state, 'Halted');
+  const { cluster, reason, message } = halted.status.halted!;
+  world.haltedRecord = { revision: 2, cause: { cluster, reason, message } };
+  // c1's controller now accepts revision 2 (say its Gateway was created): the rollout stays halted, c2 untouched.
+  world.roll(['c1'], ENFORCED, T0 + 2 * MIN);
+  const still = world.step(v2, strategy, T0 + 2 * MIN + SEC);
+  assert.equal(still.status.state, 'Halted');
+  assert.deepEqual(still.status.halted, { cluster: 'c1', reason: 'TargetNotFound', message: 'AuthPolicy target shop was not found', rolledBack: false });
+  assert.ok(still.keep.has('c2'));
+  assert.deepEqual(world.revisions(), { c1: 2, c2: 1 });
+  // Without the record it would go on by itself.
+  const unlatched = { ...world.haltedRecord };
+  world.haltedRecord = undefined;
+  assert.equal(world.plan(v2, strategy, T0 + 2 * MIN + 2 * SEC).status.state, 'Progressing');
+  // A resume for revision 2 goes on.
+  world.haltedRecord = unlatched;
+  const resumed = world.step(hubPolicy(2, RULES_2, { annotations: { 'policysync.kuadrant.io/rollout-resume': '2' } }), strategy, T0 + 3 * MIN);
+  assert.equal(resumed.status.state, 'Progressing');
+  assert.deepEqual(world.revisions(), { c1: 2, c2: 2 });
 });

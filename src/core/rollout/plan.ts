@@ -34,6 +34,11 @@ export interface RolloutInput {
    * proven, a later failure of a cluster no longer halts or rolls it back, and any cluster gets it at once.
    */
   completed?: boolean;
+  /**
+   * The rollout of this revision halted before, and why (the status the hub wrote on the policy says so): a halt
+   * stands until a resume or a new edit, even when the cluster that failed succeeds later.
+   */
+  halted?: HaltCause;
   clusters: readonly RolloutClusterInput[];
   /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
   soak: ReadonlyMap<string, number>;
@@ -152,20 +157,23 @@ class ProgressivePlanner {
     const failed = order.filter((c) => this.phases[c.input.cluster]!.phase === 'Failed');
     const rolledBack = order.filter((c) => c.hold?.cause === 'RolledBack');
     const completed = this.input.completed === true;
-    const halted = !this.input.resume && !completed && (failed.length > maxFailures || rolledBack.length > 0);
+    const before = this.input.halted;
+    const halted = !this.input.resume && !completed && (failed.length > maxFailures || rolledBack.length > 0 || before !== undefined);
     // The wave under way: the first one not every cluster of which runs the revision and is done with it.
     const passed = (c: Cluster): boolean => c.atRevision && ['Succeeded', 'Failed'].includes(this.phases[c.input.cluster]!.phase);
     let current = completed ? waves.length : waves.findIndex((wave) => !wave.every(passed));
     if (current < 0) current = waves.length;
     const complete = !halted && current === waves.length;
 
-    const halt = halted ? haltOf(failed, rolledBack, this.phases) : undefined;
+    const halt = halted ? (haltOf(failed, rolledBack, this.phases) ?? before) : undefined;
     const lastFirst = [...order].reverse();
     for (const [i, wave] of waves.entries()) {
       for (const c of wave) {
         const name = c.input.cluster;
         if (c.ungated) {
-          this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
+          // No copy to roll back to: a relabel changes nothing a halt could undo, and an edit back is itself the
+          // rollback (undoing it would bring back the revision rolled back from).
+          this.place(c, workCopy(c.input.desired)!, {});
           this.phases[name] = { phase: 'Progressing', wave: i + 1, reason: 'Placing', message: `revision ${this.R} being placed at once: the spec it runs, or ran before` };
         } else if (c.atRevision && halt && this.s.onFailure === 'Rollback' && c.previous) this.rollBack(c, halt);
         // Same revision (metadata or targets changed with the placement): written, its record kept.
@@ -272,10 +280,9 @@ class ProgressivePlanner {
     this.recheckAt = Math.min(this.recheckAt ?? at, at);
   }
 
-  /** What the cluster ran before `desired` would replace it: its current copy when the spec changes, else what that one replaced. */
+  /** What a halt would return the cluster to once the revision replaces its copy: that copy, when the spec changes. */
   private previousFor(c: Cluster): KubeObject | undefined {
-    if (c.current && !sameSpec(c.current, workCopy(c.input.desired))) return c.current;
-    return c.previous;
+    return c.current && !sameSpec(c.current, workCopy(c.input.desired)) ? c.current : undefined;
   }
 
   /** The cluster's work placing `copy`, with the rollout's records (the previous copy only while the work fits). */
