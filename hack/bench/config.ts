@@ -53,6 +53,11 @@ export interface BenchConfig {
   controllerName: string;
   bareName: string;
   className: string;
+  /** The class of workload 5's Progressive policy (its params set a rolloutStrategy). */
+  rolloutClassName: string;
+  /** Workload 5's strategy: minSuccessTime (a Go duration) and maxConcurrency (a count). */
+  ROLLOUT_MIN_SUCCESS: string;
+  ROLLOUT_MAX_CONCURRENCY: number;
 }
 
 function count(name: string, value: string | undefined, fallback: number): number {
@@ -123,6 +128,9 @@ export function parseConfig(args: string[]): BenchConfig {
     controllerName: `bench.policy-sync.io/${runId}`,
     bareName: `bench.policy-sync.io/${runId}-bare`,
     className: `bench-${runId}`,
+    rolloutClassName: `bench-${runId}-rollout`,
+    ROLLOUT_MIN_SUCCESS: flags.quick ? '1s' : '2s',
+    ROLLOUT_MAX_CONCURRENCY: 1,
   };
 }
 

@@ -26,7 +26,7 @@ export async function cleanLeftovers(bench: Pick<Bench, 'cfg' | 'http' | 'cleanu
 /** Deletes the run's objects (all runs' with `everyRun`) and, when `wait`, waits for the namespaces to go. */
 export async function cleanRun(bench: Pick<Bench, 'cfg' | 'http' | 'cleanupHttp' | 'spokeHttp'>, wait: boolean, everyRun = false): Promise<void> {
   const { http, cleanupHttp, spokeHttp } = bench;
-  const { controllerName, bareName, className, ns, fbNs } = bench.cfg;
+  const { controllerName, bareName, className, rolloutClassName, ns, fbNs } = bench.cfg;
   // Works first: the bench clusters' have no agent (no finalizer); spoke-1's go through its agent.
   const mine = everyRun ? `${CONTROLLER_LABEL}` : `${CONTROLLER_LABEL} in (${controllerLabelValue(controllerName)},${controllerLabelValue(bareName)})`;
   const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
@@ -35,7 +35,7 @@ export async function cleanRun(bench: Pick<Bench, 'cfg' | 'http' | 'cleanupHttp'
   log(`cleanup: works deleted in ${((performance.now() - start) / 1000).toFixed(1)} s`);
   await removeReplicaSets(http, everyRun ? undefined : ns);
   for (const c of await listAll(http, RESOURCES.gatewayClasses, undefined, `${BENCH_LABEL}=run`)) {
-    if (everyRun || c.metadata.name === className) await deleteIfPresent(http, RESOURCES.gatewayClasses, undefined, c.metadata.name);
+    if (everyRun || c.metadata.name === className || c.metadata.name === rolloutClassName) await deleteIfPresent(http, RESOURCES.gatewayClasses, undefined, c.metadata.name);
   }
   const runNamespaces = async (h: KubeHttp): Promise<string[]> =>
     (await listAll(h, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=run`)).map((n) => n.metadata.name).filter((n) => everyRun || n === ns || n === fbNs);

@@ -11,13 +11,18 @@
 //   3. peak RSS of the controller process with the P×C works cached, and its start-up to caches synced and
 //      the no-op pass done;
 //   4. feedback latency on a real spoke and work agent: a status change on the spoke copy until the hub
-//      annotation shows it, split into OCM's part (→ ManifestWork status) and ours (→ annotation).
+//      annotation shows it, split into OCM's part (→ ManifestWork status) and ours (→ annotation);
+//   5. a progressive rollout: one policy under a class rolling out Progressive (maxConcurrency 1, minSuccessTime
+//      2 s; 1 s with --quick) edited once, from the edit to its status saying Complete, against the waits it asks
+//      for (waves × minSuccessTime), wave by wave, with its work writes; and the same edit under All. The harness
+//      plays the work agent of the bench clusters for these two policies' works (their status, as OCM's would be).
 // With --scale (P=5000 × C=20 = 100k works), policy-sync alone (no baselines, no feedback): the fan-out
 // with its cost curve at 10 %, 50 % and 100 % of the works (elapsed, works/s, RSS, CPU), peak RSS, and a
 // restart on all the works (caches synced, no-op pass, writes); JSON in .local/bench/scale-<timestamp>.json.
 // The controller runs as its own process (the compiled CLI, as the container image runs it), so that its
 // RSS and CPU profile are its own (controller.ts). The bench clusters bench-c1 … bench-cC are hub namespaces with
-// ManagedClusters; no agent serves them (their works only have to exist); spoke-1 serves workload 4.
+// ManagedClusters; no agent serves them (their works only have to exist, but for workload 5, which writes their
+// status itself); spoke-1 serves workload 4.
 //
 //   npm run bench                                   P=1000, C=10, K=100
 //   npm run bench -- --quick                        P=20, C=3, K=3 (the test suite runs this)
@@ -29,7 +34,7 @@
 //   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 //
 // This file parses the flags and runs the chosen workloads, one module each under workloads/: fanout.ts (1,
-// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), scale.ts (--scale).
+// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), scale.ts (--scale).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -46,6 +51,7 @@ import { changeOnePolicy } from './workloads/change.ts';
 import { fanout, policySyncTrackers, ratios } from './workloads/fanout.ts';
 import { feedback } from './workloads/feedback.ts';
 import { restartUnchanged } from './workloads/restart.ts';
+import { rollout } from './workloads/rollout.ts';
 import { scale } from './workloads/scale.ts';
 
 async function main(cfg: BenchConfig): Promise<number> {
@@ -113,7 +119,7 @@ async function main(cfg: BenchConfig): Promise<number> {
   }
 }
 
-/** The default mode: workloads 1 to 4 on one world, the fan-out's last controller and works going on to the next. */
+/** The default mode: workloads 1 to 5 on one world, the fan-out's last controller and works going on to the next. */
 async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   const { http, cfg } = bench;
   const { P, C, K, ROUNDS, CONCURRENCY, runId } = cfg;
@@ -142,6 +148,8 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   }
   // 4. feedback on a real spoke, with the world above still in the controller's cache.
   result.feedback = await feedback(bench);
+  // 5. a progressive rollout of one edit, and the same edit under All.
+  result.rollout = await rollout(bench, world.clusters, result.writes.change?.ms);
   ratios(result, rounds);
   return result as BenchResult;
 }

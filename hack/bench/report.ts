@@ -125,8 +125,75 @@ export interface BenchResult {
     annotationWrites: number;
     samples: { totalMs: number; ocmMs: number; oursMs: number }[];
   };
+  /** Workload 5: a Progressive rollout of one edit against the waits it asks for, and the same edit under All. */
+  rollout: RolloutResult;
   /** With --cpu-prof: the controller of the fan-out (its whole life: start, fan-out, one change) and the restarted one (start-up pass). */
   profile?: { fanout?: ProfileSummary; restart?: ProfileSummary };
+}
+
+/** One wave of a Progressive rollout, in ms since the edit (times of the harness's watch and its agent's writes). */
+export interface RolloutWave {
+  clusters: string[];
+  /** The wave's works seen at the new revision (the last of them). */
+  writtenMs: number;
+  /** Their status written by the bench's work agent, Enforced at that revision (the last of them). */
+  statusMs: number;
+  /** The next wave's first work seen at the new revision; for the last wave, the status annotation saying Complete. */
+  nextMs: number;
+  /** nextMs − statusMs − minSuccessTime: what the controller took beyond the soak to go on. */
+  advanceMs: number;
+}
+
+/** One edit of the Progressive policy, from the edit (a new revision) to its status saying Complete at it. */
+export interface RolloutEdit {
+  revision: number;
+  /** As the status annotation says. */
+  waves: number;
+  totalMs: number;
+  /** The waits the strategy asks for: waves × minSuccessTime. */
+  waitsMs: number;
+  /** totalMs − waitsMs, and per wave. */
+  overheadMs: number;
+  overheadPerWaveMs: number;
+  /** The edit → the first wave's works seen at the new revision. */
+  firstWrittenMs: number;
+  perWave: RolloutWave[];
+  /** The clusters were reached in the order of the waves (by name, maxConcurrency at a time). */
+  inOrder: boolean;
+  /** ManifestWork creates and applies in the window: one a cluster. */
+  workWrites: number;
+  /** Per cluster, the writes of its work the harness's watch saw (a new generation, labels or annotations): 1 each. */
+  writesPerCluster: Record<string, number>;
+  /** The window's writes; `ok` when there were C work writes, one a cluster. */
+  writes: WriteReport;
+}
+
+export interface RolloutResult {
+  clusters: number;
+  strategy: { maxConcurrency: string; minSuccessTime: string; successWhen: 'Enforced' };
+  minSuccessTimeMs: number;
+  /** ceil(clusters / maxConcurrency). */
+  expectedWaves: number;
+  progressive: RolloutEdit;
+  /** The same edit of a policy under All (the default), ms since the edit. */
+  all: {
+    revision: number;
+    /** Every work seen at the new revision. */
+    worksMs: number;
+    /** The status annotation showing every cluster at it. */
+    statusMs: number;
+    /** … and every cluster Enforced there, on the agent's verdict about it. */
+    enforcedMs: number;
+    workWrites: number;
+    writesPerCluster: Record<string, number>;
+    writes: WriteReport;
+  };
+  /** Workload 2b's one policy changed (its works rewritten), earlier in the run, for the reading. */
+  changeMs?: number;
+  /** progressive.totalMs / progressive.waitsMs. */
+  ratioToWaits: number;
+  /** progressive.overheadPerWaveMs / all.enforcedMs: what a wave adds beyond its soak, against a whole edit under All. */
+  overheadPerWaveToAll: number;
 }
 
 /** One point of the scale run's cost curve: the moment the k-th work was seen with its spec-hash. */
@@ -278,7 +345,38 @@ export function formatTable(r: BenchResult): string {
   rows.push(['', '  OCM: spoke change → work status', `median ${r1(fb.ocmMs.median)} ms, p99 ${r1(fb.ocmMs.p99)} ms`, '', '']);
   rows.push(['', '  ours: work status event → annotation', `median ${r1(fb.oursMs.median)} ms, p99 ${r1(fb.oursMs.p99)} ms`, '≤ 100 ms p99', verdict(fb.oursMs.p99 <= 100)]);
   rows.push(['', 'hub annotation writes', `${fb.annotationWrites} for ${fb.changes} changes`, `= ${fb.changes}`, verdict(fb.annotationWrites === fb.changes)]);
+  rows.push(...rolloutRows(r.rollout));
   return table(rows);
+}
+
+/** Workload 5's rows. */
+function rolloutRows(ro: BenchResult['rollout']): Row[] {
+  const p = ro.progressive;
+  const ms = (x: number): string => `${x.toFixed(0)} ms`;
+  const waits = `${p.waves} × ${ro.strategy.minSuccessTime}`;
+  const rows: Row[] = [];
+  rows.push([
+    '5 rollout',
+    `Progressive (maxConcurrency ${ro.strategy.maxConcurrency}, minSuccessTime ${ro.strategy.minSuccessTime}) over ${ro.clusters} clusters: edit → Complete`,
+    `${secs(p.totalMs)} = waits ${secs(p.waitsMs)} (${waits}) + ${ms(p.overheadMs)}`,
+    '',
+    '',
+  ]);
+  rows.push(['', `  overhead a wave (${p.waves} waves${p.waves === ro.expectedWaves ? '' : `, ${ro.expectedWaves} expected`}${p.inOrder ? '' : ', OUT OF ORDER'})`, ms(p.overheadPerWaveMs), '', '']);
+  rows.push(['', '  edit → wave 1 written', ms(p.firstWrittenMs), '', '']);
+  p.perWave.forEach((w, i) => {
+    const next = i + 1 < p.perWave.length ? `wave ${i + 2} written` : 'Complete';
+    rows.push(['', `  wave ${i + 1} (${w.clusters.join(', ')}): written → agent's status; → ${next}, less the soak`, `${ms(w.statusMs - w.writtenMs)}; ${ms(w.advanceMs)}`, '', '']);
+  });
+  rows.push(['', 'Progressive / its waits', ro.ratioToWaits.toFixed(2), '', '']);
+  rows.push(['', 'overhead a wave / the All edit (→ enforced)', ro.overheadPerWaveToAll.toFixed(2), '≤ 1', verdict(ro.overheadPerWaveToAll <= 1)]);
+  rows.push(['', 'Progressive: writes', writeLine(p.writes), `${ro.clusters} work writes, one a cluster`, verdict(p.writes.ok)]);
+  const a = ro.all;
+  const change = ro.changeMs === undefined ? '' : ` (2b, one policy changed: ${ms(ro.changeMs)})`;
+  rows.push(['', `All, the same edit: → every work at the revision${change}`, ms(a.worksMs), '', '']);
+  rows.push(['', '  … status shows it; … Enforced there', `${ms(a.statusMs)}; ${ms(a.enforcedMs)}`, '', '']);
+  rows.push(['', 'All: writes', writeLine(a.writes), `${ro.clusters} work writes, one a cluster`, verdict(a.writes.ok)]);
+  return rows;
 }
 
 /** The scale run's table: the same columns, the cost curve in place of the baselines. */

@@ -1,6 +1,7 @@
 // Keeps the benchmark working: `npm run bench -- --quick` (P=20, C=3, K=3) as a child process, on a
 // sandbox of its own that it stops and deletes afterwards. Timings are not asserted — machines are shared
-// and noisy — only that every workload ran and reported numbers (its table is shown as diagnostics).
+// and noisy — only that every workload ran and reported numbers, and that a progressive rollout took at least
+// the waits it asks for (its table is shown as diagnostics).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +29,7 @@ function isNumber(x: unknown): x is number {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
-test('npm run bench -- --quick runs all four workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+test('npm run bench -- --quick runs all five workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
   if (existsSync(json)) rmSync(json);
   const started = Date.now();
   const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', '--quick', '--root', root, '--json', json, '--down', '--purge']);
@@ -70,4 +71,11 @@ test('npm run bench -- --quick runs all four workloads and writes their numbers'
   for (const s of [r.feedback.totalMs, r.feedback.ocmMs, r.feedback.oursMs]) {
     assert.ok(isNumber(s.median) && isNumber(s.p99), `feedback: ${JSON.stringify(r.feedback)}`);
   }
+  // 5. a progressive rollout (maxConcurrency 1: a wave a cluster) against its waits, and the same edit under All
+  const ro = r.rollout;
+  assert.equal(ro.clusters, clusters);
+  assert.equal(ro.progressive.waves, clusters, `rollout: ${JSON.stringify(ro)}`);
+  assert.equal(ro.progressive.perWave.length, clusters);
+  assert.ok(ro.progressive.totalMs >= ro.progressive.waitsMs && isNumber(ro.ratioToWaits) && isNumber(ro.overheadPerWaveToAll), `rollout: ${JSON.stringify(ro)}`);
+  assert.ok(isNumber(ro.all.worksMs) && isNumber(ro.all.enforcedMs), `rollout under All: ${JSON.stringify(ro.all)}`);
 });
