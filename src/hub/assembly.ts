@@ -301,8 +301,9 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     reporter.workChanged(c, keys.policies);
     if (keys.spokeConfig) pokeSpokeConfig();
     if (c.type === 'ADDED' && keys.policies.length > 0 && policyWorks.confirmsCreate(c.object)) return;
-    // Often a status change: its policy at once, or at the end of its coalescing window.
-    for (const key of keys.policies) queues.policies.addAfter(key, reporter.delay(key));
+    // Often a status change: its policy at once, or at the end of its coalescing window — but at once while
+    // a Progressive rollout of it waits on that verdict (the window would delay each wave, not just a write).
+    for (const key of keys.policies) queues.policies.addAfter(key, rollouts.progressing(key) ? 0 : reporter.delay(key));
   });
 
   return { http, caches, configs, queues, classRunner, writers, appliers, statusWrites, paramsRefs, reports };

@@ -79,6 +79,11 @@ export class Rollouts {
     return plan;
   }
 
+  /** The policy's Progressive rollout is under way (its verdicts move it on). */
+  progressing(key: string): boolean {
+    return this.standing.get(key)?.state === 'Progressing';
+  }
+
   forget(key: string): void {
     this.soaks.delete(key);
     this.standing.delete(key);
