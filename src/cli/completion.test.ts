@@ -21,7 +21,7 @@ function installed(shell: string): boolean {
 }
 
 test('the model is the program: every command, its flags and their choices', () => {
-  assert.deepEqual(model.commands.map((c) => c.name), ['hub', 'spoke', 'status', 'explain', 'wait', 'completion']);
+  assert.deepEqual(model.commands.map((c) => c.name), ['hub', 'spoke', 'status', 'explain', 'wait', 'diff', 'completion']);
   const status = model.commands.find((c) => c.name === 'status')!;
   const output = status.options.find((o) => o.long === '--output')!;
   assert.deepEqual([output.short, output.takesValue, output.choices], ['-o', true, ['table', 'wide', 'json', 'yaml', 'name']]);

@@ -1,7 +1,8 @@
 // The `policy-sync` program: its commands, one entry point per role (docs/architecture.md#components), and
-// the commands that read the hub (status, explain, wait) and print shell completion. main.ts runs it.
+// the commands that read the hub (status, explain, wait, diff) and print shell completion. main.ts runs it.
 import { Argument, Command } from 'commander';
 import { completionModel, completionScript, SHELLS, type Shell } from './completion.ts';
+import { diffCommand } from './diffcommand.ts';
 import { hubCommand } from './hub.ts';
 import { spokeCommand } from './spoke.ts';
 import { explainCommand, statusCommand } from './statuscommand.ts';
@@ -36,6 +37,7 @@ export function buildProgram(name: string = PROGRAM_NAMES[0]): Command {
     .addCommand(statusCommand())
     .addCommand(explainCommand())
     .addCommand(waitCommand())
+    .addCommand(diffCommand())
     .addCommand(completionCommand(() => program));
   return exitOverride(program);
 }

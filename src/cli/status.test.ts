@@ -126,3 +126,18 @@ test('statusFromWorks judges a copy without a readable status at `now`', () => {
   assert.equal(statusFromWorks(annotation, [silent], Date.parse('2026-01-01T00:00:30Z')).clusters?.c1?.state, 'Pending');
   assert.equal(statusFromWorks(annotation, [silent], Date.parse('2026-01-01T00:01:00Z')).clusters?.c1?.reason, 'NoStatus');
 });
+
+test('statusFromWorks: each cluster\'s revision is what its work\'s copy carries; its rollout phase stays the annotation\'s', () => {
+  const copy = { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'payments-auth', namespace: 'payments', annotations: { 'policysync.kuadrant.io/revision': '3' } }, spec: {} };
+  const withCopy = { ...reported('c1', ['True', 'Enforced', 'ok']), spec: { workload: { manifests: [copy] } } };
+  const phase = { phase: 'Succeeded' as const };
+  const annotation: PolicyStatus = {
+    summary: { clusters: 1, applied: 1, enforced: 1, overridden: 0, pending: 0, failed: 0, truncated: true },
+    clusters: { c1: { state: 'Pending', applied: false, available: false, enforced: 'Unknown', reason: 'Pending', message: 'old', upToDate: false, rollout: phase } },
+  };
+  const rebuilt = statusFromWorks(annotation, [withCopy], NOW);
+  assert.equal(rebuilt.clusters?.c1?.state, 'Enforced');
+  assert.equal(rebuilt.clusters?.c1?.revision, 3);
+  assert.deepEqual(rebuilt.clusters?.c1?.rollout, phase);
+  assert.equal(statusFromWorks(annotation, [reported('c1', ['True', 'Enforced', 'ok'])], NOW).clusters?.c1?.revision, undefined, 'no copy: no revision');
+});

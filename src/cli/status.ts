@@ -5,6 +5,8 @@
 // tableformat.ts and statusformat.ts.
 import { InvalidArgumentError } from 'commander';
 import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts';
+import type { SyncParams } from '../core/params/params.ts';
+import { workRevision } from '../core/rollout/revision.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { controllerLabelValue, readSourceRef, sourceHash } from '../core/works/manifestwork.ts';
@@ -37,6 +39,8 @@ export interface SyncedKinds {
   configured: string[];
   /** The kinds their valid params list and the hub serves, by `resource.group`. */
   kinds: SyncedKind[];
+  /** The params of each configured class, by class name. */
+  params: Map<string, SyncParams>;
 }
 
 interface ApiResource {
@@ -52,6 +56,7 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
   const owned: string[] = [];
   const configured: string[] = [];
   const wanted = new Map<string, GroupVersionResource>();
+  const paramsOf = new Map<string, SyncParams>();
   for (const cls of classes.items) {
     if ((cls.spec as { controllerName?: string } | undefined)?.controllerName !== controllerName) continue;
     owned.push(cls.metadata.name);
@@ -62,6 +67,7 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
     const parsed = params ? parseParamsObject(ref.ref.kind, params) : undefined;
     if (!parsed?.ok) continue;
     configured.push(cls.metadata.name);
+    paramsOf.set(cls.metadata.name, parsed.params);
     // One entry per resource and group: two versions of a kind list the same objects.
     for (const k of parsed.params.policiesToSync) {
       const key = `${k.resource}.${k.group}`;
@@ -89,7 +95,7 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
     kinds.push({ ...gvr, kind: served.kind, singular: served.singularName || served.kind.toLowerCase(), shortNames: served.shortNames ?? [] });
   }
   kinds.sort((a, b) => a.kind.localeCompare(b.kind) || a.group.localeCompare(b.group));
-  return { classes: owned.sort(), configured: configured.sort(), kinds };
+  return { classes: owned.sort(), configured: configured.sort(), kinds, params: paramsOf };
 }
 
 export function policyResource(kind: GroupVersionResource): ResourceRef {
@@ -207,7 +213,16 @@ export function statusFromWorks(status: PolicyStatus, works: readonly KubeObject
     const cluster = work.metadata.namespace ?? '';
     clusters[cluster] = work.status === undefined ? { state: 'pending' } : { state: 'work', feedback: readClusterFeedback(work) };
   }
-  const merged = { ...status.clusters, ...aggregatePolicyStatus({ clusters, now }).clusters };
+  const rebuilt = aggregatePolicyStatus({ clusters, now }).clusters ?? {};
+  // The revision each cluster runs is what its work's copy carries, as the hub reports it; its rollout phase
+  // (Progressive) is the hub's alone and stays where the annotation kept it.
+  for (const work of works) {
+    const cluster = work.metadata.namespace ?? '';
+    const revision = workRevision(work);
+    const kept = status.clusters?.[cluster]?.rollout;
+    if (rebuilt[cluster]) rebuilt[cluster] = { ...rebuilt[cluster], ...(revision === undefined ? {} : { revision }), ...(kept ? { rollout: kept } : {}) };
+  }
+  const merged = { ...status.clusters, ...rebuilt };
   return { ...status, clusters: Object.fromEntries(Object.keys(merged).sort().map((name) => [name, merged[name]!])) };
 }
 

@@ -32,6 +32,7 @@ import {
   columnWidths,
   formatDocument,
   formatNames,
+  hasRollout,
   listOf,
   policyItem,
   renderLine,
@@ -95,7 +96,12 @@ function perCluster(flags: StatusFlags, selection: Selection): boolean {
 function tableOptions(flags: StatusFlags, selection: Selection, rows: readonly PolicyRow[]): TableOptions {
   const width = terminalWidth();
   const namespaceColumn = selection.namespace === undefined && (selection.gateway === undefined || rows.some((r) => r.namespace !== selection.gateway!.namespace));
-  return { namespaceColumn: namespaceColumn || flags.allNamespaces === true, ...(width === undefined ? {} : { width }) };
+  return {
+    namespaceColumn: namespaceColumn || flags.allNamespaces === true,
+    wide: flags.output === 'wide',
+    rolloutColumn: hasRollout(rows),
+    ...(width === undefined ? {} : { width }),
+  };
 }
 
 /**

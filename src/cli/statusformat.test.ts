@@ -10,6 +10,7 @@ import {
   formatRows,
   formatRowsJson,
   parseOverriders,
+  rolloutState,
   wrap,
   type PolicyRow,
 } from './statusformat.ts';
@@ -302,4 +303,55 @@ test('json: a cluster carries its statusFeedback values, keys sorted', () => {
   assert.deepEqual(parsed[0]!.status.clusters?.['spoke-1']?.statusFeedback, { limitsTotal: 4, phase: 'Ready' });
   const text = formatExplainJson(r);
   assert.ok(text.indexOf('"limitsTotal": 4') < text.indexOf('"phase": "Ready"'));
+});
+
+test('rolloutState: Progressing wave n/m, Halted with the first failed cluster in its controller\'s words, Complete', () => {
+  assert.equal(rolloutState({ strategy: 'Progressive', revision: 3, state: 'Progressing', wave: 1, waves: 2, message: 'wave 1 of 2: spoke-2' }), 'Progressing wave 1/2');
+  assert.equal(
+    rolloutState({
+      strategy: 'Progressive',
+      revision: 3,
+      state: 'Halted',
+      wave: 1,
+      waves: 2,
+      halted: { cluster: 'spoke-2', reason: 'TargetNotFound', message: 'gateway not found', rolledBack: false },
+      message: 'halted',
+    }),
+    'Halted: spoke-2: TargetNotFound: gateway not found',
+  );
+  assert.equal(rolloutState({ strategy: 'Progressive', revision: 3, state: 'Complete', wave: 2, waves: 2, message: 'revision 3 on every cluster' }), 'Complete');
+});
+
+test('explain: the rollout of a Progressive policy, and per cluster the revision it runs and its rollout phase', () => {
+  const s = aggregatePolicyStatus({ clusters: { 'spoke-1': ENFORCED, 'spoke-2': ENFORCED }, now: 0 });
+  s.clusters!['spoke-1'] = { ...s.clusters!['spoke-1']!, revision: 2, rollout: { phase: 'Waiting', message: 'runs revision 2 until its wave' } };
+  s.clusters!['spoke-2'] = { ...s.clusters!['spoke-2']!, revision: 3, rollout: { phase: 'Failed', message: 'gateway not found' } };
+  s.rollout = {
+    strategy: 'Progressive',
+    revision: 3,
+    state: 'Halted',
+    wave: 1,
+    waves: 2,
+    halted: { cluster: 'spoke-2', reason: 'TargetNotFound', message: 'gateway not found', rolledBack: false },
+    message:
+      'halted at revision 3: spoke-2: TargetNotFound: gateway not found; the clusters reached keep it, the others their previous revision (edit the policy back to roll back, or annotate it policysync.kuadrant.io/rollout-resume: "3" to resume)',
+  };
+  const text = lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', s)));
+  assert.deepEqual(text.slice(2, 8), [
+    'Summary:    2 clusters: 2 enforced, 0 overridden, 0 pending, 0 failed; 2 applied',
+    'Rollout:    Progressive, revision 3: Halted: spoke-2: TargetNotFound: gateway',
+    '            not found',
+    '            at wave 1/2: the clusters reached keep it, the others their previous',
+    '            revision (edit the policy back to roll back, or annotate it',
+    '            policysync.kuadrant.io/rollout-resume: "3" to resume)',
+  ]);
+  assert.deepEqual(text.filter((l) => /^ {4}(revision|rollout):/.test(l)), [
+    '    revision:       2',
+    '    rollout:        Waiting: runs revision 2 until its wave',
+    '    revision:       3',
+    '    rollout:        Failed: gateway not found',
+  ]);
+  for (const l of text) assert.ok(l.length <= 80, l);
+  const progressing = { ...s, rollout: { strategy: 'Progressive' as const, revision: 3, state: 'Progressing' as const, wave: 1, waves: 2, message: 'wave 1 of 2: spoke-2' } };
+  assert.deepEqual(lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', progressing))).slice(3, 5), ['Rollout:    Progressive, revision 3: Progressing wave 1/2', '            wave 1 of 2: spoke-2']);
 });

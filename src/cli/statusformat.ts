@@ -1,6 +1,7 @@
 // Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
 // (docs/architecture.md#components, #status-on-the-hub). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
+import type { RolloutStatus } from '../core/rollout/plan.ts';
 import type { ClusterStatus, PolicyStatus } from '../core/status/policystatus.ts';
 
 /** What the table and the matrix need of one policy. */
@@ -93,6 +94,23 @@ export function wrapTokens(tokens: readonly string[], first: string, rest: strin
   }
   if (!empty || out.length === 0) out.push(current.trimEnd());
   return out;
+}
+
+/**
+ * Where a policy's rollout stands, in one phrase: `Progressing wave 1/3`, `Halted: <cluster>: <reason>:
+ * <message>` (the first failed cluster, in its controller's words), `Complete`.
+ */
+export function rolloutState(rollout: RolloutStatus): string {
+  switch (rollout.state) {
+    case 'Halted': {
+      const h = rollout.halted;
+      return h ? `Halted: ${h.cluster}: ${h.reason}: ${h.message}` : `Halted: ${rollout.message}`;
+    }
+    case 'Progressing':
+      return rollout.wave === undefined || rollout.waves === undefined ? 'Progressing' : `Progressing wave ${rollout.wave}/${rollout.waves}`;
+    case 'Complete':
+      return 'Complete';
+  }
 }
 
 export function policyLabel(row: Pick<PolicyRowView, 'kind' | 'namespace' | 'name'>): string {
@@ -299,6 +317,12 @@ export function formatExplain(row: PolicyRow): string {
         `${s.pending} pending, ${s.failed} failed${s.unknown ? `, ${s.unknown} unknown` : ''}; ${s.applied} applied`,
     ),
   );
+  if (status.rollout) {
+    const r = status.rollout;
+    out.push(...top('Rollout', `${r.strategy}, revision ${r.revision}: ${rolloutState(r)}`));
+    if (r.message !== '' && r.state !== 'Halted') out.push(...wrap(r.message, ' '.repeat(TOP_LABEL), ' '.repeat(TOP_LABEL)));
+    else if (r.state === 'Halted') out.push(...wrap(haltHint(r), ' '.repeat(TOP_LABEL), ' '.repeat(TOP_LABEL)));
+  }
   if (s.truncated) {
     out.push(...top('Note', 'the status annotation was cut short (too large); per-cluster detail is read from the ManifestWorks'));
   }
@@ -327,10 +351,25 @@ export function formatExplain(row: PolicyRow): string {
         });
       }
       out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
+      if (c.revision !== undefined) out.push(...f('revision', String(c.revision)));
+      if (c.rollout) out.push(...f('rollout', c.rollout.message ? `${c.rollout.phase}: ${c.rollout.message}` : c.rollout.phase));
       out.push(...statusFeedbackLines(c.statusFeedback ?? {}));
     }
   }
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * What the hub says a halted rollout does and how to go on: its message after the cause (`…; the clusters
+ * reached keep it, … (edit the policy back to roll back, or annotate it … to resume)`), or all of it.
+ */
+function haltHint(r: RolloutStatus): string {
+  const h = r.halted;
+  const cause = h ? `${h.cluster}: ${h.reason}: ${h.message}; ` : '';
+  const at = r.message.indexOf(cause);
+  const rest = cause !== '' && at >= 0 ? r.message.slice(at + cause.length) : r.message;
+  const wave = r.wave !== undefined && r.waves !== undefined ? `at wave ${r.wave}/${r.waves}: ` : '';
+  return `${wave}${rest}`;
 }
 
 /** The kind's own statusFeedback values, one `name: value` per line under one label, sorted by name. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import type { PolicyStatus } from '../core/status/policystatus.ts';
 import type { PolicyRow } from './statusformat.ts';
-import { formatClusterTable, formatDocument, formatNames, formatPolicyTable, listOf, policyMessage, qualifiedName, renderLine } from './tableformat.ts';
+import { formatClusterTable, formatDocument, formatNames, formatPolicyTable, listOf, policyMessage, qualifiedName, renderLine, rolloutCell } from './tableformat.ts';
 
 const enforced = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced', upToDate: true } as const;
 const failed = { state: 'Failed', applied: true, available: true, enforced: 'False', reason: 'MissingResource', message: 'gateway not found on the cluster, a long message to be cut', upToDate: true } as const;
@@ -82,4 +82,46 @@ test('-o json and -o yaml: a v1 List of items with apiVersion, kind, metadata an
   const yaml = formatDocument(listOf([AUTH]), 'yaml');
   assert.deepEqual(parse(yaml), doc);
   assert.match(yaml, /^apiVersion: v1\nitems:\n {2}- apiVersion: kuadrant\.io\/v1\n/);
+});
+
+const PROGRESSIVE = row('canaried', 'payments', {
+  summary: { clusters: 2, applied: 2, enforced: 1, overridden: 0, pending: 0, failed: 1 },
+  clusters: {
+    c1: { ...enforced, revision: 2, rollout: { phase: 'Waiting', message: 'runs revision 2 until its wave' } },
+    c2: { ...failed, revision: 3, rollout: { phase: 'Failed', message: 'gateway not found' } },
+  },
+  rollout: {
+    strategy: 'Progressive',
+    revision: 3,
+    state: 'Halted',
+    wave: 1,
+    waves: 2,
+    halted: { cluster: 'c2', reason: 'MissingResource', message: 'gateway not found', rolledBack: false },
+    message: 'halted at revision 3: c2: MissingResource: gateway not found; …',
+  },
+});
+
+test('the policy table: a ROLLOUT column only when some policy rolls out Progressive; a halt leads its MESSAGE', () => {
+  assert.ok(!formatPolicyTable([AUTH], { namespaceColumn: false })[0]!.includes('ROLLOUT'));
+  const rows = formatPolicyTable([AUTH, PROGRESSIVE], { namespaceColumn: false }).map((l) => l.split(/ {2,}/));
+  assert.deepEqual(rows, [
+    ['NAME', 'ENFORCED', 'OVERRIDDEN', 'PENDING', 'FAILED', 'ROLLOUT', 'MESSAGE'],
+    ['authpolicy.kuadrant.io/payments-auth', '1/2', '0', '0', '1', '-', 'c2: Failed MissingResource'],
+    ['authpolicy.kuadrant.io/canaried', '1/2', '0', '0', '1', 'Halted wave 1/2', 'Halted: c2: MissingResource: gateway not found; c2: Failed MissingResource'],
+  ]);
+  assert.equal(rolloutCell({ ...PROGRESSIVE, status: { ...PROGRESSIVE.status, rollout: { ...PROGRESSIVE.status.rollout!, state: 'Progressing', message: '' } } }), 'Progressing wave 1/2');
+});
+
+test('-o wide per-cluster rows: REVISION, and ROLLOUT (the cluster\'s phase) when some policy rolls out Progressive', () => {
+  const plain = formatClusterTable([AUTH, NOWHERE], { namespaceColumn: false, wide: true }).map((l) => l.split(/ {2,}/));
+  assert.deepEqual(plain[0], ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'REVISION', 'MESSAGE']);
+  assert.deepEqual(plain.slice(1).map((r) => r.slice(1, 2).concat(r.slice(5, 6))), [['c1', '-'], ['c2', '-'], ['<none>', '-']]);
+  const rows = formatClusterTable([PROGRESSIVE], { namespaceColumn: false, wide: true }).map((l) => l.split(/ {2,}/));
+  assert.deepEqual(rows, [
+    ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'REVISION', 'ROLLOUT', 'MESSAGE'],
+    ['authpolicy.kuadrant.io/canaried', 'c1', 'Enforced', 'Enforced', 'true', '2', 'Waiting', enforced.message],
+    ['authpolicy.kuadrant.io/canaried', 'c2', 'Failed', 'MissingResource', 'true', '3', 'Failed', failed.message],
+  ]);
+  // Not wide (a Gateway's view): the columns stay as they were.
+  assert.deepEqual(formatClusterTable([PROGRESSIVE], { namespaceColumn: false }).map((l) => l.split(/ {2,}/))[0], ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE']);
 });

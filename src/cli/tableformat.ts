@@ -4,13 +4,17 @@
 // terminal (`width` given) only the MESSAGE column is cut to fit, never a name.
 import { stringify } from 'yaml';
 import type { ClusterStatus } from '../core/status/policystatus.ts';
-import { ellipsize, stableJson, type PolicyRow } from './statusformat.ts';
+import { ellipsize, rolloutState, stableJson, type PolicyRow } from './statusformat.ts';
 
 export interface TableOptions {
   /** A NAMESPACE column first (`-A`, or rows from several namespaces). */
   namespaceColumn: boolean;
   /** The terminal's width: the last column is cut to fit it. Undefined when stdout is not a terminal. */
   width?: number;
+  /** `-o wide`: the per-cluster rows add REVISION (and ROLLOUT, see `rolloutColumn`). */
+  wide?: boolean;
+  /** A ROLLOUT column: some policy shown rolls out Progressive. Decided once, from the first rows. */
+  rolloutColumn?: boolean;
 }
 
 /** The last column is never cut narrower than this, even when the names leave less room. */
@@ -55,12 +59,19 @@ function hasUnknown(rows: readonly PolicyRow[]): boolean {
   return rows.some((r) => (r.status.summary.unknown ?? 0) > 0);
 }
 
+/** Whether any row rolls out Progressive (its status has a rollout block): only then is there a ROLLOUT column. */
+export function hasRollout(rows: readonly PolicyRow[]): boolean {
+  return rows.some((r) => r.status.rollout !== undefined || Object.values(r.status.clusters ?? {}).some((c) => c.rollout !== undefined));
+}
+
 /**
- * What the table's MESSAGE says of a policy: its problems (`Reason: message`), then each cluster that is
- * pending, failed or unknown (`cluster: State Reason`); empty when all is well.
+ * What the table's MESSAGE says of a policy: why its rollout halted (`Halted: cluster: Reason: message`), its
+ * problems (`Reason: message`), then each cluster that is pending, failed or unknown (`cluster: State Reason`);
+ * empty when all is well.
  */
 export function policyMessage(row: PolicyRow): string {
-  const parts = (row.status.problems ?? []).map((p) => `${p.reason}: ${p.message}`);
+  const halted = row.status.rollout?.state === 'Halted' ? [rolloutState(row.status.rollout)] : [];
+  const parts = [...halted, ...(row.status.problems ?? []).map((p) => `${p.reason}: ${p.message}`)];
   for (const [cluster, c] of Object.entries(row.status.clusters ?? {})) {
     if (c.state !== 'Enforced' && c.state !== 'Overridden') parts.push(`${cluster}: ${c.state} ${c.reason}`);
   }
@@ -68,8 +79,25 @@ export function policyMessage(row: PolicyRow): string {
 }
 
 /** The header and cells of the policy table, for one row or many (watch prints rows one at a time). */
+/** The ROLLOUT cell of a policy: `Progressing wave 1/3`, `Halted wave 1/3`, `Complete`; `-` when it rolls out All. */
+export function rolloutCell(row: PolicyRow): string {
+  const r = row.status.rollout;
+  if (!r) return '-';
+  return r.state === 'Complete' || r.wave === undefined || r.waves === undefined ? r.state : `${r.state} wave ${r.wave}/${r.waves}`;
+}
+
 export function tableHeader(rows: readonly PolicyRow[], options: TableOptions): string[] {
-  return [...(options.namespaceColumn ? ['NAMESPACE'] : []), 'NAME', 'ENFORCED', 'OVERRIDDEN', 'PENDING', 'FAILED', ...(hasUnknown(rows) ? ['UNKNOWN'] : []), 'MESSAGE'];
+  return [
+    ...(options.namespaceColumn ? ['NAMESPACE'] : []),
+    'NAME',
+    'ENFORCED',
+    'OVERRIDDEN',
+    'PENDING',
+    'FAILED',
+    ...(hasUnknown(rows) ? ['UNKNOWN'] : []),
+    ...(options.rolloutColumn ? ['ROLLOUT'] : []),
+    'MESSAGE',
+  ];
 }
 
 export function tableCells(row: PolicyRow, options: TableOptions, unknownColumn: boolean): string[] {
@@ -82,41 +110,50 @@ export function tableCells(row: PolicyRow, options: TableOptions, unknownColumn:
     String(s.pending),
     String(s.failed),
     ...(unknownColumn ? [String(s.unknown ?? 0)] : []),
+    ...(options.rolloutColumn ? [rolloutCell(row)] : []),
     policyMessage(row),
   ];
 }
 
-/** `status`: one line per policy, its enforced count out of its clusters, the other counts, and a message. */
+/**
+ * `status`: one line per policy, its enforced count out of its clusters, the other counts, where its rollout
+ * stands (when some policy rolls out Progressive), and a message.
+ */
 export function formatPolicyTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
   const unknown = hasUnknown(rows);
-  return render(tableHeader(rows, options), rows.map((r) => tableCells(r, options, unknown)), options.width);
+  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows) };
+  return render(tableHeader(rows, withRollout), rows.map((r) => tableCells(r, withRollout, unknown)), options.width);
 }
 
 export const CLUSTER_HEADER = ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE'] as const;
 
 export function clusterHeader(options: TableOptions): string[] {
-  return [...(options.namespaceColumn ? ['NAMESPACE'] : []), ...CLUSTER_HEADER];
+  const wide = options.wide ? ['REVISION', ...(options.rolloutColumn ? ['ROLLOUT'] : [])] : [];
+  return [...(options.namespaceColumn ? ['NAMESPACE'] : []), ...CLUSTER_HEADER.slice(0, -1), ...wide, 'MESSAGE'];
 }
 
 /**
- * The per-cluster cells of one policy: one row per cluster (state, reason, upToDate, message); a policy on
- * no cluster gets one row, `<none>`, with its first problem.
+ * The per-cluster cells of one policy: one row per cluster (state, reason, upToDate, with `wide` the revision
+ * it runs and its rollout phase, message); a policy on no cluster gets one row, `<none>`, with its first problem.
  */
 export function clusterCells(row: PolicyRow, options: TableOptions): string[][] {
   const lead = [...(options.namespaceColumn ? [row.namespace] : []), qualifiedName(row)];
+  const wide = (c: ClusterStatus | undefined): string[] =>
+    options.wide ? [c?.revision === undefined ? '-' : String(c.revision), ...(options.rolloutColumn ? [c?.rollout?.phase ?? '-'] : [])] : [];
   const clusters = Object.entries(row.status.clusters ?? {});
   if (clusters.length === 0) {
     const problem = row.status.problems?.[0];
     const rest = (row.status.problems ?? []).slice(1).map((p) => p.reason);
     const message = problem ? `${problem.message}${rest.length > 0 ? ` (also: ${rest.join(', ')})` : ''}` : '';
-    return [[...lead, '<none>', '-', problem?.reason ?? '-', '-', message]];
+    return [[...lead, '<none>', '-', problem?.reason ?? '-', '-', ...wide(undefined), message]];
   }
-  return clusters.map(([cluster, c]: [string, ClusterStatus]) => [...lead, cluster, c.state, c.reason, String(c.upToDate), c.message]);
+  return clusters.map(([cluster, c]: [string, ClusterStatus]) => [...lead, cluster, c.state, c.reason, String(c.upToDate), ...wide(c), c.message]);
 }
 
 /** `status -o wide` and `status gateway/NS/NAME`: one line per policy per cluster. */
 export function formatClusterTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
-  return render(clusterHeader(options), rows.flatMap((r) => clusterCells(r, options)), options.width);
+  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows) };
+  return render(clusterHeader(withRollout), rows.flatMap((r) => clusterCells(r, withRollout)), options.width);
 }
 
 /** `-o name`: `authpolicy.kuadrant.io/name` per line, as kubectl prints it. */

@@ -134,7 +134,8 @@ async function enforceCopyOn(cluster: string): Promise<void> {
   await writeSpokeStatus(spoke, AUTH_POLICIES, ns, AUTH, ENFORCED_MESSAGE);
 }
 
-const enforced: ClusterStatus = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, upToDate: true };
+// Its work places revision 1 (the policy's generation) of the copy.
+const enforced: ClusterStatus = { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message: ENFORCED_MESSAGE, upToDate: true, revision: 1 };
 // The local policy covers the copy's only target: the hub withdraws the copy from spoke-2 (not applied).
 const overridden: ClusterStatus = {
   state: 'Overridden',
@@ -228,12 +229,13 @@ const TABLE = [
   `${unplacedName.padEnd(width)}0/0        0            0         0        NoClusters: ${UNPLACED_STATUS.problems![0]!.message}`,
   `${unlistedName.padEnd(width)}0/0        0            0         0        NotSynced: ${UNLISTED_STATUS.problems![0]!.message}; TargetNotSynced: ${UNLISTED_STATUS.problems![1]!.message}`,
 ];
+// -o wide adds the revision each cluster runs (none where the copy is withdrawn or there is no cluster).
 const WIDE = [
-  ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE'],
-  [authName, 'spoke-1', 'Enforced', 'Enforced', 'true', ENFORCED_MESSAGE],
-  [authName, 'spoke-2', 'Overridden', 'Overridden', 'true', `AuthPolicy is overridden by [${ns}/local-auth]`],
-  [unplacedName, '<none>', '-', 'NoClusters', '-', UNPLACED_STATUS.problems![0]!.message],
-  [unlistedName, '<none>', '-', 'NotSynced', '-', `${UNLISTED_STATUS.problems![0]!.message} (also: TargetNotSynced)`],
+  ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'REVISION', 'MESSAGE'],
+  [authName, 'spoke-1', 'Enforced', 'Enforced', 'true', '1', ENFORCED_MESSAGE],
+  [authName, 'spoke-2', 'Overridden', 'Overridden', 'true', '-', `AuthPolicy is overridden by [${ns}/local-auth]`],
+  [unplacedName, '<none>', '-', 'NoClusters', '-', '-', UNPLACED_STATUS.problems![0]!.message],
+  [unlistedName, '<none>', '-', 'NotSynced', '-', '-', `${UNLISTED_STATUS.problems![0]!.message} (also: TargetNotSynced)`],
 ];
 const cells = (lines: string[]): string[][] => lines.map((l) => l.split(/ {2,}/));
 const EXPLAIN_AUTH_HEAD = [
@@ -251,6 +253,7 @@ const EXPLAIN_AUTH_TAIL = [
   '    upToDate:       true',
   '    applied:        true',
   '    available:      true',
+  '    revision:       1',
   '  spoke-2:',
   '    state:          Overridden',
   '    reason:         Overridden',

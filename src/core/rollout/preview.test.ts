@@ -194,3 +194,19 @@ test('placement: without trusted labels, only clusters of sets bound to the name
   assert.equal(p.problems[0]?.reason, 'PlacementRefused');
   assert.match(p.problems[0].message, /spoke-2 is in no ManagedClusterSet bound to namespace payments/);
 });
+
+test('a halt the hub reported on the policy stands in the preview of that revision, not of a new edit', () => {
+  const v1 = policy(1, 'allow = false');
+  const v2 = policy(2, 'allow = true');
+  const [w1a] = placed(v1, ['spoke-1']);
+  const [w2b] = placed(v2, ['spoke-2']);
+  const halt = { cluster: 'spoke-2', reason: 'TargetNotFound', message: 'gateway not found' };
+  const reported = { strategy: 'Progressive' as const, revision: 2, state: 'Halted' as const, wave: 1, waves: 2, halted: { ...halt, rolledBack: false }, message: 'halted' };
+  const same = previewRollout({ ...input(v2, hub(PROGRESSIVE), [w1a!, w2b!]), reported });
+  assert.equal(same.rollout.state, 'Halted');
+  assert.deepEqual(same.rollout.halted && { cluster: same.rollout.halted.cluster, reason: same.rollout.halted.reason }, { cluster: 'spoke-2', reason: 'TargetNotFound' });
+  assert.deepEqual(summary(same).map(([c, a]) => [c, a]), [['spoke-2', 'unchanged'], ['spoke-1', 'keep']]);
+  const next = previewRollout({ ...input(policy(3, 'allow = maybe'), hub(PROGRESSIVE), [w1a!, w2b!]), reported });
+  assert.equal(next.rollout.state, 'Progressing');
+  assert.deepEqual(summary(next).map(([c, a]) => [c, a]), [['spoke-2', 'write'], ['spoke-1', 'keep']]);
+});

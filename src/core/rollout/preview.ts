@@ -27,7 +27,7 @@ import {
 } from '../works/desiredworks.ts';
 import { adoptLegacyName, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import { planRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
-import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy } from './revision.ts';
+import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, type HaltCause } from './revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from './strategy.ts';
 
 /** The hub as the hub controller's caches hold it, for one policy's preview. */
@@ -61,6 +61,8 @@ export interface PreviewInput {
   rawFeedback: boolean;
   maxWorkBytes: number;
   crdUid?: string;
+  /** Where the hub's status on the policy says its rollout stands (its `rollout`): a completed or halted rollout stays so. */
+  reported?: RolloutStatus;
   now: number;
 }
 
@@ -370,10 +372,12 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
 
   const observedBy = new Map(input.observed.map((w) => [w.metadata.namespace ?? '', w]));
   const resume = policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision);
+  const { reported } = input;
   const plan = planRollout({
     strategy,
     revision,
     resume,
+    ...(reported?.strategy === 'Progressive' && reported.revision === revision ? recorded(reported) : {}),
     clusters: [...desired.works].map(([cluster, work]) => {
       const observed = observedBy.get(cluster);
       return { cluster, labels: view.labels(cluster), desired: work, ...(observed ? { observed } : {}) };
@@ -459,6 +463,16 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
     targets: desired.targets,
     problems,
   };
+}
+
+/** What the policy's status says of its rollout, as the planner takes it (as src/hub/rollouts.ts): completed, or halted and why. */
+function recorded(rollout: RolloutStatus): { completed?: true; halted?: HaltCause } {
+  if (rollout.state === 'Complete') return { completed: true };
+  if (rollout.state === 'Halted' && rollout.halted) {
+    const { cluster, reason, message } = rollout.halted;
+    return { halted: { cluster, reason, message } };
+  }
+  return {};
 }
 
 function revisionText(copy: KubeObject | undefined): string {
