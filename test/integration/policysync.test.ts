@@ -112,6 +112,8 @@ test('a policy targeting a Gateway placed on 2 clusters gets exactly 2 works wit
           note: 'kept',
           'kuadrant.io/policy-synced': `${ns}/auth-a`,
           'kuadrant.io/origin-creation': hubPolicy.metadata.creationTimestamp,
+          // The revision the copy carries: the hub policy's generation.
+          'policysync.kuadrant.io/revision': String(hubPolicy.metadata.generation),
         },
       },
       spec: { ...hubPolicy.spec, targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } },
