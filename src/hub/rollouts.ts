@@ -7,8 +7,7 @@
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
-import { planRollout, type ClusterPhase, type RolloutPlan, type RolloutState, type RolloutStatus } from '../core/rollout/plan.ts';
-import type { HaltCause } from '../core/rollout/revision.ts';
+import { planRollout, recordedRollout, type ClusterPhase, type RolloutPlan, type RolloutState } from '../core/rollout/plan.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../core/rollout/strategy.ts';
 import type { PolicyProblem } from '../core/status/policystatus.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
@@ -65,7 +64,7 @@ export class Rollouts {
       strategy,
       revision,
       resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
-      ...(reported?.strategy === 'Progressive' && reported.revision === revision ? recorded(reported) : {}),
+      ...recordedRollout(reported, revision),
       clusters: [...desired].map(([cluster, work]) => {
         const observedWork = byCluster.get(cluster);
         return { cluster, labels: this.d.managedClusters.store.get(cluster)?.metadata.labels ?? {}, desired: work, ...(observedWork ? { observed: observedWork } : {}) };
@@ -101,12 +100,3 @@ export class Rollouts {
   }
 }
 
-/** What the policy's status says of its rollout, as the planner takes it: completed, or halted and why. */
-function recorded(rollout: RolloutStatus): { completed?: true; halted?: HaltCause } {
-  if (rollout.state === 'Complete') return { completed: true };
-  if (rollout.state === 'Halted' && rollout.halted) {
-    const { cluster, reason, message } = rollout.halted;
-    return { halted: { cluster, reason, message } };
-  }
-  return {};
-}

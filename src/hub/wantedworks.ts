@@ -10,8 +10,8 @@ import type { PolicyProblem } from '../core/status/policystatus.ts';
 import type { LaneReport } from '../core/status/statusinput.ts';
 import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/targets/lanes.ts';
 import { possibleRivals } from '../core/targets/rivals.ts';
-import { desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement, type PlacementCandidate } from '../core/works/desiredworks.ts';
-import { controllerLabelValue, type ManifestWork } from '../core/works/manifestwork.ts';
+import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../core/works/desiredworks.ts';
+import { controllerLabelValue } from '../core/works/manifestwork.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -55,23 +55,10 @@ export class WantedWorks {
     const sameName = informer.store.byIndex(BY_NAME, policy.metadata.name);
     const rivals = possibleRivals(policy, sameName, gatewayTemplates(this.d.gateways, this.d.configs)).filter((p) => !p.metadata.deletionTimestamp);
     if (rivals.length === 0) return [];
-    const candidates: PlacementCandidate[] = [];
-    const add = (p: KubeObject, works: Map<string, ManifestWork>): void => {
-      for (const [cluster, work] of works) {
-        const copy = work.spec.workload.manifests[0]!;
-        candidates.push({
-          cluster,
-          copyNamespace: copy.metadata.namespace ?? '',
-          copyName: copy.metadata.name,
-          policyKey: objectKey(p),
-          creationTimestamp: p.metadata.creationTimestamp,
-          group: gvr.group,
-          resource: gvr.resource,
-        });
-      }
-    };
-    add(policy, desired.works);
-    for (const rival of rivals) add(rival, this.desired(gvr, rival).works);
+    const candidates = [
+      ...collisionCandidates(gvr, policy, desired.works),
+      ...rivals.flatMap((rival) => collisionCandidates(gvr, rival, this.desired(gvr, rival).works)),
+    ];
     const mine = objectKey(policy);
     return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
   }

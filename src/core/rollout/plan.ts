@@ -10,7 +10,7 @@ import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
-import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
+import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
 import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
 
 export interface RolloutClusterInput {
@@ -336,6 +336,20 @@ class ProgressivePlanner {
   }
 }
 
+/**
+ * What the status the hub wrote on the policy says of the rollout of `revision`, as the planner takes it: that it
+ * completed, or halted and why (RolloutInput.completed, .halted).
+ */
+export function recordedRollout(reported: RolloutStatus | undefined, revision: number): Pick<RolloutInput, 'completed' | 'halted'> {
+  if (reported?.strategy !== 'Progressive' || reported.revision !== revision) return {};
+  if (reported.state === 'Complete') return { completed: true };
+  if (reported.state === 'Halted' && reported.halted) {
+    const { cluster, reason, message } = reported.halted;
+    return { halted: { cluster, reason, message } };
+  }
+  return {};
+}
+
 /** A copy's targets, each as canonical JSON (a copy's targets are already rewritten for its cluster). */
 function targetsOf(copy: KubeObject | undefined): string[] {
   const spec = copy?.spec as { targetRef?: unknown; targetRefs?: unknown } | undefined;
@@ -371,10 +385,6 @@ function chunk<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-function revisionText(copy: KubeObject | undefined): string {
-  const r = copyRevision(copy);
-  return r === undefined ? '(unrecorded)' : String(r);
-}
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 1000)}s`;

@@ -18,16 +18,16 @@ import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } f
 import { possibleRivals } from '../targets/rivals.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
 import {
+  collisionCandidates,
   desiredWorksForPolicy,
   resolveCollisions,
   type DesiredWorks,
   type GatewayPlacement,
-  type PlacementCandidate,
   type TargetReport,
 } from '../works/desiredworks.ts';
 import { adoptLegacyName, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
-import { planRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
-import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, type HaltCause } from './revision.ts';
+import { planRollout, recordedRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
+import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy } from './revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from './strategy.ts';
 
 /** The hub as the hub controller's caches hold it, for one policy's preview. */
@@ -266,23 +266,10 @@ function collisionLosses(view: View, input: PreviewInput, desired: DesiredWorks)
   };
   const rivals = possibleRivals(policy, input.sameName, templateOf).filter((p) => !p.metadata.deletionTimestamp);
   if (rivals.length === 0) return [];
-  const candidates: PlacementCandidate[] = [];
-  const add = (p: KubeObject, works: ReadonlyMap<string, ManifestWork>): void => {
-    for (const [cluster, work] of works) {
-      const copy = work.spec.workload.manifests[0]!;
-      candidates.push({
-        cluster,
-        copyNamespace: copy.metadata.namespace ?? '',
-        copyName: copy.metadata.name,
-        policyKey: objectKey(p),
-        creationTimestamp: p.metadata.creationTimestamp,
-        group: gvr.group,
-        resource: gvr.resource,
-      });
-    }
-  };
-  add(policy, desired.works);
-  for (const rival of rivals) add(rival, wanted(view, input, rival).desired.works);
+  const candidates = [
+    ...collisionCandidates(gvr, policy, desired.works),
+    ...rivals.flatMap((rival) => collisionCandidates(gvr, rival, wanted(view, input, rival).desired.works)),
+  ];
   const mine = objectKey(policy);
   return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
 }
@@ -377,7 +364,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
     strategy,
     revision,
     resume,
-    ...(reported?.strategy === 'Progressive' && reported.revision === revision ? recorded(reported) : {}),
+    ...recordedRollout(reported, revision),
     clusters: [...desired.works].map(([cluster, work]) => {
       const observed = observedBy.get(cluster);
       return { cluster, labels: view.labels(cluster), desired: work, ...(observed ? { observed } : {}) };
@@ -465,20 +452,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   };
 }
 
-/** What the policy's status says of its rollout, as the planner takes it (as src/hub/rollouts.ts): completed, or halted and why. */
-function recorded(rollout: RolloutStatus): { completed?: true; halted?: HaltCause } {
-  if (rollout.state === 'Complete') return { completed: true };
-  if (rollout.state === 'Halted' && rollout.halted) {
-    const { cluster, reason, message } = rollout.halted;
-    return { halted: { cluster, reason, message } };
-  }
-  return {};
-}
 
-function revisionText(copy: KubeObject | undefined): string {
-  const r = copyRevision(copy);
-  return r === undefined ? '(unrecorded)' : String(r);
-}
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -46,6 +46,12 @@ export function copyRevision(copy: KubeObject | undefined): number | undefined {
   return text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : undefined;
 }
 
+/** A copy's revision as told to a person: `(unrecorded)` for a copy from before revisions were recorded. */
+export function revisionText(copy: KubeObject | undefined): string {
+  const r = copyRevision(copy);
+  return r === undefined ? '(unrecorded)' : String(r);
+}
+
 /** The spoke copy a work places (its only manifest). */
 export function workCopy(work: KubeObject | undefined): KubeObject | undefined {
   const manifests = (work?.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;

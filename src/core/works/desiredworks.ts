@@ -8,7 +8,7 @@ import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { buildManifestWork, deleteOptionFor, readSpecHash, workSizeBytes } from './manifestwork.ts';
 import type { ManifestWork } from './manifestwork.ts';
-import { namespacedKey, splitObjectKey, type KubeObject } from '../k8s/objects.ts';
+import { namespacedKey, objectKey, splitObjectKey, type KubeObject } from '../k8s/objects.ts';
 import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
@@ -229,6 +229,22 @@ export interface PlacementCandidate {
   creationTimestamp?: string | Date;
   group: string;
   resource: string;
+}
+
+/** The spoke objects a policy's works would place, one candidate per cluster, for resolveCollisions. */
+export function collisionCandidates(gr: { group: string; resource: string }, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): PlacementCandidate[] {
+  return [...works].map(([cluster, work]) => {
+    const copy = work.spec.workload.manifests[0]!;
+    return {
+      cluster,
+      copyNamespace: copy.metadata.namespace ?? '',
+      copyName: copy.metadata.name,
+      policyKey: objectKey(policy),
+      creationTimestamp: policy.metadata.creationTimestamp,
+      group: gr.group,
+      resource: gr.resource,
+    };
+  });
 }
 
 export interface CollisionLoss {

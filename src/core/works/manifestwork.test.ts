@@ -13,12 +13,13 @@ import {
   legacyWorkName,
   readSourceRef,
   readSpecHash,
+  rehashWork,
   sourceHash,
   workIdentity,
   workName,
   workSizeBytes,
 } from './manifestwork.ts';
-import type { DeleteOption, ManifestWork } from './manifestwork.ts';
+import type { DeleteOption, ManifestConfig, ManifestWork } from './manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
@@ -172,7 +173,7 @@ test('buildManifestWork builds the full desired ManifestWork', () => {
     manifestConfigs: [
       {
         resourceIdentifier: { group: 'kuadrant.io', resource: 'authpolicies', name: 'p', namespace: 'kuadrant-team-a' },
-        updateStrategy: { type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: 'work-agent-policy-sync' } },
+        updateStrategy: { type: 'Update' },
         feedbackRules,
         feedbackScrapeType: 'Watch',
       },
@@ -200,6 +201,35 @@ test('buildManifestWork spec-hash changes with the copy, the delete option and t
   assert.notEqual(hashOf(base), hashOf({ ...base, deleteOption: 'Orphan' }));
   assert.notEqual(hashOf(base), hashOf({ ...base, policy: { ...policy, metadata: { ...policy.metadata, uid: 'uid-2' } } }));
   assert.notEqual(hashOf(base), hashOf({ ...base, feedbackRules: feedbackRulesFor({ rawFeedback: true }) }));
+});
+
+test('the copy is applied with the Update strategy, whatever the policy, delete option or feedback: the agent creates it with its owner reference in one write', () => {
+  // Under ServerSideApply the OCM agent v1.2.1 adds the owner reference by a second write right after the
+  // create, which the Kuadrant operator's first status write can lose to (test/e2e/fresh-copy-status.test.ts).
+  const labelled: KubeObject = { ...policy, metadata: { name: 'q', namespace: 'team-b', uid: 'uid-q', labels: { a: 'b' }, annotations: { x: 'y' } } };
+  for (const input of [
+    {},
+    { policy: labelled, deleteOption: 'Orphan' as DeleteOption, crdUid: 'crd-1' },
+    { feedbackRules: feedbackRulesFor({ rawFeedback: true }), gvr: { group: 'example.com', version: 'v2', resource: 'widgets' }, controller: 'abc' },
+  ]) {
+    const work = buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Foreground', ...input });
+    assert.deepEqual(work.spec.manifestConfigs.map((c) => c.updateStrategy), [{ type: 'Update' }]);
+  }
+});
+
+test('a work written under the ServerSideApply strategy gets another spec-hash, so the hub re-applies it once and no more', () => {
+  // What earlier versions wrote: the same work but for the strategy. The changed hash makes the hub's plan
+  // apply the work once (an apply, never a delete: the copy stays, and the agent converts it in place).
+  const base = { gvr: auth, policy, cluster: 'c1', copy, feedbackRules: feedbackRulesFor({ rawFeedback: false }), deleteOption: 'Foreground' as DeleteOption };
+  const current = buildManifestWork(base);
+  const [config] = current.spec.manifestConfigs;
+  const earlier = rehashWork({
+    ...current,
+    spec: { ...current.spec, manifestConfigs: [{ ...config!, updateStrategy: { type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: 'work-agent-policy-sync' } } } as unknown as ManifestConfig] },
+  });
+  assert.notEqual(readSpecHash(earlier), readSpecHash(current));
+  assert.equal(readSpecHash(buildManifestWork(base)), readSpecHash(current));
+  assert.equal(current.metadata.name, earlier.metadata.name);
 });
 
 test('readSourceRef round-trips the source-ref annotation', () => {

@@ -18,8 +18,6 @@ import { dnsSubdomainChars, trimSeparators } from '../k8s/sanitize.ts';
 
 export const WORK_API_VERSION = 'work.open-cluster-management.io/v1';
 export const WORK_KIND = 'ManifestWork';
-/** The OCM agent's field manager must start with `work-agent`. */
-export const WORK_AGENT_FIELD_MANAGER = 'work-agent-policy-sync';
 
 /**
  * Longest ManifestWork name we produce. The spoke agent names its AppliedManifestWork
@@ -57,8 +55,11 @@ export type SourceRef = {
 
 export type ManifestConfig = {
   resourceIdentifier: { group: string; resource: string; name: string; namespace: string };
-  /** ReadOnly: the agent only reads the object (for its feedback), never writes or deletes it. */
-  updateStrategy: { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } } | { type: 'ReadOnly' };
+  /**
+   * Update: the copy's strategy (see COPY_UPDATE_STRATEGY). ReadOnly: the agent only reads the object (for its
+   * feedback), never writes or deletes it.
+   */
+  updateStrategy: { type: 'Update' } | { type: 'ReadOnly' };
   feedbackRules: FeedbackRule[];
   feedbackScrapeType: 'Watch';
 };
@@ -124,6 +125,22 @@ export function deleteOptionFor(policy: KubeObject): DeleteOption {
   return policy.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === 'Orphan' ? 'Orphan' : 'Foreground';
 }
 
+/**
+ * How the OCM work agent (v1.2.1) applies a copy: `Update`, which creates a missing copy with its owner reference
+ * (the AppliedManifestWork, for the Foreground delete) in one write, and afterwards reads it and writes it
+ * again only when its spec, or one of our labels, annotations or that owner reference, differs — a spoke drift
+ * is put back whole. Not `ServerSideApply`: after an apply that creates the copy, the agent merge-patches the
+ * owner reference on in a second write 4–90 ms later (helper.ApplyOwnerReferences). A spoke controller that
+ * judged the copy between the two, such as the Kuadrant operator v1.2.0, has its status write refused for the
+ * stale resourceVersion, drops it, and ignores the patch (a metadata-only change): the copy would stay without
+ * a verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
+ *
+ * What Update does not do: remove a label or annotation the hub copy no longer carries (it merges them); and
+ * for a kind whose CRD has no status subresource its write replaces the status too — only when it writes, i.e.
+ * on a real difference, since the copy carries the spec as the hub's apiserver stored it, CRD defaults included.
+ */
+const COPY_UPDATE_STRATEGY = { type: 'Update' } as const;
+
 export interface BuildManifestWorkInput {
   gvr: GroupVersionResource;
   policy: KubeObject;
@@ -163,10 +180,7 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
           name: copy.metadata.name,
           namespace: copy.metadata.namespace ?? '',
         },
-        updateStrategy: {
-          type: 'ServerSideApply',
-          serverSideApply: { force: true, fieldManager: WORK_AGENT_FIELD_MANAGER },
-        },
+        updateStrategy: { ...COPY_UPDATE_STRATEGY },
         feedbackRules,
         feedbackScrapeType: 'Watch',
       },
