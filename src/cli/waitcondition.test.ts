@@ -20,11 +20,15 @@ interface WorkOptions {
   copyGeneration?: number;
   enforcedGeneration?: number;
   status?: false;
+  /** The revision the copy carries (its annotation), and the one the feedback read back. */
+  revision?: number;
+  feedbackRevision?: number;
 }
 
 function work(cluster: string, o: WorkOptions = {}): KubeObject {
   // The copy's targets are rewritten: another name, no namespace.
-  const copy = { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace: 'ns' }, spec: { ...(o.spec ?? SPEC), targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'downstream' } } };
+  const annotations = o.revision === undefined ? {} : { annotations: { 'policysync.kuadrant.io/revision': String(o.revision) } };
+  const copy = { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace: 'ns', ...annotations }, spec: { ...(o.spec ?? SPEC), targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'downstream' } } };
   const [status, reason] = o.enforced ?? ['True', 'Enforced'];
   return {
     apiVersion: 'work.open-cluster-management.io/v1',
@@ -40,7 +44,7 @@ function work(cluster: string, o: WorkOptions = {}): KubeObject {
               manifests: [
                 {
                   resourceMeta: { ordinal: 0 },
-                  statusFeedback: { values: [value('generation', o.copyGeneration ?? 3), value('enforcedStatus', status), value('enforcedReason', reason), value('enforcedMessage', 'm'), value('enforcedGeneration', o.enforcedGeneration ?? 3)] },
+                  statusFeedback: { values: [value('generation', o.copyGeneration ?? 3), value('enforcedStatus', status), value('enforcedReason', reason), value('enforcedMessage', 'm'), value('enforcedGeneration', o.enforcedGeneration ?? 3), ...(o.feedbackRevision === undefined ? [] : [value('revision', String(o.feedbackRevision))])] },
                   conditions: [],
                 },
               ],
@@ -121,4 +125,19 @@ test('never there: no status yet, no cluster (with the hub\'s problems), policy 
   assert.deepEqual(unmetLines('authpolicy.kuadrant.io/ns/p', 'synced', nowhere), ['authpolicy.kuadrant.io/ns/p: not synced: NoClusters: placed on no cluster']);
   const p = policyProgress('enforced', POLICY, status({ c1: entry('Unknown', 'ClusterUnreachable') }), [], NOW);
   assert.deepEqual(unmetLines('x', 'enforced', p), ['x: not enforced on c1: Unknown ClusterUnreachable: ClusterUnreachable message']);
+});
+
+test('a copy carrying its revision holds the current one only at the policy\'s generation: an edit of the targets alone is a new revision', () => {
+  assert.equal(holdsCurrentRevision(POLICY, work('c1', { revision: 2 })), true);
+  // Same spec but for the targets, of revision 1: not the current copy (it was not, before revisions were recorded).
+  assert.equal(holdsCurrentRevision(POLICY, work('c1', { revision: 1 })), false);
+  assert.equal(holdsCurrentRevision(POLICY, work('c1')), true, 'no revision recorded: the spec decides');
+  const progress = policyProgress('synced', POLICY, status({ c1: entry('Enforced', 'Enforced') }), [work('c1', { revision: 1 })], NOW);
+  assert.deepEqual(reached(progress), [['c1', false, 'OutOfDate']]);
+});
+
+test('enforced: a verdict read from the copy of an earlier revision is not about the current one', () => {
+  const hub = status({ c1: entry('Enforced', 'Enforced') });
+  assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: 2, feedbackRevision: 1 })], NOW)), [['c1', false, 'NotObserved']]);
+  assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: 2, feedbackRevision: 2 })], NOW)), [['c1', true, 'Enforced']]);
 });

@@ -19,6 +19,7 @@
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { clusterVerdict, type PolicyStatus } from '../core/status/policystatus.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
+import { copyRevision, workCopy } from '../core/rollout/revision.ts';
 
 export type WaitFor = 'synced' | 'enforced';
 export const WAIT_CONDITIONS: readonly WaitFor[] = ['enforced', 'synced'];
@@ -58,11 +59,16 @@ function withoutTargets(spec: unknown): unknown {
   return rest;
 }
 
-/** The work's copy is of the policy's current spec (targets aside: the copy's are rewritten). */
+/**
+ * The work's copy is of the policy's current revision: the revision it carries is the policy's generation (an
+ * edit of the targets alone is a new revision too); for a copy from before revisions were recorded, its spec is
+ * the policy's (targets aside: the copy's are rewritten).
+ */
 export function holdsCurrentRevision(policy: KubeObject, work: KubeObject): boolean {
-  const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
-  const copy = Array.isArray(manifests) ? (manifests[0] as KubeObject | undefined) : undefined;
-  if (!copy || typeof copy !== 'object') return false;
+  const copy = workCopy(work);
+  if (!copy) return false;
+  const revision = copyRevision(copy);
+  if (revision !== undefined) return revision === policy.metadata.generation;
   return canonical(withoutTargets(copy.spec)) === canonical(withoutTargets(policy.spec));
 }
 
@@ -111,7 +117,7 @@ function clusterProgress(
   if (hub?.state === 'Failed' && (hub.reason === 'Conflicted' || hub.reason === 'TooLarge')) return not(hub.state, hub.reason, hub.message);
   if (!work) return not(hub?.state ?? 'Pending', hub?.reason ?? 'Pending', 'no ManifestWork of the policy for this cluster yet');
   if (!holdsCurrentRevision(policy, work)) {
-    return not('Pending', 'OutOfDate', "the cluster's ManifestWork holds an earlier revision of the policy: the hub controller has not written the current one yet");
+    return not('Pending', 'OutOfDate', "the cluster's ManifestWork holds an earlier revision of the policy: the hub controller has not written the current one yet (a Progressive rollout writes it in the cluster's wave)");
   }
   const feedback = work.status === undefined ? undefined : readClusterFeedback(work);
   const verdict = clusterVerdict(feedback ? { state: 'work', feedback } : { state: 'pending' }, now).status;
@@ -124,7 +130,10 @@ function clusterProgress(
   if (waitFor === 'synced') return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };
   if (verdict.state === 'Overridden') return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };
   if (verdict.state !== 'Enforced') return not(verdict.state, verdict.reason, verdict.message);
-  if (!verdict.upToDate) {
+  // The verdict is about the current copy: the spoke's controller observed its generation, and (where the copy
+  // says which revision it is) the status was read from the copy of this revision.
+  const stale = feedback.revision !== undefined && feedback.revision !== policy.metadata.generation;
+  if (!verdict.upToDate || stale) {
     return not('Pending', 'NotObserved', "the spoke's policy controller has not reported on the current copy yet");
   }
   return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };
