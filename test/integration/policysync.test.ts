@@ -120,7 +120,7 @@ test('a policy targeting a Gateway placed on 2 clusters gets exactly 2 works wit
     });
     const [config] = spec.manifestConfigs as Record<string, unknown>[];
     assert.deepEqual(config?.resourceIdentifier, { group: 'kuadrant.io', resource: 'authpolicies', name: 'auth-a', namespace: ns });
-    assert.deepEqual(config?.updateStrategy, { type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: 'work-agent-policy-sync' } });
+    assert.deepEqual(config?.updateStrategy, { type: 'Update' });
     assert.equal(config?.feedbackScrapeType, 'Watch');
   }
   const annotated = await eventually(

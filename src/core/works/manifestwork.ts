@@ -127,17 +127,19 @@ export function deleteOptionFor(policy: KubeObject): DeleteOption {
 
 /**
  * How the OCM work agent (v1.2.1) applies a copy: `Update`, which creates a missing copy with its owner reference
- * (the AppliedManifestWork, for the Foreground delete) in one write, and afterwards reads it and writes it
- * again only when its spec, or one of our labels, annotations or that owner reference, differs — a spoke drift
- * is put back whole. Not `ServerSideApply`: after an apply that creates the copy, the agent merge-patches the
- * owner reference on in a second write 4–90 ms later (helper.ApplyOwnerReferences). A spoke controller that
- * judged the copy between the two, such as the Kuadrant operator v1.2.0, has its status write refused for the
- * stale resourceVersion, drops it, and ignores the patch (a metadata-only change): the copy would stay without
- * a verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
+ * (the AppliedManifestWork, for the Foreground delete) in one write, and afterwards, at each pass (a change of
+ * the work, or its 4-minute resync), reads it and writes it whole again only when its spec, or one of our
+ * labels, annotations or that owner reference, differs — a spoke drift is put back, and an existing copy
+ * converts in place with no write. Not `ServerSideApply`: after an apply that creates the copy, the agent
+ * merge-patches the owner reference on in a second write 4–90 ms later (helper.ApplyOwnerReferences). A spoke
+ * controller that judged the copy between the two, such as the Kuadrant operator v1.2.0, has its status write
+ * refused for the stale resourceVersion, drops it, and ignores the patch (a metadata-only change): the copy
+ * would stay without a verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
  *
  * What Update does not do: remove a label or annotation the hub copy no longer carries (it merges them); and
  * for a kind whose CRD has no status subresource its write replaces the status too — only when it writes, i.e.
- * on a real difference, since the copy carries the spec as the hub's apiserver stored it, CRD defaults included.
+ * on a real difference, since the copy carries the spec as the hub's apiserver stored it, CRD defaults included
+ * (a spoke CRD or webhook that adds to the spec what the hub's does not would make every pass a difference).
  */
 const COPY_UPDATE_STRATEGY = { type: 'Update' } as const;
 
