@@ -12,6 +12,8 @@ export interface KindInForce extends WatchedKind {
   config: PolicyKindConfig;
   /** metadata.uid of the kind's CRD when it was validated; undefined for built-in resources. */
   crdUid?: string;
+  /** The validated version of the kind's CRD has the status subresource; undefined for built-in resources. */
+  statusSubresource?: boolean;
 }
 
 export interface ClassConfig {
@@ -91,6 +93,19 @@ export class ClassConfigs {
     return undefined;
   }
 
+  /**
+   * The kind's status is a subresource (its CRD says so, as every class validated it): a copy may then be
+   * applied whole by the work agent without touching its status (core/works/manifestwork.ts copyUpdateStrategy).
+   */
+  statusSubresource(gr: GroupResource): boolean {
+    const key = groupResourceKey(gr);
+    const seen = [...this.states.values()].flatMap((s) => {
+      const kind = s.config?.kinds.get(key);
+      return kind ? [kind.statusSubresource === true] : [];
+    });
+    return seen.length > 0 && seen.every(Boolean);
+  }
+
   /** What is known of each owned class's configuration, for the deletion rule. */
   knowledge(ownedClassNames: readonly string[]): Map<string, ClassKnowledge> {
     return new Map(
@@ -116,5 +131,5 @@ export class ClassConfigs {
 }
 
 function fingerprint(config: ClassConfig): string {
-  return canonicalJson({ params: config.params, kinds: [...config.kinds.values()].map((k) => ({ ...k.config, crdUid: k.crdUid ?? null })) });
+  return canonicalJson({ params: config.params, kinds: [...config.kinds.values()].map((k) => ({ ...k.config, crdUid: k.crdUid ?? null, statusSubresource: k.statusSubresource ?? null })) });
 }

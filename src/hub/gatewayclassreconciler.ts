@@ -8,7 +8,7 @@ import { conditionsUpToDate, mergeConditions, readConditions } from '../core/k8s
 import { gvrKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
-import { canI, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
+import { canI, crdVersionHasStatus, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
@@ -123,7 +123,7 @@ export class GatewayClassReconciler {
       const crd = await readCrd(this.d.http, gvr);
       if (!schemaIsPolicy(crdVersionSchema(crd, gvr.version))) return { gvr, problem: 'NotAPolicy' };
       if (!(await canI(this.d.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
-      return { gvr, good: { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid } : {}) } };
+      return { gvr, good: { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}) } };
     } catch (err) {
       return { gvr, problem: 'CheckFailed', detail: String(err) };
     }

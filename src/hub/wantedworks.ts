@@ -104,6 +104,7 @@ export class WantedWorks {
       maxWorkBytes: this.d.maxWorkBytes,
       controller: controllerLabelValue(this.d.controllerName),
       ...(crdUid === undefined ? {} : { crdUid }),
+      updateStrategy: this.d.configs.statusSubresource(gvr) ? ('Update' as const) : ('ServerSideApply' as const),
     };
     const first = desiredWorksForPolicy({ ...input, statusFeedback: [] });
     // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a

@@ -29,6 +29,7 @@ export async function findServedResource(http: KubeHttp, gvr: GroupVersionResour
 interface CrdVersion {
   name: string;
   schema?: { openAPIV3Schema?: JsonSchema };
+  subresources?: { status?: unknown };
 }
 export interface JsonSchema {
   type?: string;
@@ -61,6 +62,11 @@ export async function readCrd(http: KubeHttp, gr: { group: string; resource: str
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/** Whether `version` of a CRD has the status subresource (its status is written apart from the rest). */
+export function crdVersionHasStatus(crd: CrdInfo | undefined, version: string): boolean {
+  return crd?.versions.find((v) => v.name === version)?.subresources?.status !== undefined;
 }
 
 /** The openAPIV3Schema of `version` in a CRD. */

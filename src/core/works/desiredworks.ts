@@ -7,7 +7,7 @@ import { gvrKey } from '../k8s/gvr.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { buildManifestWork, deleteOptionFor, readSpecHash, workSizeBytes } from './manifestwork.ts';
-import type { ManifestWork } from './manifestwork.ts';
+import type { CopyUpdateStrategy, ManifestWork } from './manifestwork.ts';
 import { namespacedKey, objectKey, splitObjectKey, type KubeObject } from '../k8s/objects.ts';
 import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
@@ -67,6 +67,8 @@ export interface DesiredWorksInput {
   controller?: string;
   /** metadata.uid of the kind's CRD, recorded in each work's source-ref. */
   crdUid?: string;
+  /** How the agent applies the copies (core/works/manifestwork.ts copyUpdateStrategy); default Update. */
+  updateStrategy?: CopyUpdateStrategy;
 }
 
 export interface DesiredWorks {
@@ -149,7 +151,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
         statusFeedback: input.statusFeedback,
         ancestorGateways: ancestorFeedbackGateways(copy),
       });
-      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid });
+      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid, updateStrategy: input.updateStrategy });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
       shapes.set(shape, built);
     }

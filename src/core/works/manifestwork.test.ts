@@ -217,6 +217,12 @@ test('the copy is applied with the Update strategy, whatever the policy, delete 
   }
 });
 
+test('a kind whose status is not a subresource is applied by forced server-side apply (a whole write would replace its status)', () => {
+  const work = buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Foreground', updateStrategy: 'ServerSideApply' });
+  assert.deepEqual(work.spec.manifestConfigs.map((c) => c.updateStrategy), [{ type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: 'work-agent-policy-sync' } }]);
+  assert.notEqual(readSpecHash(work), readSpecHash(buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Foreground' })));
+});
+
 test('a work written under the ServerSideApply strategy gets another spec-hash, so the hub re-applies it once and no more', () => {
   // What earlier versions wrote: the same work but for the strategy. The changed hash makes the hub's plan
   // apply the work once (an apply, never a delete: the copy stays, and the agent converts it in place).

@@ -59,7 +59,7 @@ export type ManifestConfig = {
    * Update: the copy's strategy (see COPY_UPDATE_STRATEGY). ReadOnly: the agent only reads the object (for its
    * feedback), never writes or deletes it.
    */
-  updateStrategy: { type: 'Update' } | { type: 'ReadOnly' };
+  updateStrategy: { type: 'Update' } | { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } } | { type: 'ReadOnly' };
   feedbackRules: FeedbackRule[];
   feedbackScrapeType: 'Watch';
 };
@@ -125,23 +125,31 @@ export function deleteOptionFor(policy: KubeObject): DeleteOption {
   return policy.metadata.annotations?.[DELETE_OPTION_ANNOTATION] === 'Orphan' ? 'Orphan' : 'Foreground';
 }
 
+/** The OCM agent's field manager must start with `work-agent`. */
+export const WORK_AGENT_FIELD_MANAGER = 'work-agent-policy-sync';
+
+/** How the OCM work agent applies a copy: see copyUpdateStrategy. */
+export type CopyUpdateStrategy = 'Update' | 'ServerSideApply';
+
 /**
- * How the OCM work agent (v1.2.1) applies a copy: `Update`, which creates a missing copy with its owner reference
- * (the AppliedManifestWork, for the Foreground delete) in one write, and afterwards, at each pass (a change of
- * the work, or its 4-minute resync), reads it and writes it whole again only when its spec, or one of our
- * labels, annotations or that owner reference, differs — a spoke drift is put back, and an existing copy
- * converts in place with no write. Not `ServerSideApply`: after an apply that creates the copy, the agent
- * merge-patches the owner reference on in a second write 4–90 ms later (helper.ApplyOwnerReferences). A spoke
- * controller that judged the copy between the two, such as the Kuadrant operator v1.2.0, has its status write
- * refused for the stale resourceVersion, drops it, and ignores the patch (a metadata-only change): the copy
- * would stay without a verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
+ * How the OCM work agent (v1.2.1) applies a copy of a kind. `Update` where the kind's status is a subresource:
+ * the agent creates a missing copy with its owner reference (the AppliedManifestWork, for the Foreground delete)
+ * in one write, and afterwards, at each pass (a change of the work, or its 4-minute resync), reads it and writes
+ * it whole again only when its spec, or one of our labels, annotations or that owner reference, differs — a
+ * spoke drift is put back, the status (a subresource) untouched, and an existing copy converts in place with no
+ * write. Not `ServerSideApply` there: after an apply that creates the copy, the agent merge-patches the owner
+ * reference on in a second write 4–90 ms later (helper.ApplyOwnerReferences). A spoke controller that judged the
+ * copy between the two, such as the Kuadrant operator v1.2.0, has its status write refused for the stale
+ * resourceVersion, drops it, and ignores the patch (a metadata-only change): the copy would stay without a
+ * verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
  *
- * What Update does not do: remove a label or annotation the hub copy no longer carries (it merges them); and
- * for a kind whose CRD has no status subresource its write replaces the status too — only when it writes, i.e.
- * on a real difference, since the copy carries the spec as the hub's apiserver stored it, CRD defaults included
- * (a spoke CRD or webhook that adds to the spec what the hub's does not would make every pass a difference).
+ * `ServerSideApply` (forced, our field manager) for a kind without the status subresource: a whole write there
+ * would replace the status the spoke's controller wrote. What Update does not do, either: remove a label or
+ * annotation the hub copy no longer carries (it merges them).
  */
-const COPY_UPDATE_STRATEGY = { type: 'Update' } as const;
+export function copyUpdateStrategy(strategy: CopyUpdateStrategy): ManifestConfig['updateStrategy'] {
+  return strategy === 'Update' ? { type: 'Update' } : { type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: WORK_AGENT_FIELD_MANAGER } };
+}
 
 export interface BuildManifestWorkInput {
   gvr: GroupVersionResource;
@@ -154,6 +162,8 @@ export interface BuildManifestWorkInput {
   controller?: string;
   /** metadata.uid of the kind's CRD (see SourceRef.crdUid); omitted when undefined. */
   crdUid?: string;
+  /** How the agent applies the copy (copyUpdateStrategy); default Update. */
+  updateStrategy?: CopyUpdateStrategy;
 }
 
 /** The controller label value for a --controller-name: a hash, since the name holds `/`. */
@@ -182,7 +192,7 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
           name: copy.metadata.name,
           namespace: copy.metadata.namespace ?? '',
         },
-        updateStrategy: { ...COPY_UPDATE_STRATEGY },
+        updateStrategy: copyUpdateStrategy(input.updateStrategy ?? 'Update'),
         feedbackRules,
         feedbackScrapeType: 'Watch',
       },
