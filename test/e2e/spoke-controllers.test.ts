@@ -477,8 +477,10 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
 }
 
 /**
- * The Kuadrant operator drops a status write that conflicts ("the object has been modified": the work agent
- * writing the copy at that moment) and writes none until its next event. While waiting for a controller's
+ * The Kuadrant operator drops a status write that conflicts ("the object has been modified") and writes none
+ * until its next event. The work agent no longer causes one on a fresh copy (it creates the copy in one write:
+ * the Update strategy, test/e2e/fresh-copy-status.test.ts); this guards against an event the operator drops for
+ * another reason, and counts as a failure of nothing. While waiting for a controller's
  * word on a copy: every 15 s, a copy still without it gets an annotation (for a controller that reacts to
  * one) and its cluster an event the Kuadrant operator's status updaters subscribe to (nudgeOperator). The
  * waits below still outlast one periodic pass of the operator (up to 120 s after the conflict).
