@@ -90,7 +90,7 @@ async function copyOn(cluster: string): Promise<KubeObject | undefined> {
 
 interface HubStatus {
   summary: Record<string, number | boolean>;
-  clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean }>;
+  clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean; revision?: number }>;
 }
 
 async function hubStatusWhere(what: string, ok: (s: HubStatus) => boolean): Promise<HubStatus> {
@@ -102,7 +102,8 @@ async function hubStatusWhere(what: string, ok: (s: HubStatus) => boolean): Prom
 }
 
 function enforcedEntry(message: string): HubStatus['clusters'][string] {
-  return { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message, upToDate: true };
+  // Revision 1: the hub policy's generation, as created (and created again) here.
+  return { state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'Enforced', message, upToDate: true, revision: 1 };
 }
 
 test('the spoke agents follow the kinds the hub places on each spoke', async () => {
@@ -223,7 +224,7 @@ test('a local policy on one listener only: PartiallyEnforced', async () => {
       'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
       'spoke-2': {
         state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'PartiallyEnforced',
-        message: `AuthPolicy is partially overridden: listener "https" of Gateway gw by [${ns}/local-https]`, upToDate: true,
+        message: `AuthPolicy is partially overridden: listener "https" of Gateway gw by [${ns}/local-https]`, upToDate: true, revision: 1,
       },
     },
   });
