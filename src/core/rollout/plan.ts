@@ -184,8 +184,7 @@ class ProgressivePlanner {
         } else if (!halted && i <= current) {
           this.place(c, workCopy(c.input.desired)!, { previous: this.previousFor(c) });
           this.phases[name] = { phase: 'Progressing', wave: i + 1, reason: 'Placing', message: `revision ${this.R} being placed` };
-        }
-        else if (c.input.observed) {
+        } else if (c.input.observed) {
           // Not reached: its work is not written, whatever changed.
           this.keep.add(name);
           this.phases[name] = { phase: 'Waiting', wave: i + 1, message: `runs revision ${revisionText(c.current)} until its wave` };
