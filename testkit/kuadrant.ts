@@ -7,6 +7,8 @@ import { getObject, serverSideApply } from '../src/kube/writes.ts';
 import { eventually } from './eventually.ts';
 import { ENVOY_GATEWAY_CONTROLLER_NAME, KUADRANT_NAMESPACE } from './sandbox/spokecontrollers.ts';
 import { uniqueName } from './hub.ts';
+import { logTail } from './sandbox/processes.ts';
+import type { Sandbox } from './sandbox/sandbox.ts';
 
 const FIELD_MANAGER = 'policy-sync-tests';
 
@@ -43,13 +45,17 @@ export function envoyGatewayClass(name: string): KubeObject {
  * that round get no status until something else changes. Its own start-up race, not what is under test: two
  * GatewayClasses one after the other, and the second shown in the ConfigMap proves it is past it.
  */
-export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context: () => string): Promise<void> {
+export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context: () => string, gatewayClass: (name: string) => KubeObject = envoyGatewayClass): Promise<void> {
+  const topology = async (): Promise<string> =>
+    String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
   const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
-  await serverSideApply(http, RESOURCES.gatewayClasses, envoyGatewayClass(first), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => getObject(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'), { what: `the Kuadrant operator's topology ConfigMap on ${spokeName}`, timeoutMs: 60_000, context });
-  await serverSideApply(http, RESOURCES.gatewayClasses, envoyGatewayClass(second), { fieldManager: FIELD_MANAGER });
-  await eventually(
-    async () => String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '').includes(second) || undefined,
-    { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context },
-  );
+  await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(first), { fieldManager: FIELD_MANAGER });
+  await eventually(async () => (await topology()).includes(first) || undefined, { what: `the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
+  await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(second), { fieldManager: FIELD_MANAGER });
+  await eventually(async () => (await topology()).includes(second) || undefined, { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context });
+}
+
+/** The tail of a sandbox component's log, for a failure message. */
+export function componentLog(sandbox: Sandbox, component: string): () => string {
+  return () => `${component} log (${sandbox.logOf(component)}):\n${logTail(sandbox.logOf(component), 20)}`;
 }

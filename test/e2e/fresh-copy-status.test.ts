@@ -13,9 +13,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
-import { logTail } from '../../testkit/sandbox/processes.ts';
 import { Sandbox } from '../../testkit/sandbox/sandbox.ts';
-import { KUADRANT_NAMESPACE } from '../../testkit/sandbox/spokecontrollers.ts';
 import { AuditCursor, describeWrite, type AuditedWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
@@ -24,6 +22,7 @@ import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { getObject, serverSideApply } from '../../src/kube/writes.ts';
+import { componentLog, warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'fresh-copy-status-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -47,7 +46,7 @@ const ns = uniqueName('fresh-copy');
 before(async () => {
   sandbox = await Sandbox.up({ root, spokeControllers: ['kuadrant'], log: () => undefined, timeoutMs: 180_000 });
   for (const s of sandbox.spokes) spokes.set(s.name, new KubeHttp(sandbox.kubeConfig(s.name)));
-  for (const name of spokes.keys()) await warmUpKuadrant(name);
+  for (const [name, http] of spokes) await warmUpKuadrant(http, name, operatorLog(name), unownedClass);
   // The hub: params listing AuthPolicies, a class of this file's own, Gateway `shop` placed on every spoke.
   hubClient = new KubeHttp(sandbox.kubeConfig('hub'));
   const controllerName = testControllerName('fresh-copy');
@@ -80,25 +79,8 @@ function unownedClass(name: string): KubeObject {
   return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name }, spec: { controllerName: 'test.policy-sync.io/nobody' } };
 }
 
-/**
- * The operator's own start-up race (its first reconciles may try to create its `topology` ConfigMap twice and
- * leave that round without status), not what is under test: two GatewayClasses one after the other, and the
- * second shown in the ConfigMap proves it is past it (as in spoke-controllers.test.ts).
- */
-async function warmUpKuadrant(spokeName: string): Promise<void> {
-  const http = spokes.get(spokeName)!;
-  const topology = async (): Promise<string> =>
-    String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
-  const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
-  await serverSideApply(http, RESOURCES.gatewayClasses, unownedClass(first), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology()).includes(first) || undefined, { what: `the operator's topology on ${spokeName}`, timeoutMs: 60_000, context: operatorLog(spokeName) });
-  await serverSideApply(http, RESOURCES.gatewayClasses, unownedClass(second), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology()).includes(second) || undefined, { what: `the operator on ${spokeName} past start-up`, timeoutMs: 60_000, context: operatorLog(spokeName) });
-}
-
 function operatorLog(spokeName: string): () => string {
-  const component = `kuadrant-operator/${spokeName}`;
-  return () => `${component} log (${sandbox.logOf(component)}):\n${logTail(sandbox.logOf(component), 20)}`;
+  return componentLog(sandbox, `kuadrant-operator/${spokeName}`);
 }
 
 function condition(p: Policy, type: string): Condition | undefined {

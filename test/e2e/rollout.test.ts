@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
-import { logTail } from '../../testkit/sandbox/processes.ts';
 import { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { ENVOY_GATEWAY_SPOKE } from '../../testkit/sandbox/spokecontrollers.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -24,7 +23,7 @@ import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, list, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
 import { hubStatus } from '../../testkit/status.ts';
 import { startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { condition, envoyGatewayClass, warmUpKuadrant, type Policy } from '../../testkit/kuadrant.ts';
+import { componentLog, condition, envoyGatewayClass, warmUpKuadrant, type Policy } from '../../testkit/kuadrant.ts';
 import { controllerLabelValue, sourceHash } from '../../src/core/works/manifestwork.ts';
 import { workRevision } from '../../src/core/rollout/revision.ts';
 import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION } from '../../src/core/metadatakeys.ts';
@@ -69,7 +68,7 @@ function spoke(name: string): KubeHttp {
 }
 
 function logs(component: string): () => string {
-  return () => `${component} log (${sandbox.logOf(component)}):\n${logTail(sandbox.logOf(component), 20)}`;
+  return componentLog(sandbox, component);
 }
 
 const operators = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');

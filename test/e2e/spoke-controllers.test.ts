@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
-import { logTail } from '../../testkit/sandbox/processes.ts';
 import { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { ENVOY_GATEWAY_CONTROLLER_NAME, ENVOY_GATEWAY_SPOKE, KUADRANT_NAMESPACE } from '../../testkit/sandbox/spokecontrollers.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
@@ -26,7 +25,7 @@ import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
-import { warmUpKuadrant } from '../../testkit/kuadrant.ts';
+import { componentLog, warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -83,7 +82,7 @@ function spoke(name: string): KubeHttp {
 }
 
 function logs(component: string): () => string {
-  return () => `${component} log (${sandbox.logOf(component)}):\n${logTail(sandbox.logOf(component), 20)}`;
+  return componentLog(sandbox, component);
 }
 
 function apply(http: KubeHttp, resource: ResourceRef, object: KubeObject): Promise<KubeObject> {
