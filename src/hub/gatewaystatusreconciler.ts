@@ -108,6 +108,17 @@ export class GatewayStatusReconciler {
     const classState = gatewayClass && this.d.configs.paramsRead(className) ? classStateOf(gatewayClass) : undefined;
     if (!classState) return;
 
+    // Enforcement first, and one write per change: while policies wait to be reconciled (a fan-out, a
+    // start-up pass) their verdicts are about to move; the Gateway's status is computed and written once they
+    // have (computing it on every poll of a fan-out cost more than the fan-out's own reconciles).
+    const now = Date.now();
+    const since = this.deferredSince.get(key) ?? now;
+    if (this.d.policiesPending() && now - since < MAX_DEFER_MS) {
+      this.deferredSince.set(key, since);
+      return { requeueAfterMs: DEFER_POLL_MS };
+    }
+    this.deferredSince.delete(key);
+
     const namespace = gateway.metadata.namespace ?? '';
     const existing = readConditions(gateway);
     const owned = ownedConditionTypes(gateway.metadata.managedFields, FIELD_MANAGER);
@@ -128,18 +139,8 @@ export class GatewayStatusReconciler {
     if (this.expectations.observe(key, cachedFingerprint(existing, owned, desired)).specHash === wanted) {
       // What the Gateway has (or what we wrote and the cache does not show yet) is what is wanted.
       this.d.writes.cancel(writeKey);
-      this.deferredSince.delete(key);
       return;
     }
-    // Enforcement first, and one write per change: while policies wait to be reconciled (a fan-out, a
-    // start-up pass) their verdicts are about to move; the Gateway's status is written once they have.
-    const now = Date.now();
-    const since = this.deferredSince.get(key) ?? now;
-    if (this.d.policiesPending() && now - since < MAX_DEFER_MS) {
-      this.deferredSince.set(key, since);
-      return { requeueAfterMs: DEFER_POLL_MS };
-    }
-    this.deferredSince.delete(key);
     const body: KubeObject = {
       apiVersion: `${RESOURCES.gateways.group}/${RESOURCES.gateways.version}`,
       kind: 'Gateway',

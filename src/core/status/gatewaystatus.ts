@@ -224,7 +224,11 @@ function ourPolicies(input: GatewayStatusInput): OurPolicy[] {
 function affectedConditions(kinds: readonly SyncedKind[], policies: readonly OurPolicy[]): Omit<Condition, 'observedGeneration'>[] {
   const names = kinds.map((k) => kindNameOf(k.kind, k.resource));
   const byKind = new Map<string, OurPolicy[]>();
-  for (const p of policies) byKind.set(grKey(p), [...(byKind.get(grKey(p)) ?? []), p]);
+  for (const p of policies) {
+    const ofKind = byKind.get(grKey(p));
+    if (ofKind) ofKind.push(p);
+    else byKind.set(grKey(p), [p]);
+  }
   const conditions = [...byKind.values()].map((ofKind) => {
     const { group, kindName } = ofKind[0]!;
     const ambiguous = names.filter((n) => n === kindName).length > 1;
@@ -300,7 +304,10 @@ function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPla
       // The reason of a failure or a doubt says what to fix; a wait's (not reported yet, applying, …) only
       // moves, and each move would be a write.
       const reason = (s.state === 'Failed' || s.state === 'Unknown') && s.reason !== '' && s.reason !== s.state ? ` (${s.reason})` : '';
-      notEnforced.set(cluster, [...(notEnforced.get(cluster) ?? []), `${p.label} ${s.state}${reason}`]);
+      const what = `${p.label} ${s.state}${reason}`;
+      const listedHere = notEnforced.get(cluster);
+      if (listedHere) listedHere.push(what);
+      else notEnforced.set(cluster, [what]);
     }
   }
   const overrides = overridden.length === 0 ? '' : `; overridden by local policies, which win as the RFC intends: ${listed(overridden)}`;
