@@ -77,15 +77,15 @@ test('params: every progressive field read, durations in ms, counts and percenta
   );
 });
 
-test('params: durations in every unit, 0, fractions; progressDeadline None is no deadline at all', () => {
+test('params: durations in every unit, 0 (minSuccessTime), fractions; progressDeadline None is no deadline at all', () => {
   const read = (progressive: Record<string, string>) => fromParams({ type: 'Progressive', progressive }) as Extract<RolloutStrategy, { type: 'Progressive' }>;
   assert.equal(read({ minSuccessTime: '0' }).minSuccessTimeMs, 0);
   assert.equal(read({ minSuccessTime: '250ms' }).minSuccessTimeMs, 250);
   assert.equal(read({ minSuccessTime: '45s' }).minSuccessTimeMs, 45_000);
   assert.equal(read({ minSuccessTime: '1.5h' }).minSuccessTimeMs, 5_400_000);
   assert.equal(read({ minSuccessTime: '1h2m3s4ms' }).minSuccessTimeMs, 3_723_004);
-  assert.equal(read({ progressDeadline: '0' }).progressDeadlineMs, 0);
   assert.equal(read({ progressDeadline: '30s' }).progressDeadlineMs, 30_000);
+  assert.equal(read({ progressDeadline: '250ms' }).progressDeadlineMs, 250);
   const none = read({ progressDeadline: 'None' });
   assert.equal(none.progressDeadlineMs, undefined);
   assert.equal('progressDeadlineMs' in none, false, 'no key rather than an undefined one');
@@ -118,8 +118,8 @@ test('params: an invalid rolloutStrategy refuses the params, naming each field',
   for (const bad of ['5', '5x', '1d', 'None', '-1s', '1m 30s', '1h1h1h1h1h']) {
     assert.deepEqual(field({ minSuccessTime: bad }), ['rolloutStrategy.progressive.minSuccessTime: must be a duration such as 30s, 5m or 1h30m'], bad);
   }
-  for (const bad of ['never', 'none', '10', '']) {
-    assert.deepEqual(field({ progressDeadline: bad }), ['rolloutStrategy.progressive.progressDeadline: must be a duration such as 10m, or None'], bad);
+  for (const bad of ['never', 'none', '10', '', '0']) {
+    assert.deepEqual(field({ progressDeadline: bad }), ['rolloutStrategy.progressive.progressDeadline: must be a duration above 0 such as 10m, or None'], bad);
   }
   assert.deepEqual(field({ successWhen: 'Applied' }), ['rolloutStrategy.progressive.successWhen: Invalid option: expected one of "Enforced"|"Accepted"']);
   assert.deepEqual(field({ onFailure: 'Retry' }), ['rolloutStrategy.progressive.onFailure: Invalid option: expected one of "Hold"|"Rollback"']);
@@ -150,6 +150,36 @@ test('params: progressive settings with type All are refused (they would be sile
   assert.deepEqual(rolloutStrategyErrors({ type: 'All', progressive: {} }, 'at'), ['at.progressive: is only read with type Progressive; remove it or set type: Progressive']);
   assert.deepEqual(rolloutStrategyErrors({ type: 'Progressive', progressive: {} }, 'at'), []);
   assert.deepEqual(rolloutStrategyErrors({ type: 'All' }, 'at'), []);
+});
+
+test('params and annotation: a progressDeadline of zero, or below minSuccessTime, is refused naming the field; None and equal are not', () => {
+  const field = 'rolloutStrategy.progressive.progressDeadline';
+  const zero = (text: string) => `${field}: must be above 0 (${text} fails every cluster as soon as its copy is written); None waits for ever`;
+  const below = (deadline: string, min: string) => `${field}: ${deadline} is below minSuccessTime ${min}: a cluster would fail before its success may count; set it to at least minSuccessTime, or None`;
+  const refused: [Record<string, string>, string][] = [
+    [{ progressDeadline: '0' }, `${field}: must be a duration above 0 such as 10m, or None`],
+    [{ progressDeadline: '0s' }, zero('0s')],
+    [{ progressDeadline: '0h0m0.0s' }, zero('0h0m0.0s')],
+    [{ progressDeadline: '0ms', minSuccessTime: '5m' }, zero('0ms')],
+    [{ progressDeadline: '4m59s', minSuccessTime: '5m' }, below('4m59s', '5m')],
+    [{ progressDeadline: '30s', minSuccessTime: '1h' }, below('30s', '1h')],
+  ];
+  for (const [progressive, error] of refused) {
+    assert.deepEqual(fromParams({ type: 'Progressive', progressive }), [error], JSON.stringify(progressive));
+    const annotation = policyRolloutStrategy(annotated(JSON.stringify({ type: 'Progressive', progressive })), ALL);
+    assert.deepEqual(annotation, { strategy: ALL, error: `${ROLLOUT_STRATEGY_ANNOTATION}: ${error} (the class's strategy stays in force)` }, JSON.stringify(progressive));
+  }
+  const accepted: [Record<string, string>, number | undefined][] = [
+    [{ progressDeadline: 'None', minSuccessTime: '1h' }, undefined],
+    [{ progressDeadline: '5m', minSuccessTime: '5m' }, 300_000],
+    [{ progressDeadline: '1ms' }, 1],
+    [{ minSuccessTime: '1h' }, 600_000],
+  ];
+  for (const [progressive, deadlineMs] of accepted) {
+    const strategy = fromParams({ type: 'Progressive', progressive }) as Extract<RolloutStrategy, { type: 'Progressive' }>;
+    assert.equal(strategy.progressDeadlineMs, deadlineMs, JSON.stringify(progressive));
+    assert.equal(policyRolloutStrategy(annotated(JSON.stringify({ type: 'Progressive', progressive })), ALL).error, undefined, JSON.stringify(progressive));
+  }
 });
 
 test('toRolloutStrategy: undefined and All are ALL; the schema and the conversion agree with the params', () => {
@@ -202,7 +232,7 @@ test('policyRolloutStrategy: an invalid annotation is an error naming the annota
       '{"type":"Progressive","progressive":{"maxConcurrency":"x"}}',
       'rolloutStrategy.progressive.maxConcurrency: must be a count (e.g. "2") or a percentage from 0% to 100% (e.g. "25%") (the class\'s strategy stays in force)',
     ],
-    ['{"type":"Progressive","progressive":{"progressDeadline":"forever"}}', 'rolloutStrategy.progressive.progressDeadline: must be a duration such as 10m, or None (the class\'s strategy stays in force)'],
+    ['{"type":"Progressive","progressive":{"progressDeadline":"forever"}}', 'rolloutStrategy.progressive.progressDeadline: must be a duration above 0 such as 10m, or None (the class\'s strategy stays in force)'],
     ['{"type":"Progressive","progressive":{"bogus":1,"other":2}}', 'rolloutStrategy.progressive: unrecognized key(s) "bogus", "other" (the class\'s strategy stays in force)'],
     [
       '{"type":"Progressive","progressive":{"canary":{"matchExpressions":[{"key":"a","operator":"Gt"}]}}}',

@@ -45,7 +45,9 @@ export const PROGRESSIVE_DEFAULTS: Readonly<ProgressiveRollout> = Object.freeze(
 // (test/unit/params-crd.test.ts holds the two to each other).
 const COUNT_OR_PERCENT = /^([0-9]{1,6}|(100|[1-9]?[0-9])%)$/;
 const DURATION = /^(0|([0-9]{1,9}(\.[0-9]{1,9})?(ms|s|m|h)){1,4})$/;
-const DEADLINE = /^(None|0|([0-9]{1,9}(\.[0-9]{1,9})?(ms|s|m|h)){1,4})$/;
+// No bare "0": a deadline of nothing fails every cluster the moment its copy is written (a zero written
+// with a unit, "0s", is refused by rolloutStrategyErrors, as one below minSuccessTime is).
+const DEADLINE = /^(None|([0-9]{1,9}(\.[0-9]{1,9})?(ms|s|m|h)){1,4})$/;
 const countOrPercent = z.string().regex(COUNT_OR_PERCENT, 'must be a count (e.g. "2") or a percentage from 0% to 100% (e.g. "25%")');
 const durationText = z.string().regex(DURATION, 'must be a duration such as 30s, 5m or 1h30m');
 const labelSelector = z.strictObject({
@@ -65,7 +67,7 @@ const progressiveSchema = z.strictObject({
   canary: labelSelector.optional(),
   maxConcurrency: countOrPercent.optional(),
   minSuccessTime: durationText.optional(),
-  progressDeadline: z.string().regex(DEADLINE, 'must be a duration such as 10m, or None').optional(),
+  progressDeadline: z.string().regex(DEADLINE, 'must be a duration above 0 such as 10m, or None').optional(),
   maxFailures: countOrPercent.optional(),
   successWhen: z.enum(['Enforced', 'Accepted']).optional(),
   onFailure: z.enum(['Hold', 'Rollback']).optional(),
@@ -101,9 +103,22 @@ function clusterCount(value: string): ClusterCount {
   return value.endsWith('%') ? { percent: Number(value.slice(0, -1)) } : { count: Number(value) };
 }
 
-/** What the schema cannot say: `progressive` belongs to type Progressive only. Empty when none. */
+/**
+ * What the schema cannot say: `progressive` belongs to type Progressive only; a `progressDeadline` of zero
+ * (`0s`) fails every cluster as soon as its copy is written, and one shorter than `minSuccessTime` gives up
+ * on a cluster before its success may count. Empty when none.
+ */
 export function rolloutStrategyErrors(input: RolloutStrategyInput, at: string): string[] {
-  return input.type === 'All' && input.progressive !== undefined ? [`${at}.progressive: is only read with type Progressive; remove it or set type: Progressive`] : [];
+  if (input.type === 'All') return input.progressive !== undefined ? [`${at}.progressive: is only read with type Progressive; remove it or set type: Progressive`] : [];
+  const deadline = input.progressive?.progressDeadline;
+  if (deadline === undefined || deadline === 'None') return [];
+  const deadlineMs = parseDuration(deadline)!;
+  const minSuccessTime = input.progressive?.minSuccessTime;
+  const minSuccessMs = minSuccessTime === undefined ? PROGRESSIVE_DEFAULTS.minSuccessTimeMs : parseDuration(minSuccessTime)!;
+  const field = `${at}.progressive.progressDeadline`;
+  if (deadlineMs === 0) return [`${field}: must be above 0 (${deadline} fails every cluster as soon as its copy is written); None waits for ever`];
+  if (deadlineMs < minSuccessMs) return [`${field}: ${deadline} is below minSuccessTime ${minSuccessTime ?? ''}: a cluster would fail before its success may count; set it to at least minSuccessTime, or None`];
+  return [];
 }
 
 /** `count` clusters of `total`: a percentage rounded down, at least `min`. */
