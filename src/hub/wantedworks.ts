@@ -2,15 +2,16 @@
 // class and params, where OCM places it, the lane it holds on the spokes against same-named hub Gateways,
 // docs/architecture.md#tenant-lanes), then the desired works from the core (core/works/desiredworks.ts), and
 // where a same-named policy is older and keeps the spoke object (#the-spoke-copy). Decides nothing itself.
-import { gatewayClassOf, gatewayTemplates, BY_NAME } from './indexes.ts';
+import { gatewayClassOf, gatewayTemplates, BY_CLUSTER, BY_NAME } from './indexes.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { renderDownstreamNamespace } from '../core/params/params.ts';
 import type { PolicyProblem } from '../core/status/policystatus.ts';
 import type { LaneReport } from '../core/status/statusinput.ts';
-import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../core/targets/lanes.ts';
+import { laneConflicts, mayShareLane, refusedClusters, type GatewayLane, type LaneConflict, type LaneHolders } from '../core/targets/lanes.ts';
 import { possibleRivals } from '../core/targets/rivals.ts';
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../core/works/desiredworks.ts';
+import { holdersOf } from '../core/works/heldlanes.ts';
 import { controllerLabelValue } from '../core/works/manifestwork.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -21,6 +22,8 @@ export interface WantedWorksDeps {
   watches: DynamicInformers;
   gateways: Informer;
   placed: GatewayPlacements;
+  /** Our ManifestWorks, indexed BY_CLUSTER: who holds a lane on a cluster is what its works show. */
+  works: Informer;
   configs: ClassConfigs;
   controllerName: string;
   /** Adds the raw `conditions` feedback rule (needs the agent's RawFeedbackJsonString gate). */
@@ -80,7 +83,8 @@ export class WantedWorks {
       for (const r of placed.refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
       const lane = this.laneOf(gateway, placed.clusters);
       const others = this.d.gateways.store.byIndex(BY_NAME, name).flatMap((g) => (g === gateway ? [] : (this.laneOf(g) ?? [])));
-      const conflicts = lane && others.length > 0 ? laneConflicts(lane, others) : [];
+      // The works on a cluster are read only where another Gateway could share this one's lane at all.
+      const conflicts = lane && mayShareLane(lane, others) ? laneConflicts(lane, others, this.holders) : [];
       lanes.push(...conflicts);
       const refused = lane ? refusedClusters(lane, conflicts) : new Set<string>();
       return {
@@ -114,6 +118,9 @@ export class WantedWorks {
       .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
     return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...input, statusFeedback });
   }
+
+  /** The hub Gateways whose policies' works on the cluster target the downstream Gateway (core/works/heldlanes.ts). */
+  private readonly holders: LaneHolders = (cluster, downstream) => holdersOf(this.d.works.store.byIndex(BY_CLUSTER, cluster), downstream);
 
   /** A cached Gateway of an owned class with params in force, as its lane; undefined otherwise. */
   private laneOf(gateway: KubeObject, clusters?: readonly string[]): GatewayLane | undefined {

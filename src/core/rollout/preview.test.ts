@@ -210,3 +210,33 @@ test('a halt the hub reported on the policy stands in the preview of that revisi
   assert.equal(next.rollout.state, 'Progressing');
   assert.deepEqual(summary(next).map(([c, a]) => [c, a]), [['spoke-2', 'write'], ['spoke-1', 'keep']]);
 });
+
+test("tenant lanes as the hub decides them: where a newer tenant's works hold the shared downstream Gateway, the older one's policy is not placed", () => {
+  const shared = params({ downstreamNamespace: 'gateways' });
+  const theirs: KubeObject = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'team-b', creationTimestamp: '2026-06-01T00:00:00Z', labels: { [PLACEMENT_LABEL]: 'b' } },
+    spec: { gatewayClassName: 'sync' },
+  };
+  const theirDecision: KubeObject = { ...decision('b', ['spoke-1']), metadata: { name: 'b-1', namespace: 'team-b', labels: { [PLACEMENT_LABEL]: 'b' } } };
+  const theirPolicy: KubeObject = { ...policy(1, 'allow = true'), metadata: { ...policy(1, 'allow = true').metadata, namespace: 'team-b', uid: 'u-b' } };
+  const theirWorks = desiredWorksForPolicy({
+    gvr: GVR,
+    policy: theirPolicy,
+    gateways: () => ({ managed: true, downstreamNamespaceTemplate: 'gateways', clusters: ['spoke-1'], kindAllowed: true }),
+    rawFeedback: false,
+    statusFeedback: [],
+    maxWorkBytes: 500 * 1024,
+    controller: CONTROLLER,
+  }).works;
+  const snapshot = (works?: KubeObject[]): HubSnapshot =>
+    hub(shared, { gateways: [gateway('gw', 'sync', 'all'), theirs], decisions: [decision('all', ['spoke-1', 'spoke-2']), theirDecision], ...(works ? { works } : {}) });
+  // No works hold the lane: the older Gateway (ours, payments/gw) takes spoke-1.
+  assert.deepEqual(summary(previewRollout(input(policy(1, 'allow = false'), snapshot()))).map(([c]) => c), ['spoke-1', 'spoke-2']);
+  // team-b's works hold it there: ours is refused on spoke-1 only, and told why.
+  const p = previewRollout(input(policy(1, 'allow = false'), snapshot([...theirWorks.values()])));
+  assert.deepEqual(summary(p).map(([c]) => c), ['spoke-2']);
+  const lane = p.problems.find((x) => x.reason === 'DownstreamGatewayConflict');
+  assert.match(lane?.message ?? '', /team-b\/gw \(its policies' copies are there already\) keeps it, the policies of payments\/gw are not placed there/);
+});

@@ -14,7 +14,7 @@ import { coverage, usesOverrides } from '../spoke/conflicts.ts';
 import { localPoliciesIn, occupantOf, type SpokeReport } from '../spoke/spokereport.ts';
 import type { PolicyProblem } from '../status/policystatus.ts';
 import { LANE_CONFLICT_REASON } from '../status/statusinput.ts';
-import { laneConflicts, refusedClusters, type GatewayLane, type LaneConflict } from '../targets/lanes.ts';
+import { laneConflicts, mayShareLane, refusedClusters, type GatewayLane, type LaneConflict, type LaneHolders } from '../targets/lanes.ts';
 import { possibleRivals } from '../targets/rivals.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
 import {
@@ -25,6 +25,7 @@ import {
   type GatewayPlacement,
   type TargetReport,
 } from '../works/desiredworks.ts';
+import { holdersOf } from '../works/heldlanes.ts';
 import { adoptLegacyName, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import { planRollout, recordedRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
 import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy } from './revision.ts';
@@ -45,6 +46,11 @@ export interface HubSnapshot {
   /** The spoke agents' readable reports, by cluster; refused ones by why (`<field>: <problem>`). */
   reports: ReadonlyMap<string, SpokeReport>;
   refusedReports?: ReadonlyMap<string, string>;
+  /**
+   * The hub controller's ManifestWorks on every cluster (of every policy), for who holds a tenant lane there
+   * (core/works/heldlanes.ts). Absent: no lane counts as held, and the older Gateway takes a shared one.
+   */
+  works?: readonly KubeObject[];
 }
 
 export interface PreviewInput {
@@ -131,8 +137,15 @@ class View {
   private readonly clusters = new Map<string, KubeObject>();
   private readonly sets = new Map<string, KubeObject>();
   private readonly placed = new Map<KubeObject, PlacedClusters>();
+  private readonly worksOn = new Map<string, KubeObject[]>();
 
   constructor(readonly hub: HubSnapshot) {
+    for (const w of hub.works ?? []) {
+      const cluster = w.metadata.namespace ?? '';
+      const here = this.worksOn.get(cluster);
+      if (here) here.push(w);
+      else this.worksOn.set(cluster, [w]);
+    }
     for (const g of hub.gateways) {
       this.gateways.set(namespacedKey(g.metadata.namespace ?? '', g.metadata.name), g);
       this.byName.set(g.metadata.name, [...(this.byName.get(g.metadata.name) ?? []), g]);
@@ -192,6 +205,9 @@ class View {
     return result;
   }
 
+  /** As src/hub/wantedworks.ts: the hub Gateways whose policies' works on the cluster target the downstream Gateway. */
+  readonly holders: LaneHolders = (cluster, downstream) => holdersOf(this.worksOn.get(cluster) ?? [], downstream);
+
   /** A Gateway of a class in force, as its tenant lane. */
   lane(gateway: KubeObject, clusters?: readonly string[]): GatewayLane | undefined {
     const params = this.params(gateway);
@@ -222,7 +238,7 @@ function wanted(view: View, input: PreviewInput, policy: KubeObject, lanes: Lane
     for (const r of placed.refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
     const lane = view.lane(gateway, placed.clusters);
     const others = view.named(name).flatMap((g) => (g === gateway ? [] : (view.lane(g) ?? [])));
-    const conflicts = lane && others.length > 0 ? laneConflicts(lane, others) : [];
+    const conflicts = lane && mayShareLane(lane, others) ? laneConflicts(lane, others, view.holders) : [];
     lanes.push(...conflicts);
     const refused = lane ? refusedClusters(lane, conflicts) : new Set<string>();
     return {
