@@ -19,6 +19,14 @@ export interface DynamicInformersOptions {
   onSynced?: (gvr: GroupVersionResource) => void;
   /** A list or watch of the kind failed: its cache is no longer live (Informer.live) until it works again. */
   onFailure?: (gvr: GroupVersionResource, err: Error) => void;
+  /** The kind's cache became live (Informer.onLive): its first state, and again after each failure. */
+  onLive?: (gvr: GroupVersionResource) => void;
+  /**
+   * After a failure, each informer takes the kind's whole state afresh instead of resuming from the
+   * resourceVersion (WatcherOptions.relistAfterFailure): for the spoke agent's small caches, live again
+   * within a second of a reconnect. Not for the hub's, where a relist can be 100k objects.
+   */
+  relistAfterFailure?: boolean;
   /** Adds indexes to a new informer's store before it starts. */
   configure?: (informer: Informer) => void;
   /** What the caches keep of each object (see WatcherOptions.transform). */
@@ -51,11 +59,14 @@ export class DynamicInformers {
       const informer = new Informer(this.http, { ...kind.gvr, namespaced: kind.namespaced }, {
         logger: this.options.logger?.child({ kind: key }),
         ...(this.options.transform ? { transform: this.options.transform } : {}),
+        ...(this.options.relistAfterFailure ? { relistAfterFailure: true } : {}),
       });
       this.options.configure?.(informer);
       informer.onChange((change) => this.options.onChange(kind.gvr, change));
       const onFailure = this.options.onFailure;
       if (onFailure) informer.onFailure((err) => this.informers.get(key)?.informer === informer && onFailure(kind.gvr, err));
+      const onLive = this.options.onLive;
+      if (onLive) informer.onLive(() => this.informers.get(key)?.informer === informer && onLive(kind.gvr));
       this.informers.set(key, { kind, informer });
       informer.start();
       const onSynced = this.options.onSynced;

@@ -2,7 +2,7 @@
 // changes to work-queue keys; they run synchronously and must not do I/O.
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { Backoff } from '../runtime/backoff.ts';
-import { isGone, type KubeHttp } from './http.ts';
+import type { KubeHttp } from './http.ts';
 import type { ResourceRef } from './resource.ts';
 import { Store, type StoreChange } from './store.ts';
 import { Watcher, type WatcherOptions } from './watcher.ts';
@@ -47,6 +47,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly watcher: Watcher<T>;
   private readonly syncWaiters: (() => void)[] = [];
   private readonly failureHandlers: ((err: Error) => void)[] = [];
+  private readonly liveHandlers: (() => void)[] = [];
 
   /** `options.transform` decides what the cache keeps of each object (see WatcherOptions). */
   constructor(http: KubeHttp, readonly resource: ResourceRef, options: WatcherOptions<T> = {}) {
@@ -71,6 +72,16 @@ export class Informer<T extends KubeObject = KubeObject> {
         const change = this.store.apply(type, object);
         if (change) this.commit([change]);
       },
+      live: () => {
+        for (const h of this.liveHandlers) {
+          try {
+            h();
+          } catch (handlerErr) {
+            // Inside the watch's stream: a handler's throw must not end the watch.
+            options.logger?.error({ err: String(handlerErr) }, 'informer live handler threw');
+          }
+        }
+      },
     }, { ...options, backoff });
   }
 
@@ -93,19 +104,31 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * Whether the cache follows the apiserver now: synced, and no list or watch has failed since the last
-   * one that worked. A 410 Gone is not a failure (the watcher relists at once); a failing relist is.
-   * After a failure it is live again at the next list, event or bookmark (a watch resumed without events
-   * shows it at its first bookmark, about a minute on): onChange does not mark that moment.
+   * Whether the cache holds the apiserver's state as of now (Watcher.live): synced, and since the last
+   * failed list or watch — a 410 Gone included — the state delivered afresh or the resumed watch caught up
+   * (a bookmark). Never at the first event after a gap: the gap may hold more. A resumed watch with
+   * nothing to deliver is caught up at its first bookmark (about a minute); with `relistAfterFailure` the
+   * state is taken afresh instead and the cache is live once it is delivered. onLive marks the moment.
    */
   get live(): boolean {
-    const err = this.watcher.lastError;
-    return this.synced && (err === undefined || isGone(err));
+    return this.watcher.live;
   }
 
-  /** `handler` is told of each failed list or watch (the cache is no longer live), synchronously, with the error. */
+  /**
+   * `handler` is told of each failed list or watch (the cache is no longer live), synchronously, with the
+   * error. Not of a 410 Gone, after which the watcher relists at once: the cache is not live meanwhile.
+   */
   onFailure(handler: (err: Error) => void): this {
     this.failureHandlers.push(handler);
+    return this;
+  }
+
+  /**
+   * `handler` is told, synchronously, each time the cache becomes live: at the first sync, and after each
+   * failure once the state is delivered afresh or caught up — whether or not any object changed.
+   */
+  onLive(handler: () => void): this {
+    this.liveHandlers.push(handler);
     return this;
   }
 

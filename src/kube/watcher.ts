@@ -8,7 +8,11 @@
 // list from then on, then a watch from the list's resourceVersion. Either way: bookmarks and a random
 // 5–10 min server timeout; a fresh initial state on 410 Gone (compaction or "too old resource version");
 // any other failure restarts the cycle after a jittered backoff (800 ms → 30 s, reset after 2 min
-// healthy). A watch silent past the client's idle timeout is torn down by KubeHttp and restarted here.
+// healthy), resuming from the resourceVersion — or, with relistAfterFailure, from a fresh initial state.
+// A watch silent past the client's idle timeout is torn down by KubeHttp and restarted here.
+// `live` says whether the sink holds the state as of now: a failure (a 410 included) ends it; a complete
+// state delivered, or a bookmark of the resumed watch (every change up to it delivered), starts it again —
+// never the first event after a gap, which may be one of many the gap left to deliver.
 // The resourceVersion moves past an event only once the sink has taken it, so an event a sink throws on
 // is delivered again. `stop()` aborts the open request and no further request is made after it resolves.
 import type { Logger } from 'pino';
@@ -25,6 +29,8 @@ export interface WatchSink<T extends KubeObject> {
   /** The complete current state, after every (re)list or watch-list. */
   replace(items: T[]): void;
   event(type: WatchEventType, object: T): void;
+  /** The watcher became live (see Watcher.live): after its first state, and again after each failure. */
+  live?(): void;
 }
 
 export interface WatcherOptions<T extends KubeObject = KubeObject> {
@@ -50,6 +56,14 @@ export interface WatcherOptions<T extends KubeObject = KubeObject> {
    * paged list, as a watcher does anyway once its apiserver refused a watch-list.
    */
   watchList?: boolean;
+  /**
+   * After any failed list or watch (a 410 included), take the whole state afresh — a watch-list, or a
+   * paged list — instead of resuming from the resourceVersion; a clean end of the stream (the server's
+   * timeout) still resumes. Live again the moment that state is delivered, where a resumed watch with
+   * nothing to deliver proves itself only at its first bookmark (about a minute). For small caches whose
+   * readers must not wait (the spoke agent's); a cache of 100k objects must not relist on every reconnect.
+   */
+  relistAfterFailure?: boolean;
 }
 
 /** The annotation on the bookmark that ends a watch-list's initial events. */
@@ -80,6 +94,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
   private readonly backoff: Backoff;
   private readonly clock: Clock;
   private listedOnce = false;
+  /** The sink holds the state as of now (see `live`). */
+  private caughtUp = false;
   private failure: Error | undefined;
   private watchList: boolean;
   /** Counts (re)lists, for tests and metrics. */
@@ -101,6 +117,17 @@ export class Watcher<T extends KubeObject = KubeObject> {
   /** True once the first complete state has been delivered. */
   get synced(): boolean {
     return this.listedOnce;
+  }
+
+  /**
+   * Whether the sink holds the apiserver's state as of now, give or take the watch's latency: a complete
+   * state was delivered and no list or watch failed since — or, after a failure, the state was delivered
+   * afresh, or the resumed watch caught up (a bookmark: every change up to its resourceVersion delivered).
+   * A 410 is a failure here (the cache predates what the apiserver can no longer replay), and so is the
+   * sink's own throw. A cache that is not live is kept as it was, not emptied.
+   */
+  get live(): boolean {
+    return this.listedOnce && this.caughtUp;
   }
 
   /**
@@ -140,6 +167,9 @@ export class Watcher<T extends KubeObject = KubeObject> {
       } catch (err) {
         if (this.stopped) break;
         this.failure = err instanceof Error ? err : new Error(String(err));
+        // Whatever the sink holds may predate changes the broken watch did not deliver.
+        this.caughtUp = false;
+        if (this.options.relistAfterFailure) this.resourceVersion = undefined;
         if (isGone(err)) {
           log?.info({ resource: this.path }, 'watch resourceVersion expired; relisting');
           this.resourceVersion = undefined;
@@ -194,6 +224,13 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.lists++;
     this.failure = undefined;
     this.listedOnce = true;
+    this.markCaughtUp();
+  }
+
+  private markCaughtUp(): void {
+    if (this.caughtUp) return;
+    this.caughtUp = true;
+    this.sink.live?.();
   }
 
   /** A watch from the resourceVersion; without one, a watch-list: the current state first, then the watch. */
@@ -232,6 +269,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         else initial.set(key, transform(ev.object as T));
         return;
       }
+      // The watch delivers again: the failure is over (lastError), but the cache is not live yet.
       this.failure = undefined;
       if (ev.type !== 'BOOKMARK') {
         this.backoff.markHealthy();
@@ -239,6 +277,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
       }
       // Only past an event the sink took: a throw above restarts the watch from before it.
       this.resourceVersion = ev.object.metadata.resourceVersion;
+      // A bookmark: every change up to its resourceVersion has been delivered, those of a gap included.
+      if (ev.type === 'BOOKMARK') this.markCaughtUp();
     };
     this.watches++;
     try {

@@ -1,7 +1,7 @@
 // Assembly of the spoke agent: the client, the params ConfigMap's cache (unless `--policies` fixes the
 // kinds), one informer per watched kind, the two reconcilers (kinds, report) and their runners, and the
-// wiring: any policy change, a kind's first list or a kind's watch failing wakes the report; the ConfigMap
-// wakes the kinds. The lifecycle is controller.ts's.
+// wiring: any policy change, a kind's first list, a kind's watch failing or its cache live again wakes the
+// report; the ConfigMap wakes the kinds. The lifecycle is controller.ts's.
 import type { Logger } from 'pino';
 import { cachedObject } from '../core/cacheview.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
@@ -68,6 +68,10 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
     onSynced: wakeReport,
     // A kind whose watch fails leaves the report now, not at the next heartbeat.
     onFailure: wakeReport,
+    // After a failure a kind comes back only with its state taken afresh (never a cache that may predate
+    // the gap), and the moment it is delivered — not at the resumed watch's first bookmark, a minute on.
+    relistAfterFailure: true,
+    onLive: wakeReport,
     transform: cachedObject,
     logger: log,
   });
