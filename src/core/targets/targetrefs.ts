@@ -120,7 +120,7 @@ export function classifyTargets(
  * The policy's spec for one cluster's copy: only the targets at the given paths remain, each
  * renamed to its downstream Gateway, `namespace` dropped (the copy lives in the downstream
  * namespace), `sectionName` and any other fields kept. `targetRef` stays an object (removed when
- * not kept) and `targetRefs` stays a list. The input is not modified.
+ * not kept) and `targetRefs` stays a list (removed when it is not one). The input is not modified.
  */
 export function rewriteTargets(
   policy: KubeObject,
@@ -146,6 +146,10 @@ export function rewriteTargets(
   }
   if (Array.isArray(spec.targetRefs)) {
     spec.targetRefs = spec.targetRefs.flatMap((raw: unknown, index) => rewrite(`spec.targetRefs[${index}]`, raw));
+  } else if ('targetRefs' in spec) {
+    // Not a list: none of it is read as a target, so none of it may reach the copy (verbatim, it would name the
+    // hub Gateway, and its namespace, on the spoke).
+    delete spec.targetRefs;
   }
   return spec;
 }
