@@ -64,12 +64,14 @@ const policyArb = fc.record({
   generation: fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
 });
 
+type PolicyInput = typeof policyArb extends fc.Arbitrary<infer T> ? T : never;
+
 /** The hub policy as read from the apiserver (JSON: what fast-check builds without a prototype gets one). */
-function hubPolicy(p: fc.RecordValue<typeof policyArb>): KubeObject {
+function hubPolicy(p: PolicyInput): KubeObject {
   return JSON.parse(JSON.stringify(policyObject(p))) as KubeObject;
 }
 
-function policyObject(p: fc.RecordValue<typeof policyArb>): KubeObject {
+function policyObject(p: PolicyInput): KubeObject {
   const spec: Record<string, unknown> = { rules: p.rules };
   if (p.targetRef !== undefined) spec.targetRef = p.targetRef;
   if (p.targetRefs !== undefined) spec.targetRefs = p.targetRefs;
