@@ -80,6 +80,20 @@ test('table: one line per policy with enforced/clusters and the counts; problems
   ]);
 });
 
+test('table: clusters awaiting their spoke report are named below, a Pending count alone would not say why', () => {
+  const waiting: ClusterInput = { state: 'awaitingReport', message: 'no report from the spoke agent yet' };
+  const held = row('AuthPolicy', 'shop', 'shop-auth', status({ 'spoke-1': ENFORCED, 'spoke-2': waiting }));
+  const many = row('AuthPolicy', 'shop', 'fleet-auth', status({ a: waiting, b: waiting, c: waiting, d: waiting }, CROSS_NAMESPACE.slice(1)));
+  assert.deepEqual(lines(formatRows([held, many], false)), [
+    'POLICY                      ENFORCED  OVERRIDDEN  PENDING  FAILED',
+    'AuthPolicy/shop/shop-auth   1/2       0           1        0',
+    'AuthPolicy/shop/fleet-auth  0/4       0           4        0',
+    '',
+    '! AuthPolicy/shop/shop-auth: AwaitingSpokeReport (spoke-2)',
+    '! AuthPolicy/shop/fleet-auth: NotSynced, AwaitingSpokeReport (4 clusters)',
+  ]);
+});
+
 test('table: no policies', () => {
   assert.equal(formatRows([], false), 'no synced policies\n');
   assert.equal(formatRows([], true), 'no synced policies\n');

@@ -2,7 +2,7 @@
 // (docs/architecture.md#components, #status-on-the-hub). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
 import type { RolloutStatus } from '../core/rollout/plan.ts';
-import type { ClusterStatus, PolicyStatus } from '../core/status/policystatus.ts';
+import { AWAITING_SPOKE_REPORT, type ClusterStatus, type PolicyStatus } from '../core/status/policystatus.ts';
 
 /** What the table and the matrix need of one policy. */
 export interface PolicyRowView {
@@ -147,15 +147,23 @@ export function formatTable(rows: readonly PolicyRowView[]): string[] {
   widths[0] = Math.max(Math.min(widths[0]!, MIN_POLICY_WIDTH), Math.min(widths[0]!, LINE_WIDTH - rest));
   const out = [line(header, widths)];
   for (const c of cells) out.push(line([ellipsize(c[0]!, widths[0]), ...c.slice(1)], widths));
-  const troubled = rows.filter((r) => (r.status.problems ?? []).length > 0);
+  const troubled = rows.filter((r) => (r.status.problems ?? []).length > 0 || awaitingReport(r).length > 0);
   if (troubled.length > 0) {
     out.push('');
     for (const r of troubled) {
-      const reasons = [...new Set((r.status.problems ?? []).map((p) => p.reason))].join(', ');
-      out.push(...wrap(`${policyLabel(r)}: ${reasons}`, '! ', '    '));
+      const reasons = [...new Set((r.status.problems ?? []).map((p) => p.reason))];
+      // A Pending count alone would not tell a cluster held for want of its spoke's report from one applying.
+      const awaiting = awaitingReport(r);
+      if (awaiting.length > 0) reasons.push(`${AWAITING_SPOKE_REPORT} (${awaiting.length <= 3 ? awaiting.join(', ') : `${awaiting.length} clusters`})`);
+      out.push(...wrap(`${policyLabel(r)}: ${reasons.join(', ')}`, '! ', '    '));
     }
   }
   return out;
+}
+
+/** The clusters of the policy that get no first copy until their spoke agent's report vouches for it. */
+function awaitingReport(r: PolicyRowView): string[] {
+  return Object.entries(r.status.clusters ?? {}).flatMap(([name, c]) => (c.reason === AWAITING_SPOKE_REPORT ? [name] : []));
 }
 
 // ---------------------------------------------------------------------------------------------

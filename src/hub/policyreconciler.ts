@@ -84,8 +84,8 @@ export class PolicyReconciler {
     for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
     // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
     // placed (OCM's agent would merge into it and take it over) and nothing there is removed.
-    // A spoke report refused (schema, caps) says nothing of local policies there: the copy is placed as if
-    // no agent ran, and the policy says why its overrides there are not known.
+    // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a
+    // first copy waits below; a copy already placed is kept and updated).
     problems.push(...this.evidence.refusedReports(desired.works.keys()));
     const nameTaken = this.evidence.nameTaken(gr, policy, desired.works);
     for (const t of nameTaken) desired.works.delete(t.cluster);
@@ -94,6 +94,11 @@ export class PolicyReconciler {
     // Where local policies cover the whole copy, they are what is enforced there: no copy.
     const local = this.evidence.localVerdicts(gr, policy, desired.works);
     for (const o of local.overridden) desired.works.delete(o.cluster);
+    // No evidence is not evidence of absence: a first copy waits for a fresh report that vouches for its name
+    // and says whether local policies cover it. Removed before the rollout plans, like the taken names, so no
+    // wave writes there; a work already there stays as it is (never withdrawn for doubt).
+    const awaiting = this.evidence.awaitingReport(gr, desired.works, observed);
+    for (const a of awaiting) desired.works.delete(a.cluster);
     // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their
     // works as they are (docs/architecture.md#rolling-out-a-change).
     const targetClasses = this.removals.targetClasses(policy);
@@ -106,7 +111,7 @@ export class PolicyReconciler {
     }
     const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
     // A work grown too large is not written; the last good one on that cluster stays in place.
-    const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...(rollout?.keep ?? [])]);
+    const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
     const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
     const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
@@ -143,6 +148,7 @@ export class PolicyReconciler {
         kept,
         ...(rollout ? { rollout: { status: rollout.status, clusters: rollout.clusters, waiting: rollout.waiting } } : {}),
         local,
+        awaiting,
         unknown: removals.unknown,
         lanes,
         problems,

@@ -1,12 +1,15 @@
 // What the spoke agents' reports say about one hub policy's copies (docs/architecture.md#local-policies-win,
 // #never-take-over): where the copy's name is held by something that is not this policy's copy (nothing is
-// placed there), where local policies cover the copy (it is withdrawn, Overridden) or part of it, and where a
-// report was refused. Only a fresh report counts: a stale or absent one says nothing, and the copy is placed
-// as if no agent ran.
+// placed there), where local policies cover the copy (it is withdrawn, Overridden) or part of it, where a
+// report was refused, and where the evidence a first copy needs is missing (nothing is placed there yet).
+// Only a fresh report counts. No evidence is not evidence of absence: without a fresh report that covers the
+// kind with name occupancy, a cluster gets no first copy (its name may be held by the cluster's own policy,
+// which OCM's agent would merge into and own; local policies may cover it) and it waits, AwaitingSpokeReport.
+// What is placed stays: doubt never withdraws a copy. Only the explicit no-agent mode places without a witness.
 import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { coverage, usesOverrides } from '../core/spoke/conflicts.ts';
-import { localPoliciesIn, occupantOf } from '../core/spoke/spokereport.ts';
+import { localPoliciesIn, occupantOf, type SpokeReport } from '../core/spoke/spokereport.ts';
 import type { LocalNote, PolicyProblem } from '../core/status/policystatus.ts';
 import type { LocalVerdicts } from '../core/status/statusinput.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
@@ -29,6 +32,50 @@ export class SpokeEvidence {
       if (why !== undefined) problems.push({ reason: 'SpokeReportRefused', message: `cluster ${cluster}: the spoke agent's report is refused (${why}); local policies there are not known` });
     }
     return problems;
+  }
+
+  /**
+   * Clusters of `desired` that get no first copy for want of evidence: no fresh, readable report from their
+   * agent that covers the kind with name occupancy (version 2) — none yet, stale, refused, the kind not in it
+   * (its watch not live, or left out for the caps), or from an older agent. A first copy is one where the
+   * policy has no work on the cluster (never placed, or withdrawn: overridden before), or where its work places
+   * a copy of another kind, namespace or name on the spoke than the one desired now: the name it goes to has
+   * not been checked. A work whose copy keeps its identity keeps being updated, whatever the reports say: the
+   * object there is this policy's copy already (the report that let it be placed said so, or no-agent mode
+   * placed it), so an edit takes nothing over and places nothing new, and holding it would only leave a stale
+   * revision running for as long as an agent is down. The held clusters' works, if any, stay as they are.
+   * None in no-agent mode (`reports` undefined): nothing will ever report, and the docs say what that gives up.
+   */
+  awaitingReport(gr: GroupResource, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[]): ClusterRefusal[] {
+    if (!this.reports) return [];
+    const kind = groupResourceKey(gr);
+    const placed = new Map(observed.map((w) => [w.metadata.namespace ?? '', placedCopy(w)]));
+    const held: ClusterRefusal[] = [];
+    for (const [cluster, work] of desired) {
+      const copy = work.spec.workload.manifests[0];
+      if (!copy) continue;
+      if (sameIdentity(placed.get(cluster), copy)) continue;
+      const at = namespacedKey(copy.metadata.namespace ?? '', copy.metadata.name);
+      const missing = this.missingEvidence(cluster, kind, copy);
+      if (missing === undefined) continue;
+      held.push({ cluster, message: `${missing}; ${copy.kind} ${at} is placed once a fresh report shows the name free there` });
+    }
+    return held;
+  }
+
+  /** What is missing to place a first `copy` of `kind` on `cluster`; undefined when a fresh report vouches for it. */
+  private missingEvidence(cluster: string, kind: string, copy: KubeObject): string | undefined {
+    const evidence = this.reports!.evidence(cluster);
+    switch (evidence.state) {
+      case 'absent':
+        return 'no report from the spoke agent yet';
+      case 'stale':
+        return `the spoke agent's report is stale since ${evidence.since} (hub time)`;
+      case 'refused':
+        return `the spoke agent's report is refused: ${evidence.why}`;
+      case 'fresh':
+        return uncovered(evidence.report, kind, copy);
+    }
   }
 
   /**
@@ -75,4 +122,29 @@ export class SpokeEvidence {
     }
     return { overridden, notes };
   }
+}
+
+/**
+ * Why a fresh report does not vouch for `copy`: who holds its name, and which local policies are there, must
+ * both be known (core/spoke: occupantOf, localPoliciesIn); undefined when they are.
+ */
+function uncovered(report: SpokeReport, kind: string, copy: KubeObject): string | undefined {
+  const namespace = copy.metadata.namespace ?? '';
+  const known = occupantOf(report, kind, namespace, copy.metadata.name).state !== 'unknown' && localPoliciesIn(report, kind, namespace) !== undefined;
+  if (known) return undefined;
+  if (!Object.hasOwn(report.objects, kind)) return `kind ${kind} is not in the spoke agent's report (its watch is not live, or it was left out)`;
+  if (report.version < 2) return "the spoke agent's report predates name occupancy (an older agent)";
+  return `the spoke agent's report does not say who holds names of kind ${kind} there`;
+}
+
+/** The copy a cached work places (its first manifest), if it has one. */
+function placedCopy(work: KubeObject): KubeObject | undefined {
+  const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
+  const copy: unknown = Array.isArray(manifests) ? manifests[0] : undefined;
+  return copy !== null && typeof copy === 'object' && 'metadata' in copy ? (copy as KubeObject) : undefined;
+}
+
+/** The same object on the spoke: kind, namespace and name (the apiVersion may move with the served version). */
+function sameIdentity(placed: KubeObject | undefined, copy: KubeObject): boolean {
+  return placed !== undefined && placed.kind === copy.kind && (placed.metadata.namespace ?? '') === (copy.metadata.namespace ?? '') && placed.metadata.name === copy.metadata.name;
 }

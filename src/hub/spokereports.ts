@@ -38,9 +38,18 @@ interface Entry {
   cancel?: CancelTimer;
 }
 
+/** evidence(): a fresh report, or the evidence missing — none seen, stale since (hub wall time, ISO), refused and why. */
+export type ReportEvidence =
+  | { state: 'fresh'; report: SpokeReport }
+  | { state: 'absent' }
+  | { state: 'stale'; since: string }
+  | { state: 'refused'; why: string };
+
 export class SpokeReports {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: Clock;
+  /** evidence(): when each stale report went stale (hub wall time), by entry and the freshUntil it passed. */
+  private readonly staleSince = new WeakMap<Entry, { freshUntil: number; since: string }>();
 
   constructor(private readonly o: SpokeReportsOptions) {
     this.clock = o.clock ?? systemClock;
@@ -55,6 +64,26 @@ export class SpokeReports {
   /** Why the last report of `cluster` was refused (`<field>: <what is wrong>`); undefined when it was not. */
   refused(cluster: string): string | undefined {
     return this.entries.get(cluster)?.refused;
+  }
+
+  /**
+   * What the hub holds from `cluster`'s agent, and when it is not a fresh report, which evidence is missing
+   * (spokeevidence.ts names it on the policies it holds back). A stale report's `since` is the hub's wall
+   * time when it went stale, worked out once per report (a status that names it stays the same).
+   */
+  evidence(cluster: string): ReportEvidence {
+    const entry = this.entries.get(cluster);
+    if (!entry) return { state: 'absent' };
+    if (entry.refused !== undefined) return { state: 'refused', why: entry.refused };
+    const report = this.fresh(cluster);
+    if (report) return { state: 'fresh', report };
+    let stale = this.staleSince.get(entry);
+    if (stale?.freshUntil !== entry.freshUntil) {
+      const since = new Date(Date.now() - Math.max(0, this.clock.now() - entry.freshUntil)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      stale = { freshUntil: entry.freshUntil, since };
+      this.staleSince.set(entry, stale);
+    }
+    return { state: 'stale', since: stale.since };
   }
 
   /**

@@ -1,7 +1,8 @@
 // Reports a hub policy's sync state on the policy itself (docs/architecture.md#status-on-the-hub): the RFC annotation
 // `kuadrant.io/policies-synced` and the aggregated `policysync.kuadrant.io/status`, in one merge patch
 // written only when a value changed, coalesced per policy (leading edge, then batched), with Events for
-// transitions; and the per-policy cluster counts behind the policysync_clusters gauge. While the
+// transitions; and the per-policy cluster counts behind the policysync_clusters gauge, and those awaiting a
+// spoke report behind policysync_clusters_awaiting_report. While the
 // controller is busy writing ManifestWorks the annotation writes give way (`writes`, YieldingWrites):
 // enforcement on the spokes comes before the hub's report of it. What is reported is computed by
 // core/status (report.ts, once per report; transitions.ts for the Events of a write): this is the I/O.
@@ -36,7 +37,7 @@ export interface StatusReporterDeps {
   maxWorkBytes: number;
   /** How the annotation writes are made: the hub's give way to ManifestWork writes. */
   writes: YieldingWrites;
-  /** Where feedback latency is observed; without it, none is measured. */
+  /** Where feedback latency and the clusters awaiting a spoke report are observed; without it, neither is. */
   metrics?: Metrics;
   /** The clock feedback latency is measured on (monotonic); default the system clock. */
   clock?: Clock;
@@ -57,6 +58,9 @@ export class StatusReporter {
   private readonly lastWrite = new Map<string, number>();
   private readonly lastStatus = new Map<string, string>();
   private readonly counts = new Map<string, ClusterStateCounts>();
+  /** Per policy, its clusters awaiting a spoke report; their sum is policysync_clusters_awaiting_report. */
+  private readonly awaiting = new Map<string, number>();
+  private awaitingTotal = 0;
   /** Per policy, when (feedback clock) each work status change not yet reported was seen. */
   private readonly feedbackSeen = new Map<string, number[]>();
   private readonly clock: Clock;
@@ -100,6 +104,8 @@ export class StatusReporter {
     for (const [key, c] of this.counts) {
       if (!watched.has(groupResourceKey(parsePolicyKey(key).gr))) {
         this.counts.delete(key);
+        // A policy of a kind no longer watched may have no work to bring it back to a reconcile that forgets it.
+        this.countAwaiting(key, 0);
         continue;
       }
       total.enforced += c.enforced;
@@ -132,6 +138,21 @@ export class StatusReporter {
     this.lastStatus.delete(key);
     this.counts.delete(key);
     this.feedbackSeen.delete(key);
+    this.countAwaiting(key, 0);
+  }
+
+  /** (policy, cluster) pairs awaiting a spoke report, over every policy reported. */
+  clustersAwaitingReport(): number {
+    return this.awaitingTotal;
+  }
+
+  private countAwaiting(key: string, n: number): void {
+    const before = this.awaiting.get(key) ?? 0;
+    if (n === before) return;
+    if (n === 0) this.awaiting.delete(key);
+    else this.awaiting.set(key, n);
+    this.awaitingTotal += n - before;
+    this.d.metrics?.clustersAwaitingReport(this.awaitingTotal);
   }
 
   /**
@@ -148,6 +169,7 @@ export class StatusReporter {
   ): Promise<{ requeueAfterMs: number } | undefined> {
     const report = reportPolicyStatus(input, this.d.maxWorkBytes, o.now ?? Date.now());
     this.counts.set(key, report.counts);
+    this.countAwaiting(key, input.awaiting?.length ?? 0);
     await this.write(key, gvr, policy, report.annotations, report.status, input.lanes ?? [], o.read);
     return report.recheckDelay === undefined ? undefined : { requeueAfterMs: report.recheckDelay };
   }
@@ -155,6 +177,7 @@ export class StatusReporter {
   /** The policy stopped being ours while works of ours existed: clear our annotations. */
   async clear(key: string, gvr: GroupVersionResource, policy: KubeObject): Promise<void> {
     this.counts.delete(key);
+    this.countAwaiting(key, 0);
     await this.write(key, gvr, policy, reportAnnotations([], undefined), undefined);
   }
 

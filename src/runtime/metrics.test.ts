@@ -251,3 +251,12 @@ test('policysync_spoke_report_age_seconds: one series per cluster with a report,
   m.setCollectors({});
   assert.doesNotMatch(await text(m), /^policysync_spoke_report_age_seconds\{/m);
 });
+
+test('policysync_clusters_awaiting_report: 0 from the start (a rule on it never sees it absent), then as the status reporter sets it', async () => {
+  const m = new Metrics({ defaultMetrics: false });
+  assert.equal(value(await text(m), 'policysync_clusters_awaiting_report'), 0);
+  m.clustersAwaitingReport(3);
+  assert.equal(value(await text(m), 'policysync_clusters_awaiting_report'), 3);
+  m.clustersAwaitingReport(0);
+  assert.equal(value(await text(m), 'policysync_clusters_awaiting_report'), 0);
+});

@@ -72,6 +72,7 @@ export class Metrics {
   readonly #clientWrites: Counter<'resource'>;
   readonly #requestDuration: Histogram<'verb' | 'resource' | 'code'>;
   readonly #feedbackLatency: Histogram;
+  readonly #awaitingReport: Gauge;
 
   constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -194,6 +195,12 @@ export class Metrics {
       },
     });
 
+    this.#awaitingReport = new Gauge({
+      name: 'policysync_clusters_awaiting_report',
+      help: "(policy, cluster) pairs that get no first copy until the spoke agent's fresh report vouches for the copy's name (none yet, stale, refused, the kind not in it, an older agent), summed over policies",
+      registers,
+    });
+
     new Gauge({
       name: 'policysync_rollouts',
       help: 'Policies rolled out Progressive, by the state of the rollout of their current revision: Progressing, Halted, Complete',
@@ -221,6 +228,11 @@ export class Metrics {
   /** Registers where the policysync_* gauges read from (replacing earlier ones). */
   setCollectors(collectors: PolicySyncCollectors): void {
     this.#collectors = { ...collectors };
+  }
+
+  /** policysync_clusters_awaiting_report: set by the status reporter as its per-policy counts change. */
+  clustersAwaitingReport(pairs: number): void {
+    this.#awaitingReport.set(pairs);
   }
 
   /** leader_election_master_status{name}: 1 while this process holds the lease `name`, else 0. */

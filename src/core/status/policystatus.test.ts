@@ -86,6 +86,7 @@ const CASES: [string, ClusterInput, ClusterStatus['state'], string, ClusterStatu
   ['work without status', { state: 'pending' }, 'Pending', 'Pending', 'Unknown'],
   ['too large', { state: 'tooLarge', message: 'exceeds 512000 bytes' }, 'Failed', 'TooLarge', 'Unknown', 'exceeds 512000 bytes'],
   ['conflicted', { state: 'conflicted', message: 'already synced from ns/older' }, 'Failed', 'Conflicted', 'False', 'already synced from ns/older'],
+  ['awaiting a spoke report', { state: 'awaitingReport', message: 'no report from the spoke agent yet' }, 'Pending', 'AwaitingSpokeReport', 'Unknown', 'no report from the spoke agent yet'],
 ];
 
 for (const [name, input, state, reason, enforced, message] of CASES) {
@@ -111,6 +112,16 @@ test('aggregatePolicyStatus: tooLarge keeps applied/available/enforced of the re
     { applied: true, available: true, enforced: 'True', upToDate: false },
   );
   assert.match(one({ state: 'tooLarge' }).message, /size limit/);
+});
+
+test('aggregatePolicyStatus: a cluster awaiting its spoke report is Pending, not applied; a work kept there (its copy of another name) says what it last said, never upToDate', () => {
+  const held = one({ state: 'awaitingReport', message: 'm' });
+  assert.deepEqual({ applied: held.applied, available: held.available, upToDate: held.upToDate }, { applied: false, available: false, upToDate: false });
+  const kept = one({ state: 'awaitingReport', message: 'm', feedback: feedback() });
+  assert.deepEqual(
+    { state: kept.state, reason: kept.reason, applied: kept.applied, enforced: kept.enforced, upToDate: kept.upToDate },
+    { state: 'Pending', reason: 'AwaitingSpokeReport', applied: true, enforced: 'True', upToDate: false },
+  );
 });
 
 test('aggregatePolicyStatus: upToDate needs the current work applied and enforcedGeneration equal to generation', () => {

@@ -34,10 +34,18 @@ export type ClusterInput =
   /** Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there. */
   | { state: 'overridden'; message: string }
   /**
+   * No first copy is placed until a fresh report of the spoke agent vouches for its name (docs/architecture.md#reports-are-evidence-not-orders):
+   * the evidence missing; the feedback of a work kept as it was (its copy of another name), if any.
+   */
+  | { state: 'awaitingReport'; message: string; feedback?: ClusterFeedback }
+  /**
    * The cluster left the decisions while OCM cannot vouch for it, or while the Placement is in flux: its
    * work is kept as it was (docs/architecture.md#never-delete-on-doubt). OCM's reason and since when; the kept work's last feedback, if any.
    */
   | { state: 'unknown'; reason: string; message: string; since?: string; feedback?: ClusterFeedback };
+
+/** The reason of a cluster that gets no first copy until its spoke agent's fresh report vouches for the name. */
+export const AWAITING_SPOKE_REPORT = 'AwaitingSpokeReport';
 
 /** What local policies do to a placed copy, by the spoke agent's report. */
 export interface LocalNote {
@@ -116,6 +124,8 @@ export interface AggregateInput {
  * that matches, so it lands in exactly one count:
  * -1. unknown (left the decisions while OCM cannot vouch for it) → Unknown, with OCM's reason
  *  0. overridden (local policies cover the copy; not placed) → Overridden, naming them
+ *  0b. awaitingReport (no fresh report vouches for the name; nothing new placed) → Pending, reason
+ *     AwaitingSpokeReport, naming the evidence missing
  *  1. conflicted                          → Failed, reason Conflicted
  *  2. tooLarge                            → Failed, reason TooLarge
  *  3. pending (no work status yet)        → Pending
@@ -220,6 +230,9 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
     case 'overridden':
       // The report that decided it is fresh: the verdict is current.
       return { status: entry('Overridden', { applied: false, available: false, enforced: 'False', upToDate: true }, 'Overridden', input.message) };
+    case 'awaitingReport':
+      // Nothing new placed: what a kept work of another name last said, never current.
+      return { status: withValues(entry('Pending', notCurrent(input.feedback, now), AWAITING_SPOKE_REPORT, input.message), input.feedback) };
     case 'conflicted':
       // Not placed there at all: definitely not enforced.
       return { status: entry('Failed', { applied: false, available: false, enforced: 'False', upToDate: false }, 'Conflicted', input.message) };

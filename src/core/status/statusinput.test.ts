@@ -68,6 +68,34 @@ test('statusAggregateInput: too large and conflicted clusters are the hub\'s own
   });
 });
 
+test('statusAggregateInput: a cluster awaiting its spoke report is the hub\'s own verdict, with the feedback of a work kept there; a conflict says more', () => {
+  const kept = [...desired(['c2']).works.values()][0]!;
+  const observed = [live(kept, '2026-01-01T00:00:00Z', [str('ancestor0Status', 'True'), str('ancestor0Reason', 'Accepted')])];
+  const d = desired([]);
+  const input = statusAggregateInput(
+    {
+      desired: d,
+      losses: [{ cluster: 'c3', message: 'already synced from ns/older' }],
+      observed,
+      written: [],
+      awaiting: [
+        { cluster: 'c1', message: 'no report from the spoke agent yet' },
+        { cluster: 'c2', message: 'kind x is not in the report' },
+        { cluster: 'c3', message: 'no report from the spoke agent yet' },
+      ],
+    },
+    1000,
+    NOW,
+  );
+  assert.deepEqual(input.clusters.c1, { state: 'awaitingReport', message: 'no report from the spoke agent yet' });
+  assert.equal(input.clusters.c2?.state, 'awaitingReport');
+  assert.ok(input.clusters.c2?.state === 'awaitingReport' && input.clusters.c2.feedback?.applied);
+  assert.equal(input.clusters.c3?.state, 'conflicted');
+  const status = aggregatePolicyStatus(input);
+  assert.deepEqual([status.clusters?.c1?.state, status.clusters?.c1?.reason], ['Pending', 'AwaitingSpokeReport']);
+  assert.equal(status.summary.pending, 2);
+});
+
 test('statusAggregateInput with statusRecheckDelay: a copy with no status yet is looked at again when the grace ends', () => {
   const d = desired(['c1']);
   const written = [...d.works.values()];

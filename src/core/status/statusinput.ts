@@ -1,6 +1,6 @@
 // What a hub policy's aggregated status comes from (docs/architecture.md#status-on-the-hub): the reconciler's decisions for the policy
-// (its works as written and as cached, conflicts, local policies' verdicts, clusters in doubt, lane
-// conflicts) turned into one verdict input per cluster, and the policy's own problems.
+// (its works as written and as cached, conflicts, local policies' verdicts, clusters awaiting a spoke report,
+// clusters in doubt, lane conflicts) turned into one verdict input per cluster, and the policy's own problems.
 import type { KubeObject } from '../k8s/objects.ts';
 import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
@@ -22,6 +22,8 @@ export interface StatusInput {
   rollout?: { status: RolloutStatus; clusters: Readonly<Record<string, ClusterRollout>>; waiting: readonly string[] };
   /** What local policies do to the copy, by cluster (the spoke agents' fresh reports). */
   local?: LocalVerdicts;
+  /** Clusters that get no first copy until a fresh spoke report vouches for its name, and the evidence missing. */
+  awaiting?: readonly { cluster: string; message: string }[];
   /** Clusters the policy left whose works are kept: OCM cannot vouch for them, or the Placement is in flux. */
   unknown?: readonly UnknownCluster[];
   /** Its Gateways' lanes shared with other hub Gateways (core/lanes.ts): a problem of the policy, told to both Gateways too. */
@@ -86,6 +88,10 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
       message: `the ManifestWork exceeds ${maxWorkBytes} bytes; the last good copy stays in place`,
       ...(live ? { feedback: readClusterFeedback(live) } : {}),
     };
+  }
+  for (const a of input.awaiting ?? []) {
+    const live = observedByCluster.get(a.cluster);
+    clusters[a.cluster] = { state: 'awaitingReport', message: a.message, ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}) };
   }
   for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
   for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message };

@@ -1,0 +1,137 @@
+// No evidence is not evidence of absence (docs/architecture.md#reports-are-evidence-not-orders): which clusters
+// get no first copy of a policy for want of a fresh spoke report that vouches for the copy's name, and why.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { buildSpokeReport, serializeSpokeReport } from '../core/spoke/spokereport.ts';
+import type { ManifestWork } from '../core/works/manifestwork.ts';
+import { FakeClock } from '../../testkit/fake-clock.ts';
+import { createLogger } from '../runtime/logging.ts';
+import { SpokeEvidence } from './spokeevidence.ts';
+import { SpokeReports } from './spokereports.ts';
+
+const AUTH = 'authpolicies.kuadrant.io';
+const AUTH_GR = { group: 'kuadrant.io', resource: 'authpolicies' };
+const RLP = 'ratelimitpolicies.kuadrant.io';
+const T0 = Date.parse('2026-11-23T10:00:00Z');
+const STALE = 120_000;
+
+function object(kind: string, namespace: string, name: string, annotations?: Record<string, string>): KubeObject {
+  return {
+    apiVersion: 'kuadrant.io/v1',
+    kind,
+    metadata: { namespace, name, ...(annotations ? { annotations } : {}) },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } },
+  };
+}
+
+/** The spoke-config work of `cluster` carrying `text` as the agent's report. */
+function configWork(cluster: string, text: string): KubeObject {
+  const work = buildSpokeConfigWork({ cluster, kinds: [], configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
+  const value = { name: 'report', fieldValue: { type: 'String', string: text } };
+  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
+}
+
+function reportText(at: number, kinds: [string, KubeObject[]][]): string {
+  return serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report);
+}
+
+/** The desired (or placed) work of hub policy ns/p on `cluster`, placing its copy as `ns/name`. */
+function work(cluster: string, name = 'p'): ManifestWork {
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { namespace: cluster, name: 'w', labels: {}, annotations: {} },
+    spec: { workload: { manifests: [object('AuthPolicy', 'ns', name, { 'kuadrant.io/policy-synced': 'ns/p' })] }, deleteOption: { propagationPolicy: 'Foreground' }, manifestConfigs: [] },
+  };
+}
+
+function setup(): { clock: FakeClock; reports: SpokeReports; evidence: SpokeEvidence } {
+  const clock = new FakeClock(0);
+  const logger = createLogger({ level: 'silent' });
+  const reports = new SpokeReports({ staleAfterMs: STALE, onChange: () => undefined, logger, clock });
+  return { clock, reports, evidence: new SpokeEvidence(reports) };
+}
+
+function held(evidence: SpokeEvidence, clusters: string[], observed: KubeObject[] = []): Record<string, string> {
+  const desired = new Map(clusters.map((c) => [c, work(c)]));
+  return Object.fromEntries(evidence.awaitingReport(AUTH_GR, desired, observed).map((h) => [h.cluster, h.message]));
+}
+
+const PLACED_ONCE = 'AuthPolicy ns/p is placed once a fresh report shows the name free there';
+
+test('every kind of missing evidence holds a first copy, and the message names it', () => {
+  const { clock, reports, evidence } = setup();
+  // c-fresh: a fresh version-2 report covering the kind, the name free. c-absent: nothing yet.
+  reports.observe('c-fresh', configWork('c-fresh', reportText(T0, [[AUTH, []]])));
+  // c-stale: reported once, then silent past the limit.
+  reports.observe('c-stale', configWork('c-stale', reportText(T0, [[AUTH, []]])));
+  // c-refused: a report that breaks the schema.
+  reports.observe('c-refused', configWork('c-refused', '{"version":2,"heartbeat":"2026-11-23T10:00:00Z","objects":{"Bad Kind":{}}}'));
+  // c-nokind: fresh, without the policy's kind (its watch not live, or left out for the caps).
+  reports.observe('c-nokind', configWork('c-nokind', reportText(T0, [[RLP, []]])));
+  // c-v1: an older agent's report: local policies only, no word on who holds a name.
+  const v1 = (heartbeat: string): string => JSON.stringify({ heartbeat, kinds: { [AUTH]: {} } });
+  reports.observe('c-v1', configWork('c-v1', v1('2026-11-23T10:00:00Z')));
+  // Past the limit, all but c-stale have heartbeated meanwhile.
+  clock.advance(STALE - 1_000);
+  reports.observe('c-fresh', configWork('c-fresh', reportText(T0 + STALE, [[AUTH, []]])));
+  reports.observe('c-nokind', configWork('c-nokind', reportText(T0 + STALE, [[RLP, []]])));
+  reports.observe('c-v1', configWork('c-v1', v1('2026-11-23T10:02:00Z')));
+  clock.advance(1_000);
+  assert.equal(reports.fresh('c-stale'), undefined);
+
+  const messages = held(evidence, ['c-fresh', 'c-absent', 'c-stale', 'c-refused', 'c-nokind', 'c-v1']);
+  assert.deepEqual(Object.keys(messages).sort(), ['c-absent', 'c-nokind', 'c-refused', 'c-stale', 'c-v1'], 'only the fresh version-2 report covering the kind lets the copy go');
+  assert.equal(messages['c-absent'], `no report from the spoke agent yet; ${PLACED_ONCE}`);
+  assert.match(messages['c-stale']!, /^the spoke agent's report is stale since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(hub time\); /);
+  assert.match(messages['c-refused']!, /^the spoke agent's report is refused: .+; AuthPolicy ns\/p is placed once/);
+  assert.equal(messages['c-nokind'], `kind ${AUTH} is not in the spoke agent's report (its watch is not live, or it was left out); ${PLACED_ONCE}`);
+  assert.equal(messages['c-v1'], `the spoke agent's report predates name occupancy (an older agent); ${PLACED_ONCE}`);
+});
+
+test("a stale report's message stays the same from one reconcile to the next (no status rewrite for it)", () => {
+  const { clock, reports, evidence } = setup();
+  reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, []]])));
+  clock.advance(STALE + 5_000);
+  const first = held(evidence, ['c1']);
+  clock.advance(60_000);
+  assert.deepEqual(held(evidence, ['c1']), first);
+  // A new report, gone stale in its turn, is stale since a later time.
+  reports.observe('c1', configWork('c1', reportText(T0 + 200_000, [[AUTH, []]])));
+  assert.deepEqual(held(evidence, ['c1']), {}, 'fresh again: nothing held');
+});
+
+test('a fresh report that vouches for the name lets the first copy go: free, or held by this policy\'s own copy', () => {
+  const { reports, evidence } = setup();
+  reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'other')]]])));
+  reports.observe('c2', configWork('c2', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'p', { 'kuadrant.io/policy-synced': 'ns/p' })]]])));
+  assert.deepEqual(held(evidence, ['c1', 'c2']), {});
+});
+
+test('a work already placed, its copy the same object, is kept and updated whatever the reports say; one that would move the copy is a first copy', () => {
+  const { clock, reports, evidence } = setup();
+  reports.observe('c-stale', configWork('c-stale', reportText(T0, [[AUTH, []]])));
+  clock.advance(STALE);
+  // Every cluster has this policy's work placing ns/p: an edit of the policy rewrites it there, report or none.
+  const placed = ['c-absent', 'c-stale'].map((c) => work(c));
+  assert.deepEqual(held(evidence, ['c-absent', 'c-stale'], placed), {});
+  // A work placing ns/old (the downstream namespace or name changed): the new name has not been checked.
+  const moved = held(evidence, ['c-absent'], [work('c-absent', 'old')]);
+  assert.deepEqual(Object.keys(moved), ['c-absent']);
+  assert.match(moved['c-absent']!, /^no report from the spoke agent yet; /);
+});
+
+test('a copy withdrawn before (overridden: no work now) is a first copy again: not placed again on doubt', () => {
+  const { clock, reports, evidence } = setup();
+  // The report that withdrew it covered it; now the agent is down.
+  reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'local')]]])));
+  clock.advance(STALE);
+  assert.deepEqual(Object.keys(held(evidence, ['c1'], [])), ['c1']);
+});
+
+test('no-agent mode (no spoke configuration placed): nothing will report, and nothing is held', () => {
+  const evidence = new SpokeEvidence(undefined);
+  assert.deepEqual(evidence.awaitingReport(AUTH_GR, new Map([['c1', work('c1')]]), []), []);
+});
