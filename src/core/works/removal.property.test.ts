@@ -151,5 +151,9 @@ test('property: one doubt more never turns a decision into a deletion', (t) => {
 });
 
 function describe(input: RemovalInput): string {
-  return JSON.stringify(input, (_key, value: unknown) => (value instanceof Map ? Object.fromEntries(value) : value instanceof Set ? [...(value as Set<unknown>)] : value));
+  return JSON.stringify(input, (_key, value: unknown): unknown => {
+    if (value instanceof Map) return Object.fromEntries(value as Map<string, unknown>);
+    if (value instanceof Set) return [...(value as Set<unknown>)];
+    return value;
+  });
 }
