@@ -3,12 +3,23 @@
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
 import type { Logger } from 'pino';
-import { classConditions, kindProblemLine, kindsInForce, ownsClass, readParamsRef, parseParamsObject, type KindCheck, type KindValidation } from '../core/params/classparams.ts';
-import { conditionsUpToDate, mergeConditions, readConditions } from '../core/k8s/conditions.ts';
+import {
+  classConditions,
+  kindProblemLine,
+  kindsInForce,
+  ownsClass,
+  PROGRESSIVE_ROLLOUT_READY,
+  progressiveRolloutCondition,
+  readParamsRef,
+  parseParamsObject,
+  type KindCheck,
+  type KindValidation,
+} from '../core/params/classparams.ts';
+import { conditionsUpToDate, mergeConditions, readConditions, type Condition } from '../core/k8s/conditions.ts';
 import { gvrKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
-import { canI, crdVersionHasStatus, crdVersionSchema, findServedResource, readCrd, schemaIsPolicy } from '../kube/discovery.ts';
+import { canI, crdVersionHasStatus, crdVersionSchema, findServedResource, OBSERVED_GENERATION_FIELDS, readCrd, schemaHasObservedGeneration, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
@@ -16,6 +27,7 @@ import { mergePatch } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs, KindInForce } from './classconfigs.ts';
 import type { ParamsRefs } from './paramsrefs.ts';
+import type { UngatedKind, UngatedKinds } from './ungatedkinds.ts';
 
 /** A class with a problem (params or a kind) is looked at again with backoff, up to every 30 s. */
 const RECHECK = { initialMs: 1_000, maxMs: 30_000 };
@@ -31,8 +43,13 @@ export interface GatewayClassReconcilerDeps {
   onConfigChanged: (className: string) => void;
   /** False on a standby: the configuration is still computed (caches stay warm), status is not written. */
   canWrite: () => boolean;
+  /** Where the kinds a Progressive rollout cannot gate on are recorded for the rollouts (rollouts.ts). */
+  ungatedKinds?: UngatedKinds;
   logger: Logger;
 }
+
+/** A kind's validation, with what its CRD says of the generation its controller observed. */
+type KindChecked = KindValidation<KindInForce> & { detail?: string; ungated?: UngatedKind };
 
 export class GatewayClassReconciler {
   /** Consecutive passes with a problem, per class: the re-check backoff. */
@@ -44,6 +61,7 @@ export class GatewayClassReconciler {
     const gatewayClass = this.d.classes.store.get(name);
     if (!gatewayClass || !ownsClass(gatewayClass, this.d.controllerName)) {
       this.failures.delete(name);
+      this.d.ungatedKinds?.remove(name);
       await this.d.paramsRefs.use(name, undefined);
       if (this.d.configs.remove(name)) this.d.onConfigChanged(name);
       return;
@@ -55,6 +73,9 @@ export class GatewayClassReconciler {
     let kinds: KindCheck[] = [];
     let keepingLastGood = false;
     let changed: boolean;
+    // Progressive: whether it can gate on every kind (a condition of its own); All: no such condition;
+    // invalid params: what the class says of it stays, as the last valid configuration does.
+    let rollout: 'keep' | 'none' | Condition = 'keep';
     if ('params' in read) {
       const validations = await Promise.all(read.params.policiesToSync.map((k) => this.checkKind(k)));
       const { inForce, checks } = kindsInForce(this.d.configs.get(name)?.kinds, validations);
@@ -63,6 +84,9 @@ export class GatewayClassReconciler {
       kinds.forEach((k, i) => {
         if (k.problem) log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail: validations[i]?.detail }, 'policy kind in params is not validated');
       });
+      const ungated = validations.flatMap((v) => (v.ungated ? [v.ungated] : []));
+      this.d.ungatedKinds?.set(name, ungated);
+      rollout = read.params.rolloutStrategy.type === 'Progressive' ? progressiveRolloutCondition({ generation: gatewayClass.metadata.generation, ungated: ungated.map((k) => k.name) }) : 'none';
     } else {
       ({ keepingLastGood } = this.d.configs.setInvalid(name));
       changed = false;
@@ -70,18 +94,26 @@ export class GatewayClassReconciler {
     }
     if (changed) this.d.onConfigChanged(name);
 
-    const desired = classConditions({
-      generation: gatewayClass.metadata.generation,
-      paramsErrors: 'errors' in read ? read.errors : [],
-      keepingLastGood,
-      kinds,
-    });
-    const existing = readConditions(gatewayClass);
-    if (this.d.canWrite() && !conditionsUpToDate(existing, desired)) {
+    const desired = [
+      ...classConditions({
+        generation: gatewayClass.metadata.generation,
+        paramsErrors: 'errors' in read ? read.errors : [],
+        keepingLastGood,
+        kinds,
+      }),
+      ...(typeof rollout === 'object' ? [rollout] : []),
+    ];
+    const written = readConditions(gatewayClass);
+    // A class that no longer rolls out Progressive loses the condition (the merge patch replaces the list).
+    const existing = rollout === 'none' ? written.filter((c) => c.type !== PROGRESSIVE_ROLLOUT_READY) : written;
+    if (this.d.canWrite() && (existing.length !== written.length || !conditionsUpToDate(existing, desired))) {
       await mergePatch(this.d.http, RESOURCES.gatewayClasses, undefined, name, {
         status: { conditions: mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
       }, { subresource: 'status' });
       log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), kinds: kinds.filter((k) => k.problem).map(kindProblemLine) }, 'GatewayClass status written');
+      if (typeof rollout === 'object' && rollout.status === 'False') {
+        log.warn({ reason: rollout.reason, message: rollout.message }, 'GatewayClass rolls out Progressive, and some synced kinds cannot be gated on: their rollouts fail at progressDeadline');
+      }
     }
     const anyProblem = 'errors' in read || kinds.some((k) => k.problem);
     return { requeueAfterMs: this.recheckDelay(name, anyProblem) };
@@ -115,15 +147,22 @@ export class GatewayClassReconciler {
   }
 
   /** docs/architecture.md#params-validation: served by discovery, a policy by its CRD schema, and list/watch allowed. */
-  private async checkKind(config: PolicyKindConfig): Promise<KindValidation<KindInForce> & { detail?: string }> {
+  private async checkKind(config: PolicyKindConfig): Promise<KindChecked> {
     const gvr = { group: config.group, version: config.version, resource: config.resource };
     try {
       const served = await findServedResource(this.d.http, gvr);
       if (!served) return { gvr, problem: 'NotFound' };
       const crd = await readCrd(this.d.http, gvr);
-      if (!schemaIsPolicy(crdVersionSchema(crd, gvr.version))) return { gvr, problem: 'NotAPolicy' };
+      const schema = crdVersionSchema(crd, gvr.version);
+      if (!schemaIsPolicy(schema)) return { gvr, problem: 'NotAPolicy' };
       if (!(await canI(this.d.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
-      return { gvr, good: { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}) } };
+      const good = { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}) };
+      // A schema that has none of the fields the rollout judges a verdict by (one that keeps some of the way
+      // open may still have them: that is not named).
+      if (schemaHasObservedGeneration(schema) !== false) return { gvr, good };
+      this.d.logger.debug({ kind: gvrKey(gvr), fields: OBSERVED_GENERATION_FIELDS }, 'policy kind has no observedGeneration in its CRD schema');
+      const apiVersion = gvr.group === '' ? gvr.version : `${gvr.group}/${gvr.version}`;
+      return { gvr, good, ungated: { apiVersion, kind: served.kind, name: gvrKey(gvr) } };
     } catch (err) {
       return { gvr, problem: 'CheckFailed', detail: String(err) };
     }

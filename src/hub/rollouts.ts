@@ -5,7 +5,8 @@
 // only since when each cluster has succeeded (minSuccessTime), lost on a restart at the cost of one more soak,
 // and, for the metrics, where each rollout stands.
 import type { KubeObject } from '../core/k8s/objects.ts';
-import { ROLLOUT_RESUME_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { OBSERVED_GENERATION_TEXT } from '../core/params/classparams.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import { planRollout, recordedRollout, type ClusterPhase, type RolloutPlan, type RolloutState } from '../core/rollout/plan.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../core/rollout/strategy.ts';
@@ -13,11 +14,15 @@ import type { PolicyProblem } from '../core/status/policystatus.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
+import type { UngatedKinds } from './ungatedkinds.ts';
 
 export interface RolloutsDeps {
   configs: ClassConfigs;
-  managedClusters: Informer;
+  /** The ManagedClusters' cache: their labels place them in the canary group. */
+  managedClusters: Pick<Informer, 'store'>;
   maxWorkBytes: number;
+  /** The kinds a Progressive rollout cannot gate on, as the class reconciler found them. */
+  ungatedKinds?: UngatedKinds;
 }
 
 export const ROLLOUT_STATES: readonly RolloutState[] = ['Progressing', 'Halted', 'Complete'];
@@ -36,7 +41,11 @@ export class Rollouts {
 
   constructor(private readonly d: RolloutsDeps) {}
 
-  /** The strategy for a policy whose Gateways are of `classes`; an invalid annotation is a problem of the policy. */
+  /**
+   * The strategy for a policy whose Gateways are of `classes`; an invalid annotation is a problem of the
+   * policy, and so is one selecting Progressive for a kind it cannot gate on (ungatedkinds.ts; the class
+   * says so of its own strategy): the strategy is the one selected all the same, a person decides.
+   */
   strategyFor(policy: KubeObject, classes: readonly string[]): { strategy: RolloutStrategy; problem?: PolicyProblem } {
     const byClass = new Map<string, RolloutStrategy>();
     for (const c of classes) {
@@ -44,7 +53,14 @@ export class Rollouts {
       if (config) byClass.set(c, config.params.rolloutStrategy);
     }
     const { strategy, error } = policyRolloutStrategy(policy.metadata.annotations, classesRolloutStrategy(byClass));
-    return error === undefined ? { strategy } : { strategy, problem: { reason: 'InvalidRolloutStrategy', message: error } };
+    if (error !== undefined) return { strategy, problem: { reason: 'InvalidRolloutStrategy', message: error } };
+    const selected = policy.metadata.annotations?.[ROLLOUT_STRATEGY_ANNOTATION] !== undefined;
+    const ungated = selected && strategy.type === 'Progressive' ? this.d.ungatedKinds?.find(policy.apiVersion, policy.kind) : undefined;
+    if (!ungated) return { strategy };
+    const message =
+      `${ROLLOUT_STRATEGY_ANNOTATION} selects Progressive, but no cluster can succeed for ${ungated.name}: its CRD has no ${OBSERVED_GENERATION_TEXT}, ` +
+      'so no verdict of the controller is known to be about the revision a cluster runs, and each cluster fails at progressDeadline (roll it out All)';
+    return { strategy, problem: { reason: 'NoObservedGeneration', message } };
   }
 
   /** The plan for the policy's desired works (its current revision) against its observed ones. */

@@ -207,6 +207,17 @@ test('a GatewayClass change maps to its Gateways; a Placement or decision change
   assert.deepEqual(gatewayStatusOfPlacement({ object: obj('ns', 'east') }, l, false), ['ns/e']);
 });
 
+test('a Gateway that stops being ours is looked at: moved to another class, its class deleted, or re-created naming another controller', () => {
+  const moved = gw('ns', 'gw', { spec: { gatewayClassName: 'theirs' } }, { generation: 2, resourceVersion: '2' });
+  assert.deepEqual(gatewayStatusOfGateway({ old: gw('ns', 'gw'), object: moved }), ['ns/gw']);
+  assert.equal(gatewayStatusOnly({ old: gw('ns', 'gw'), object: moved }), false, 'its policies are looked at too');
+  const cls = (controllerName: string, resourceVersion: string): KubeObject => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'gc', resourceVersion }, spec: { controllerName } });
+  const ofClass = { gatewaysOfClass: (n: string) => (n === 'gc' ? [gw('ns', 'gw'), gw('other', 'gw')] : []) };
+  // controllerName is immutable: it changes by a delete and a create, each an event of its own.
+  assert.deepEqual(gatewayStatusOfClass({ old: cls('example.com/ours', '1'), object: cls('example.com/ours', '1') }, ofClass), ['ns/gw', 'other/gw'], 'deleted');
+  assert.deepEqual(gatewayStatusOfClass({ object: cls('example.com/theirs', '2') }, ofClass), ['ns/gw', 'other/gw'], 're-created naming another controller');
+});
+
 test('a ManagedCluster change maps to the Gateways decided onto it, only when its health or (unless trusted) its labels moved', () => {
   const available = (status: string, labels: Record<string, string> = {}): KubeObject => ({
     apiVersion: 'cluster.open-cluster-management.io/v1',

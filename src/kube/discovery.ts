@@ -34,6 +34,9 @@ interface CrdVersion {
 export interface JsonSchema {
   type?: string;
   properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-list-type'?: string;
   'x-kubernetes-list-map-keys'?: string[];
 }
@@ -78,6 +81,51 @@ export function crdVersionSchema(crd: CrdInfo | undefined, version: string): Jso
 export function schemaIsPolicy(schema: JsonSchema | undefined): boolean {
   const spec = schema?.properties?.spec?.properties;
   return spec?.targetRef?.type === 'object' || spec?.targetRefs?.type === 'array';
+}
+
+/**
+ * Where a policy's controller says which generation of it it observed — the three places the Progressive
+ * rollout judges a verdict by (core/rollout/plan.ts judgedRevision): at status level, on its conditions
+ * (Enforced), on its GEP-713 ancestors' conditions.
+ */
+export const OBSERVED_GENERATION_PATHS: readonly (readonly string[])[] = [
+  ['status', 'observedGeneration'],
+  ['status', 'conditions', '[]', 'observedGeneration'],
+  ['status', 'ancestors', '[]', 'conditions', '[]', 'observedGeneration'],
+];
+
+/** The field paths of OBSERVED_GENERATION_PATHS as a person reads them (`status.conditions[].observedGeneration`). */
+export const OBSERVED_GENERATION_FIELDS: readonly string[] = OBSERVED_GENERATION_PATHS.map((p) => p.join('.').replaceAll('.[]', '[]'));
+
+/**
+ * Whether a kind's schema lets its controller say which generation it observed: true when it has one of
+ * OBSERVED_GENERATION_PATHS; false when it has none and keeps no unknown field on the way to them (the
+ * apiserver prunes what a controller would write there); undefined when it cannot tell (no schema, or a
+ * part of the way kept open: x-kubernetes-preserve-unknown-fields, a map).
+ */
+export function schemaHasObservedGeneration(schema: JsonSchema | undefined): boolean | undefined {
+  const found = OBSERVED_GENERATION_PATHS.map((path) => reach(schema, path));
+  if (found.includes('yes')) return true;
+  return found.includes('open') ? undefined : false;
+}
+
+function reach(schema: JsonSchema | undefined, path: readonly string[]): 'yes' | 'no' | 'open' {
+  let node = schema;
+  for (const step of path) {
+    if (node === undefined || node['x-kubernetes-preserve-unknown-fields'] === true) return 'open';
+    if (step === '[]') {
+      if (node.items !== undefined) node = node.items;
+      else return node.type === 'array' ? 'open' : 'no';
+      continue;
+    }
+    const next = node.properties?.[step];
+    if (next !== undefined) node = next;
+    else if (node.additionalProperties !== undefined && node.additionalProperties !== false) return 'open';
+    // A structural schema that lists neither the field nor keeps unknown ones prunes it; one that
+    // describes no structure at all (no type) says nothing.
+    else return node.type === undefined && node.properties === undefined ? 'open' : 'no';
+  }
+  return 'yes';
 }
 
 /** Whether this client may perform every verb on the resource in all namespaces. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classConditions, kindProblemLine, kindsInForce, parseParamsObject, readParamsRef } from './classparams.ts';
+import { classConditions, kindProblemLine, kindsInForce, parseParamsObject, progressiveRolloutCondition, readParamsRef } from './classparams.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ALL } from '../rollout/strategy.ts';
 
@@ -91,4 +91,25 @@ test('kindsInForce: a valid entry is in force; a failing one keeps its last good
   assert.equal(kindsInForce(previous, [{ gvr: rlp, good: { gvr: rlp, tag: 'rlp' } }]).inForce.has('authpolicies.kuadrant.io'), false);
   // With no previous configuration (start-up), a failing kind is simply not in force.
   assert.equal(kindsInForce(undefined, [{ gvr: good('v1').gvr, problem: 'Forbidden' }]).inForce.size, 0);
+});
+
+test('progressiveRolloutCondition: True when every kind can be gated on; False naming each kind that cannot, and that it is synced all the same', () => {
+  assert.deepEqual(progressiveRolloutCondition({ generation: 4, ungated: [] }), {
+    type: 'ProgressiveRolloutReady',
+    status: 'True',
+    reason: 'GenerationsReported',
+    message: "the Progressive rolloutStrategy can gate on every synced kind: each one's CRD lets its controller say which generation it observed",
+    observedGeneration: 4,
+  });
+  const one = progressiveRolloutCondition({ generation: 4, ungated: ['widgets.v1.example.com'] });
+  assert.equal(one.status, 'False');
+  assert.equal(one.reason, 'NoObservedGeneration');
+  assert.equal(
+    one.message,
+    'under the Progressive rolloutStrategy no cluster can succeed for widgets.v1.example.com: its CRD has no status.observedGeneration, status.conditions[].observedGeneration or status.ancestors[].conditions[].observedGeneration, ' +
+      'so no verdict of the controller is known to be about the revision a cluster runs, and each cluster fails at progressDeadline. ' +
+      'They are synced all the same; roll their policies out All (the annotation policysync.kuadrant.io/rollout-strategy: All)',
+  );
+  const two = progressiveRolloutCondition({ generation: 4, ungated: ['widgets.v1.example.com', 'gadgets.v2.example.com'] });
+  assert.match(two.message, /^under the Progressive rolloutStrategy no cluster can succeed for gadgets\.v2\.example\.com, widgets\.v1\.example\.com: their CRDs have no /);
 });

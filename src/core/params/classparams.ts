@@ -140,6 +140,38 @@ export function classConditions(input: {
   return [accepted, synced];
 }
 
+/** The class condition saying whether its Progressive rolloutStrategy can gate on every kind it syncs. */
+export const PROGRESSIVE_ROLLOUT_READY = 'ProgressiveRolloutReady';
+
+/** The fields where a controller says which generation of a policy it observed (kube/discovery.ts OBSERVED_GENERATION_PATHS). */
+export const OBSERVED_GENERATION_TEXT = 'status.observedGeneration, status.conditions[].observedGeneration or status.ancestors[].conditions[].observedGeneration';
+
+/**
+ * `ProgressiveRolloutReady` of a class whose rolloutStrategy is Progressive: True when every kind it syncs
+ * can be gated on, False (`NoObservedGeneration`) naming the kinds whose CRD, in the version synced, has no
+ * field where their controller could say which generation it observed — no cluster's verdict is then ever
+ * known to be about the revision it runs, and each fails at progressDeadline. Those kinds are synced all
+ * the same. A class rolling out All has no such condition.
+ */
+export function progressiveRolloutCondition(input: { generation: number | undefined; ungated: readonly string[] }): Condition {
+  const observedGeneration = input.generation;
+  if (input.ungated.length === 0) {
+    return { type: PROGRESSIVE_ROLLOUT_READY, status: 'True', reason: 'GenerationsReported', message: 'the Progressive rolloutStrategy can gate on every synced kind: each one\'s CRD lets its controller say which generation it observed', observedGeneration };
+  }
+  const kinds = [...input.ungated].sort();
+  const their = kinds.length === 1 ? 'its CRD has' : 'their CRDs have';
+  return {
+    type: PROGRESSIVE_ROLLOUT_READY,
+    status: 'False',
+    reason: 'NoObservedGeneration',
+    message:
+      `under the Progressive rolloutStrategy no cluster can succeed for ${kinds.join(', ')}: ${their} no ${OBSERVED_GENERATION_TEXT}, ` +
+      'so no verdict of the controller is known to be about the revision a cluster runs, and each cluster fails at progressDeadline. ' +
+      'They are synced all the same; roll their policies out All (the annotation policysync.kuadrant.io/rollout-strategy: All)',
+    observedGeneration,
+  };
+}
+
 /** The GatewayClass names this controller (its spec.controllerName): its Gateways and params are ours. */
 export function ownsClass(gatewayClass: KubeObject | undefined, controllerName: string): boolean {
   return (gatewayClass?.spec as { controllerName?: unknown } | undefined)?.controllerName === controllerName;
