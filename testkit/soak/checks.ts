@@ -1,0 +1,268 @@
+// The soak's judgement, pure: the spokes' audited writes and objects, and the hub's status annotations, held
+// against the model's timeline. Each finding is a Violation; a run passes with none.
+//  - deletion: a DELETE of a synced kind on a spoke (by anyone but the soak) that no model state of the
+//    window before it justifies (model.ts removalReason);
+//  - takeover: a write (create, update, patch, delete) by anyone but the soak to a local policy while it
+//    lived; and at the end, a living local policy whose resourceVersion, owner references or
+//    policy-synced annotation changed;
+//  - joined: a copy created on a spoke while local policies cover its every target there, each of them shown
+//    by the report the hub holds at least SLACK_MS before;
+//  - crossing: a copy in a namespace other than its hub policy's, or targeting a Gateway its tenant has not;
+//  - convergence: a spoke or hub status that does not match the model within the bound after faults stop.
+import type { AuditedWrite } from '../audit.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { coveringLocals, copyId, expected, removalReason, syncedTargets, type ModelState } from './model.ts';
+import { SPOKES, policyKey, targetId, type Kind, type Spoke, type Tenant } from './ops.ts';
+import { KIND_OF_RESOURCE, SOAK_USER_AGENT, markerOf, targetsOf, type SoakNames } from './world.ts';
+import type { LocalLife, SpokeObject } from './evidence.ts';
+
+export type ViolationKind = 'deletion' | 'takeover' | 'joined' | 'crossing' | 'convergence';
+
+export interface Violation {
+  kind: ViolationKind;
+  at: string;
+  message: string;
+}
+
+export interface Snapshot {
+  /** ms since the epoch, when the operation (or its phase) had been written. */
+  at: number;
+  state: ModelState;
+  /** What the operation was, for messages. */
+  label: string;
+}
+
+export interface FaultSpan {
+  kind: string;
+  target?: string;
+  start: number;
+  end: number;
+}
+
+/** How far back a state may still explain a deletion: the hub may act on a state this old (failover, backlog). */
+export const JUSTIFY_WINDOW_MS = 120_000;
+/** How long after the hub holds a report showing a local policy a copy it covers may still be created (work agent lag). */
+export const SLACK_MS = 5_000;
+/** A cluster whose registration agent was stopped is in doubt until this long after it is back. */
+const AVAILABILITY_GRACE_MS = 45_000;
+
+export function stateAt(timeline: readonly Snapshot[], at: number): ModelState {
+  let s = timeline[0]!.state;
+  for (const snap of timeline) {
+    if (snap.at > at) break;
+    s = snap.state;
+  }
+  return s;
+}
+
+/** The snapshots that may have been the hub's view at `at`: the one current at `at - window`, and every later one up to `at`. */
+function candidates(timeline: readonly Snapshot[], at: number, windowMs: number): Snapshot[] {
+  const from = at - windowMs;
+  let first = 0;
+  for (let i = 0; i < timeline.length; i++) if (timeline[i]!.at <= from) first = i;
+  return timeline.slice(first).filter((s) => s.at <= at);
+}
+
+function unavailableDuring(faults: readonly FaultSpan[], from: number, to: number): Set<Spoke> {
+  const out = new Set<Spoke>();
+  for (const f of faults) {
+    if (f.kind === 'registration-stop' && f.start <= to && f.end + AVAILABILITY_GRACE_MS >= from) out.add(f.target as Spoke);
+  }
+  return out;
+}
+
+interface PolicyWrite {
+  w: AuditedWrite;
+  spoke: Spoke;
+  kind: Kind;
+  tenant: Tenant;
+  at: number;
+}
+
+/** The audited writes of the synced kinds in the tenants' namespaces, by anyone but the soak itself. */
+export function policyWrites(spoke: Spoke, writes: readonly AuditedWrite[], names: SoakNames): PolicyWrite[] {
+  const out: PolicyWrite[] = [];
+  for (const w of writes) {
+    const kind = KIND_OF_RESOURCE[w.resource];
+    const tenant = w.namespace === undefined ? undefined : names.tenantOf(w.namespace);
+    if (!kind || !tenant || !w.name || w.userAgent.startsWith(SOAK_USER_AGENT)) continue;
+    out.push({ w, spoke, kind, tenant, at: Date.parse(w.at) });
+  }
+  return out;
+}
+
+function describe(p: PolicyWrite): string {
+  return `${p.w.at} ${p.w.verb} ${p.w.resource} ${p.w.namespace}/${p.w.name} on ${p.spoke} → ${p.w.code} by ${p.w.user} (${p.w.userAgent})`;
+}
+
+export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonly Snapshot[], faults: readonly FaultSpan[]): { checked: number; violations: Violation[] } {
+  const violations: Violation[] = [];
+  let checked = 0;
+  for (const p of writes) {
+    if (p.w.verb !== 'delete' && p.w.verb !== 'deletecollection') continue;
+    if (p.w.code >= 300) continue;
+    checked += 1;
+    const justified = candidates(timeline, p.at, JUSTIFY_WINDOW_MS).some((snap) =>
+      removalReason(snap.state, { unavailable: unavailableDuring(faults, snap.at, p.at) }, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
+    if (!justified) {
+      violations.push({ kind: 'deletion', at: p.w.at, message: `unjustified: ${describe(p)}; no model state of the ${JUSTIFY_WINDOW_MS / 1000} s before makes the copy unwanted there` });
+    }
+  }
+  return { checked, violations };
+}
+
+/**
+ * Writes by anyone but the soak to a local policy while it lived. One whose copy the model wanted on that spoke
+ * within the window before the local policy was created is a race the hub could not see (the copy was on its
+ * way as the team took the name): counted apart, not a violation.
+ */
+export function checkTakeovers(writes: readonly PolicyWrite[], lives: readonly LocalLife[], timeline: readonly Snapshot[]): { violations: Violation[]; races: string[] } {
+  const violations: Violation[] = [];
+  const races: string[] = [];
+  for (const life of lives) {
+    const l = life.local;
+    const touched = writes.filter((p) => p.spoke === l.spoke && p.kind === l.kind && p.tenant === l.tenant && p.w.name === l.name && p.at >= life.createdAt && (life.deletedAt === undefined || p.at < life.deletedAt));
+    if (touched.length === 0) continue;
+    const id = copyId(l.spoke, l.kind, l.tenant, l.name);
+    const wanted = candidates(timeline, life.createdAt, JUSTIFY_WINDOW_MS).some((s) => expected(s.state).copies.has(id));
+    const what = `${touched.map(describe).join('; ')} — local policy ${l.kind} ${l.tenant}/${l.name} on ${l.spoke}, created ${new Date(life.createdAt).toISOString()}${life.reportedAt ? `, reported ${new Date(life.reportedAt).toISOString()}` : ', never reported'}`;
+    if (wanted && (life.reportedAt === undefined || touched.every((p) => p.at < life.reportedAt! + SLACK_MS))) races.push(what);
+    else violations.push({ kind: 'takeover', at: touched[0]!.w.at, message: `written by someone else: ${what}` });
+  }
+  return { violations, races };
+}
+
+/** At the end: a living local policy must be the object the soak created, untouched. */
+export function checkLocalsIntact(lives: readonly LocalLife[], now: readonly SpokeObject[], names: SoakNames): Violation[] {
+  const violations: Violation[] = [];
+  for (const life of lives) {
+    if (life.deletedAt !== undefined) continue;
+    const l = life.local;
+    const found = now.find((o) => o.spoke === l.spoke && o.kind === l.kind && o.object.metadata.namespace === names.namespace(l.tenant) && o.object.metadata.name === l.name);
+    const problems: string[] = [];
+    if (!found) problems.push('gone');
+    else {
+      const m = found.object.metadata;
+      if (m.uid !== life.uid) problems.push(`uid ${m.uid} (was ${life.uid})`);
+      if (m.resourceVersion !== life.resourceVersion) problems.push(`resourceVersion ${m.resourceVersion} (was ${life.resourceVersion})`);
+      if ((m.ownerReferences ?? []).length > 0) problems.push(`owner references ${JSON.stringify(m.ownerReferences)}`);
+      if (m.annotations?.[POLICY_SYNCED_ANNOTATION] !== undefined) problems.push(`marked a copy of ${m.annotations[POLICY_SYNCED_ANNOTATION]}`);
+    }
+    if (problems.length > 0) violations.push({ kind: 'takeover', at: new Date().toISOString(), message: `local policy ${l.kind} ${l.tenant}/${l.name} on ${l.spoke}: ${problems.join(', ')}` });
+  }
+  return violations;
+}
+
+/**
+ * Copies created (201) on a spoke while local policies covered their every target there, each shown by the
+ * report the hub holds SLACK_MS before, in the states both then and SLACK_MS before.
+ */
+export function checkJoins(writes: readonly PolicyWrite[], lives: readonly LocalLife[], timeline: readonly Snapshot[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const p of writes) {
+    if (p.w.code !== 201) continue;
+    const name = p.w.name!;
+    const covered = [stateAt(timeline, p.at), stateAt(timeline, p.at - SLACK_MS)].every((s) => {
+      const policy = s.policies[policyKey(p.kind, p.tenant, name)];
+      if (!policy) return false;
+      const targets = syncedTargets(s, policy);
+      if (targets.length === 0) return false;
+      return targets.every((t) =>
+        coveringLocals(s, p.spoke, p.kind, p.tenant, t).some((key) => {
+          const localName = key.slice(key.indexOf('/') + 1);
+          const life = lives.find((x) => x.local.spoke === p.spoke && x.local.kind === p.kind && x.local.tenant === p.tenant && x.local.name === localName && x.createdAt <= p.at && (x.deletedAt === undefined || x.deletedAt > p.at));
+          return life?.reportedAt !== undefined && life.reportedAt <= p.at - SLACK_MS;
+        }),
+      );
+    });
+    if (covered) violations.push({ kind: 'joined', at: p.w.at, message: `a copy joined local policies that cover its every target, reported more than ${SLACK_MS / 1000} s before: ${describe(p)}` });
+  }
+  return violations;
+}
+
+/** Copies whose namespace or targets cross into another tenant's lane. */
+export function checkCrossings(objects: readonly SpokeObject[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const o of objects) {
+    const source = o.object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION];
+    if (source === undefined) continue;
+    const ns = o.object.metadata.namespace ?? '';
+    const [sourceNs] = source.split('/');
+    const foreign = targetsOf(o.object).filter((t) => t.namespace !== undefined && t.namespace !== ns);
+    if (sourceNs !== ns || foreign.length > 0) {
+      violations.push({ kind: 'crossing', at: new Date().toISOString(), message: `${o.kind} ${ns}/${o.object.metadata.name} on ${o.spoke} copies ${source}${foreign.length ? `, targets ${JSON.stringify(foreign)}` : ''}` });
+    }
+  }
+  return violations;
+}
+
+/** Where the spokes differ from the model's expected copies (empty: converged). */
+export function spokeDiffs(state: ModelState, objects: readonly SpokeObject[], names: SoakNames): string[] {
+  const want = expected(state).copies;
+  const diffs: string[] = [];
+  const seen = new Set<string>();
+  for (const o of objects) {
+    const source = o.object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION];
+    const tenant = names.tenantOf(o.object.metadata.namespace ?? '');
+    if (!tenant) continue;
+    const name = o.object.metadata.name;
+    if (source === undefined) {
+      if (!state.locals[`${o.spoke}/${o.kind}/${tenant}/${name}`]) diffs.push(`${o.spoke}: unexpected local ${o.kind} ${tenant}/${name}`);
+      continue;
+    }
+    const id = copyId(o.spoke, o.kind, tenant, name);
+    seen.add(id);
+    const w = want.get(id);
+    if (!w) {
+      diffs.push(`${id}: runs, not expected`);
+      continue;
+    }
+    if (source !== `${names.namespace(tenant)}/${name}`) diffs.push(`${id}: policy-synced ${source}`);
+    const marker = markerOf(o.kind, o.object);
+    if (marker !== w.marker) diffs.push(`${id}: marker ${marker}, expected ${w.marker}`);
+    const targets = targetsOf(o.object).map((t) => targetId({ gateway: t.gateway as 'gw1', ...(t.sectionName ? { sectionName: t.sectionName } : {}) })).join(',');
+    const wantTargets = w.targets.map(targetId).join(',');
+    if (targets !== wantTargets) diffs.push(`${id}: targets [${targets}], expected [${wantTargets}]`);
+    const labels = o.object.metadata.labels ?? {};
+    for (const [k, v] of Object.entries(w.labels)) if (labels[k] !== v) diffs.push(`${id}: label ${k}=${labels[k]}, expected ${v}`);
+  }
+  for (const id of want.keys()) if (!seen.has(id)) diffs.push(`${id}: expected, absent`);
+  for (const l of Object.values(state.locals)) {
+    const found = objects.some((o) => o.spoke === l.spoke && o.kind === l.kind && o.object.metadata.namespace === names.namespace(l.tenant) && o.object.metadata.name === l.name && o.object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] === undefined);
+    if (!found) diffs.push(`${l.spoke}: local ${l.kind} ${l.tenant}/${l.name} missing or marked a copy`);
+  }
+  return diffs;
+}
+
+interface StatusEntry {
+  state?: string;
+  reason?: string;
+}
+
+/** Where the hub policies' annotations disagree with the model (which clusters run a copy; Overridden and Conflicted clusters). */
+export function hubDiffs(state: ModelState, policies: readonly { kind: Kind; object: KubeObject }[], names: SoakNames): string[] {
+  const want = expected(state);
+  const diffs: string[] = [];
+  for (const { kind, object } of policies) {
+    const tenant = names.tenantOf(object.metadata.namespace ?? '');
+    if (!tenant) continue;
+    const name = object.metadata.name;
+    if (!state.policies[policyKey(kind, tenant, name)]) {
+      diffs.push(`hub ${kind} ${tenant}/${name}: exists, the model has none`);
+      continue;
+    }
+    const annotations = object.metadata.annotations ?? {};
+    const synced = ((JSON.parse(annotations[POLICIES_SYNCED_ANNOTATION] ?? '[]') as { cluster: string }[]).map((e) => e.cluster)).sort().join(',');
+    const wantSynced = SPOKES.filter((s) => want.copies.has(copyId(s, kind, tenant, name))).join(',');
+    if (synced !== wantSynced) diffs.push(`hub ${kind} ${tenant}/${name}: policies-synced [${synced}], expected [${wantSynced}]`);
+    const clusters = (JSON.parse(annotations[STATUS_ANNOTATION] ?? '{}') as { clusters?: Record<string, StatusEntry> }).clusters ?? {};
+    for (const spoke of SPOKES) {
+      const w = want.withheld.get(copyId(spoke, kind, tenant, name));
+      const got = clusters[spoke];
+      if (w?.reason === 'overridden' && got?.state !== 'Overridden') diffs.push(`hub ${kind} ${tenant}/${name}: ${spoke} is ${got?.state ?? 'absent'}/${got?.reason ?? ''}, expected Overridden`);
+      if (w?.reason === 'name-held' && !(got?.state === 'Failed' && got.reason === 'Conflicted')) diffs.push(`hub ${kind} ${tenant}/${name}: ${spoke} is ${got?.state ?? 'absent'}/${got?.reason ?? ''}, expected Failed/Conflicted`);
+    }
+  }
+  return diffs;
+}

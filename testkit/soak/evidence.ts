@@ -1,0 +1,125 @@
+// What the soak reads from the real plane to judge a run: when each spoke agent's report (as the hub holds it,
+// in the spoke-config work's feedback) first showed each local policy, and what runs on the spokes and what
+// the hub says on its policies. Reading only: the judging is checks.ts.
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
+import { occupantOf } from '../../src/core/spoke/spokereport.ts';
+import { isNotFound, type KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES, collectionPath, objectPath } from '../../src/kube/resource.ts';
+import { KINDS, SPOKES, TENANTS, type Kind, type Spoke } from './ops.ts';
+import { RESOURCE_OF, type SoakNames } from './world.ts';
+import type { LocalPolicy } from './model.ts';
+
+const GROUP_RESOURCE: Record<Kind, string> = { auth: 'authpolicies.kuadrant.io', rl: 'ratelimitpolicies.kuadrant.io', soak: 'soakpolicies.soak.policysync.io' };
+
+/** A local policy the soak created, and what became of it. */
+export interface LocalLife {
+  local: LocalPolicy;
+  createdAt: number;
+  deletedAt?: number;
+  uid: string;
+  resourceVersion: string;
+  /** When the hub's copy of the spoke's report first showed it (this life), if it did. */
+  reportedAt?: number;
+}
+
+/**
+ * Polls the spoke-config works on the hub every `intervalMs`: for each living local policy, when the report
+ * the hub holds first showed it; and when each spoke's report last changed (its freshness as the hub sees it).
+ */
+export class ReportWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  readonly lastChange = new Map<Spoke, number>();
+  private readonly lastText = new Map<Spoke, string>();
+
+  constructor(
+    private readonly hub: KubeHttp,
+    private readonly names: SoakNames,
+    private readonly lives: () => LocalLife[],
+  ) {}
+
+  start(intervalMs = 500): void {
+    this.timer = setInterval(() => void this.poll(), intervalMs);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Resolves once every spoke's report has changed within the last `freshMs`. */
+  fresh(freshMs: number): boolean {
+    return SPOKES.every((s) => Date.now() - (this.lastChange.get(s) ?? 0) < freshMs);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (const spoke of SPOKES) {
+        let work: KubeObject;
+        try {
+          work = await this.hub.request<KubeObject>('GET', objectPath(RESOURCES.manifestWorks, spoke, SPOKE_CONFIG_WORK_NAME));
+        } catch {
+          continue;
+        }
+        const report = readSpokeReport(work);
+        if (!report) continue;
+        const text = JSON.stringify(report);
+        if (text !== this.lastText.get(spoke)) {
+          this.lastText.set(spoke, text);
+          this.lastChange.set(spoke, Date.now());
+        }
+        for (const life of this.lives()) {
+          if (life.local.spoke !== spoke || life.reportedAt !== undefined || life.deletedAt !== undefined) continue;
+          const occupant = occupantOf(report, GROUP_RESOURCE[life.local.kind], this.names.namespace(life.local.tenant), life.local.name);
+          if (occupant.state === 'local') life.reportedAt = Date.now();
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+/** A policy object found on a spoke. */
+export interface SpokeObject {
+  spoke: Spoke;
+  kind: Kind;
+  object: KubeObject;
+}
+
+/** Every object of the three kinds in the tenants' namespaces on every spoke. */
+export async function spokeObjects(spokes: ReadonlyMap<Spoke, KubeHttp>, names: SoakNames): Promise<SpokeObject[]> {
+  const out: SpokeObject[] = [];
+  for (const [spoke, http] of spokes) {
+    for (const kind of KINDS) {
+      for (const tenant of TENANTS) {
+        const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCE_OF[kind], names.namespace(tenant)));
+        for (const object of list.items) out.push({ spoke, kind, object });
+      }
+    }
+  }
+  return out;
+}
+
+/** The hub policies of the three kinds in the tenants' namespaces. */
+export async function hubPolicies(hub: KubeHttp, names: SoakNames): Promise<{ kind: Kind; object: KubeObject }[]> {
+  const out: { kind: Kind; object: KubeObject }[] = [];
+  for (const kind of KINDS) {
+    for (const tenant of TENANTS) {
+      const list = await hub.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCE_OF[kind], names.namespace(tenant)));
+      for (const object of list.items) out.push({ kind, object });
+    }
+  }
+  return out;
+}
+
+export async function getOrUndefined(http: KubeHttp, path: string): Promise<KubeObject | undefined> {
+  try {
+    return await http.request<KubeObject>('GET', path);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+// The soak's result as people read it: one block of text (printed by `npm run soak` and the test), and, for a
+// failing run, the operation log and the command that replays it.
+import { readFileSync } from 'node:fs';
+import { percentile, type SoakResult } from './runner.ts';
+
+export function summarize(r: SoakResult): string {
+  const lines = [
+    `soak seed=${r.seed} run=${r.run}: ${r.rounds} rounds, ${r.ops} operations in ${Math.round(r.elapsedMs / 1000)} s`,
+    `  operations: ${Object.entries(r.opsByKind).sort().map(([k, n]) => `${k}=${n}`).join(' ')}`,
+    `  faults: ${Object.entries(r.faultsByKind).sort().map(([k, n]) => `${k}=${n}`).join(' ')}`,
+    `  spoke writes checked: ${r.writesChecked} (deletions ${r.deletionsChecked}); races (copy on its way as the name was taken): ${r.races.length}`,
+    `  convergence after the faults stop (ms): ${Object.entries(r.convergenceMs)
+      .sort()
+      .map(([k, v]) => `${k} n=${v.length} p50=${percentile(v, 50)} p99=${percentile(v, 99)}`)
+      .join('; ')}`,
+    `  all rounds: p50=${percentile(Object.values(r.convergenceMs).flat(), 50)} p99=${percentile(Object.values(r.convergenceMs).flat(), 99)} ms`,
+    `  violations: ${r.violations.length}`,
+    ...r.violations.map((v) => `    ${v.kind} ${v.at}: ${v.message}`),
+  ];
+  if (r.violations.length > 0) {
+    lines.push(`  operation log (${r.executedFile}):`, readFileSync(r.executedFile, 'utf8'), `  replay: npm run soak -- --replay ${r.executedFile}`, `  process logs: ${r.logs}`);
+  }
+  return lines.join('\n');
+}
