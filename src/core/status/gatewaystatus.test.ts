@@ -8,6 +8,7 @@ import {
   POLICIES_ENFORCED,
   affectedConditionType,
   cachedFingerprint,
+  classOfOurConditions,
   classStateOf,
   conditionsToApply,
   gatewayConditions,
@@ -258,4 +259,14 @@ test('ownedConditionTypes reads the types our status applies own from managedFie
   assert.deepEqual([...owned].sort(), ['Accepted', 'policysync.kuadrant.io/PoliciesEnforced']);
   assert.deepEqual(ownedConditionTypes([ownedConditionsEntry('policy-sync', owned)], 'policy-sync'), owned);
   assert.equal(ownedConditionTypes(undefined, 'policy-sync').size, 0);
+});
+
+test('classOfOurConditions: the class our own Accepted condition names; none when the Accepted condition is not ours', () => {
+  const accepted = (message: string): Condition => ({ type: 'Accepted', status: 'True', reason: 'Accepted', message });
+  const ours = new Set(['Accepted', POLICIES_ENFORCED]);
+  assert.equal(classOfOurConditions([accepted('GatewayClass gc-1: params in force')], ours), 'gc-1');
+  assert.equal(classOfOurConditions([accepted('GatewayClass gc.example: params refused: x')], ours), 'gc.example');
+  assert.equal(classOfOurConditions([accepted('GatewayClass gc-1: params in force')], new Set([POLICIES_ENFORCED])), undefined, 'Accepted written by another field manager');
+  assert.equal(classOfOurConditions([accepted('Waiting for controller')], ours), undefined);
+  assert.equal(classOfOurConditions([], ours), undefined);
 });
