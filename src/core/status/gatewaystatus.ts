@@ -164,6 +164,17 @@ export function ownedConditionTypes(managedFields: unknown, manager: string): Se
   return types;
 }
 
+/**
+ * The GatewayClass our conditions on a Gateway were written for: the class our `Accepted` condition's
+ * message names (it always starts `GatewayClass <name>: `), when our field manager owns that condition.
+ * Undefined when we own no Accepted condition there, or its message names no class.
+ */
+export function classOfOurConditions(existing: readonly Condition[], owned: ReadonlySet<string>): string | undefined {
+  if (!owned.has(ACCEPTED)) return undefined;
+  const message = existing.find((c) => c.type === ACCEPTED)?.message ?? '';
+  return /^GatewayClass ([^\s:]+): /.exec(message)?.[1];
+}
+
 /** The managedFields entry that ownedConditionTypes reads back as `types` (what a cache keeps of a Gateway's). */
 export function ownedConditionsEntry(manager: string, types: ReadonlySet<string>): Record<string, unknown> {
   const conditions = Object.fromEntries([...types].sort().map((type) => [`k:${JSON.stringify({ type })}`, {}]));
