@@ -153,9 +153,9 @@ test('a report past the schema or a cap is refused whole: no report counts (noth
 
 test('a report of a version this hub does not read is refused, and says so', () => {
   const { reports } = setup();
-  reports.observe('c1', workWithText(JSON.stringify({ version: 3, heartbeat: '2026-11-23T10:00:00Z', objects: {} })));
+  reports.observe('c1', workWithText(JSON.stringify({ version: 4, written: '2026-11-23T10:00:00Z', objects: {} })));
   assert.equal(reports.fresh('c1'), undefined);
-  assert.equal(reports.refused('c1'), 'version: unsupported version 3: this hub reads version 2, and 1 (no version field)');
+  assert.equal(reports.refused('c1'), 'version: unsupported version 4: this hub reads versions 3, 2, and 1 (no version field)');
 });
 
 test("an old agent's report (version 1) still counts", () => {

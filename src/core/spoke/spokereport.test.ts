@@ -7,13 +7,18 @@ import { buildSpokeConfigWork, readSpokeReport, spokeReportText } from './spokec
 import {
   buildSpokeReport,
   changedScopes,
+  LISTED_WHOLE_MAX,
   localPoliciesIn,
+  NAMED_PER_TARGET_SET,
   occupantOf,
   parseSpokeReport,
   REPORT_CAPS,
   reportContent,
+  reportedCount,
+  reportedObjectOf,
   serializeSpokeReport,
   spokeReportName,
+  unnamedLocalsIn,
   WHOLE_KIND,
   type SpokeReport,
 } from './spokereport.ts';
@@ -66,7 +71,7 @@ test('the report lists, per kind and namespace, every object sorted by name: loc
     ],
   ]);
   assert.deepEqual(report, {
-    version: 2,
+    version: 3,
     heartbeat: '2026-11-23T10:00:00Z',
     objects: {
       [AUTH]: {
@@ -105,10 +110,10 @@ test('a synced annotation that names no policy is reported as a copy of nothing;
   assert.deepEqual(occupantOf(report, AUTH, 'a', 'odd-copy'), { state: 'synced', source: '' });
 });
 
-test('the report survives its own serialisation, written as version 2', () => {
+test('the report survives its own serialisation, written as version 3', () => {
   const report = build([[AUTH, [policy('a', 'l', { name: 'gw', sectionName: 's' }), policy('a', 'm', { name: 'gw' }, { status: REJECTED }), policy('b', 'c', { name: 'gw' }, { synced: 'hub/c' })]]]);
   const text = serializeSpokeReport(report);
-  assert.equal((JSON.parse(text) as { version: unknown }).version, 2);
+  assert.equal((JSON.parse(text) as { version: unknown }).version, 3);
   assert.deepEqual(parsed(text), report);
 });
 
@@ -131,9 +136,9 @@ const many = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length:
 const REFUSED: [string, string, string, string][] = [
   ['not JSON', 'not json', '(report)', 'not JSON'],
   ['not an object', '[]', '(report)', 'not a JSON object'],
-  ['a version this hub does not read', JSON.stringify({ version: 3, heartbeat: HB, objects: {} }), 'version', 'unsupported version 3'],
+  ['a version this hub does not read', JSON.stringify({ version: 4, heartbeat: HB, objects: {} }), 'version', 'unsupported version 4'],
   ['a version of the wrong type', JSON.stringify({ version: '2', heartbeat: HB, objects: {} }), 'version', 'unsupported version "2"'],
-  ['over the byte cap', v2({ [AUTH]: { a: [local1('x'.repeat(REPORT_CAPS.bytes))] } }), '(report)', 'over the cap of 262144'],
+  ['over the byte cap', v2({ [AUTH]: { a: [local1('x'.repeat(REPORT_CAPS.bytes))] } }), '(report)', 'over the cap of 524288'],
   ['a heartbeat that is no time', JSON.stringify({ version: 2, heartbeat: 'yesterday', objects: {} }), 'heartbeat', 'RFC 3339'],
   ['a name not DNS-1123', v2({ [AUTH]: { a: [local1('Not_A_Name')] } }), `objects["${AUTH}"].a[0].name`, 'DNS-1123 subdomain'],
   ['a name of 254 characters', v2({ [AUTH]: { a: [local1(`${'a'.repeat(250)}.bcd`)] } }), `objects["${AUTH}"].a[0].name`, 'at most 253'],
@@ -186,8 +191,9 @@ test('the agent never writes a report the hub refuses: a kind past the caps or t
   assert.deepEqual(tooMany.leftOut.map((l) => l.kind), ['k64.example.io', 'k65.example.io', 'k66.example.io', 'k67.example.io', 'k68.example.io', 'k69.example.io']);
   assert.ok(parseSpokeReport(serializeSpokeReport(tooMany.report)).ok);
 
-  // A kind larger than the byte cap: left out, the small one stays.
-  const big = many(3_000, (i) => policy(`ns-${i % 7}`, `${'long-policy-name-'.repeat(5)}${i}`, { name: 'gw', sectionName: 'https' }));
+  // A kind larger than the byte cap: left out, the small one stays. (Namespaces of at most 16 objects are
+  // listed whole: 500 of them, of long names.)
+  const big = many(8_000, (i) => policy(`ns-${i % 500}`, `${'long-policy-name-'.repeat(5)}${i}`, { name: 'gw', sectionName: 'https' }));
   const bytes = buildSpokeReport(new Map([[AUTH, big], [RLP, [policy('a', 'l', { name: 'gw' })]]]), NOW);
   assert.deepEqual(Object.keys(bytes.report.objects), [RLP]);
   assert.equal(bytes.leftOut[0]?.kind, AUTH);
@@ -197,7 +203,7 @@ test('the agent never writes a report the hub refuses: a kind past the caps or t
   const objects = many(REPORT_CAPS.objects + 1, (i) => policy('a', `p${i}`, null, { synced: '' }));
   const count = buildSpokeReport(new Map([[AUTH, objects]]), NOW);
   assert.deepEqual(count.report.objects, {});
-  assert.match(count.leftOut[0]!.reason, /objects would pass the report's cap of 8192/);
+  assert.match(count.leftOut[0]!.reason, /objects listed would pass the report's cap of 8192/);
 
   // A cluster-scoped kind (no namespace), a kind key the schema refuses, too many targets: left out, with why.
   const wide = policy('a', 'wide', null);
@@ -212,8 +218,9 @@ test('the agent never writes a report the hub refuses: a kind past the caps or t
 });
 
 test('a report filled to the byte cap is exactly within it, and read back', () => {
-  // Kinds of about 40 KiB each: the sum of what the builder counts must be the written size.
-  const kinds = many(10, (k) => [`k${k}.example.io`, many(400, (i) => policy(`ns${i % 3}`, `policy-${k}-${i}-${'x'.repeat(40)}`, { name: 'gw' }))] as [string, KubeObject[]]);
+  // Kinds of about 40 KiB each, listed whole (25 namespaces of 16): the sum of what the builder counts must
+  // be the written size.
+  const kinds = many(14, (k) => [`k${k}.example.io`, many(400, (i) => policy(`ns${i % 25}`, `policy-${k}-${i}-${'x'.repeat(40)}`, { name: 'gw' }))] as [string, KubeObject[]]);
   const { report, leftOut } = buildSpokeReport(new Map(kinds), NOW);
   const text = serializeSpokeReport(report);
   assert.ok(leftOut.length > 0 && Object.keys(report.objects).length > 0);
@@ -251,12 +258,13 @@ test('occupantOf: who holds a name — unknown for a kind not covered, free, a l
   assert.deepEqual(occupantOf(report, AUTH, 'a', 'free-name'), { state: 'free' });
   assert.deepEqual(occupantOf(report, AUTH, 'other-ns', 'l'), { state: 'free' });
   assert.deepEqual(occupantOf(report, AUTH, 'a', 'l'), { state: 'local' });
-  assert.deepEqual(occupantOf(report, AUTH, 'a', 'r'), { state: 'local' });
-  assert.deepEqual(occupantOf(report, AUTH, 'a', 'no-target'), { state: 'local' });
+  // 1003 objects: the namespace is condensed, and those two are named only in its hashed set.
+  assert.deepEqual(occupantOf(report, AUTH, 'a', 'r'), { state: 'local', hashed: true });
+  assert.deepEqual(occupantOf(report, AUTH, 'a', 'no-target'), { state: 'local', hashed: true });
   for (const i of [0, 1, 499, 998, 999]) assert.deepEqual(occupantOf(report, AUTH, 'a', `p${String(i).padStart(4, '0')}`), { state: 'synced', source: `hub/p${i}` });
   // Read back from text in any order, the lookup still finds every name.
-  const shuffled = JSON.parse(serializeSpokeReport(report)) as { objects: Record<string, Record<string, unknown[]>> };
-  shuffled.objects[AUTH]!.a!.reverse();
+  const shuffled = JSON.parse(serializeSpokeReport(report)) as { objects: Record<string, Record<string, { listed: unknown[] }>> };
+  shuffled.objects[AUTH]!.a!.listed.reverse();
   assert.deepEqual(occupantOf(parsed(JSON.stringify(shuffled)), AUTH, 'a', 'p0500'), { state: 'synced', source: 'hub/p500' });
 });
 
@@ -309,3 +317,134 @@ test('the spoke-config work reads the report back ReadOnly, beside the configura
   assert.deepEqual(readSpokeReport(withText(text)), parsed(text));
   assert.equal(readSpokeReport(withText('{"version":9}')), undefined, 'refused: no report');
 });
+
+// Version 3: large namespaces condensed.
+
+/** A team's namespace at scale: `count` local policies of realistic names, every 10th on a Gateway (of 8, some on a listener), every 50th rejected, and a few synced copies. */
+function atScale(namespace: string, count: number, copies = 20): KubeObject[] {
+  const purposes = ['auth', 'ratelimit', 'jwt', 'apikey', 'oidc', 'deny-all', 'allow-internal'];
+  const objects = many(count, (i) => {
+    const name = `team-${i % 97}-svc-${Math.floor(i / 97)}-${purposes[i % purposes.length]}`;
+    const target = i % 10 === 0 ? { name: `gw-${i % 8}`, ...(i % 20 === 0 ? { sectionName: 'https' } : {}) } : { name: `route-${i}`, kind: 'HTTPRoute' };
+    return policy(namespace, name, target, i % 50 === 0 ? { status: REJECTED } : {});
+  });
+  return [...objects, ...many(copies, (i) => policy(namespace, `synced-${i}`, { name: 'gw-0' }, { synced: `hub/synced-${i}` }))];
+}
+
+test('version 3: 50,000 local objects of a kind fit well within the caps; every name they hold is held, copies and coverage are exact', (t) => {
+  const objects = atScale('team', 50_000);
+  const started = performance.now();
+  const { report, leftOut } = buildSpokeReport(new Map([[AUTH, objects]]), NOW);
+  const buildMs = performance.now() - started;
+  assert.deepEqual(leftOut, []);
+  const text = serializeSpokeReport(report);
+  const bytes = Buffer.byteLength(text);
+  t.diagnostic(`50,020 objects (50,000 local, 20 copies) in one namespace: ${bytes} bytes (${(bytes / 50_020).toFixed(2)} a object; cap ${REPORT_CAPS.bytes}), built in ${buildMs.toFixed(0)} ms`);
+  assert.ok(bytes < REPORT_CAPS.bytes / 2, `${bytes} bytes: well within the cap`);
+  const parseStarted = performance.now();
+  const back = parsed(text);
+  t.diagnostic(`parsed in ${(performance.now() - parseStarted).toFixed(0)} ms`);
+  assert.equal(reportedCount(back), 50_020);
+  // No false "free": every object's name is held, by what it is.
+  for (const object of objects) {
+    const occupant = occupantOf(back, AUTH, 'team', object.metadata.name);
+    const source = object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION];
+    if (source !== undefined) assert.deepEqual(occupant, { state: 'synced', source });
+    else assert.equal(occupant.state, 'local', object.metadata.name);
+  }
+  // Coverage: the same Gateway targets as the whole list gives, each target set named up to 4 times and counted past that.
+  const full = objects.map(reportedObjectOf).filter((e): e is { name: string; targets: { gateway: string; sectionName?: string }[] } => 'targets' in e && !('rejected' in e) && e.targets.length > 0);
+  const targetsOf = (ts: readonly { gateway: string; sectionName?: string }[]) => new Set(ts.map((x) => JSON.stringify(x)));
+  const covered = localPoliciesIn(back, AUTH, 'team')!;
+  assert.deepEqual(targetsOf(covered.flatMap((l) => l.targets)), targetsOf(full.flatMap((e) => e.targets)));
+  const sets = new Set(full.map((e) => JSON.stringify(e.targets)));
+  assert.equal(covered.length, sets.size * NAMED_PER_TARGET_SET);
+  const unnamed = unnamedLocalsIn(back, AUTH, 'team');
+  assert.equal(unnamed.reduce((n, u) => n + u.count, 0) + covered.length, full.length);
+  assert.equal(unnamed.length, sets.size);
+  assert.deepEqual(unnamedLocalsIn(back, AUTH, 'elsewhere'), []);
+});
+
+test('version 3: a name no object holds is answered "free", except about once in a million ("held": only doubt)', (t) => {
+  const report = parsed(serializeSpokeReport(build([[AUTH, atScale('team', 50_000)]])));
+  const questions = 100_000;
+  let falseHeld = 0;
+  for (let i = 0; i < questions; i++) {
+    const occupant = occupantOf(report, AUTH, 'team', `hub-policy-${i}`);
+    assert.notEqual(occupant.state, 'synced');
+    if (occupant.state === 'local') falseHeld++;
+  }
+  t.diagnostic(`${falseHeld} false "held" in ${questions} names not on the spoke (expected about ${(questions / 2 ** 20).toFixed(2)})`);
+  assert.ok(falseHeld <= 3);
+});
+
+test(`version 3: a namespace of up to ${LISTED_WHOLE_MAX} objects is listed whole and exact; one more and it is condensed`, () => {
+  const small = build([[AUTH, many(LISTED_WHOLE_MAX, (i) => policy('a', `p${i}`, null))]]);
+  assert.equal(small.condensed, undefined);
+  assert.equal(small.objects[AUTH]!.a!.length, LISTED_WHOLE_MAX);
+  const large = build([[AUTH, many(LISTED_WHOLE_MAX + 1, (i) => policy('a', `p${i}`, null))]]);
+  assert.deepEqual(large.objects[AUTH], { a: [] }, 'nothing to list: no copies, no covering locals');
+  assert.equal(large.condensed?.[AUTH]?.a?.names.count, LISTED_WHOLE_MAX + 1);
+  assert.deepEqual(occupantOf(large, AUTH, 'a', 'p3'), { state: 'local', hashed: true });
+  assert.deepEqual(occupantOf(large, AUTH, 'b', 'p3'), { state: 'free' });
+  assert.deepEqual(parsed(serializeSpokeReport(large)), large);
+});
+
+test('version 3: the content changes with any name of a condensed namespace, and only that namespace is a changed scope', () => {
+  const base = [...atScale('team', 1_000), policy('other', 'l', { name: 'gw' })];
+  const a = parsed(serializeSpokeReport(build([[AUTH, base]])));
+  const b = parsed(serializeSpokeReport(build([[AUTH, [...base, policy('team', 'one-more', null)]]], new Date(NOW.getTime() + 1000))));
+  assert.notEqual(reportContent(a), reportContent(b));
+  assert.deepEqual(changedScopes(a, b), [{ kind: AUTH, namespace: 'team' }]);
+  assert.deepEqual(changedScopes(a, parsed(serializeSpokeReport(build([[AUTH, base]], new Date(0))))), []);
+});
+
+test('version 2 reports of older agents are still read, and an agent moving to version 3 changes no scope that says the same', () => {
+  const objects: [string, KubeObject[]][] = [[AUTH, [policy('a', 'l', { name: 'gw' }), policy('a', 'c', { name: 'gw' }, { synced: 'hub/c' })]]];
+  const v3 = build(objects);
+  const v2text = canonicalJson({ version: 2, heartbeat: HB, objects: v3.objects });
+  const old = parsed(v2text);
+  assert.equal(old.version, 2);
+  assert.deepEqual(occupantOf(old, AUTH, 'a', 'c'), { state: 'synced', source: 'hub/c' });
+  assert.deepEqual(occupantOf(old, AUTH, 'a', 'x'), { state: 'free' });
+  assert.deepEqual(localPoliciesIn(old, AUTH, 'a'), [{ key: 'a/l', targets: [{ gateway: 'gw' }] }]);
+  assert.deepEqual(changedScopes(old, v3), []);
+  // Its heartbeats are still parsed once per content.
+  const next = parseSpokeReport(v2text.replace(HB, '2026-11-23T10:00:30Z'), { text: v2text, report: old });
+  assert.ok(next.ok && next.report.objects === old.objects && next.report.heartbeat === '2026-11-23T10:00:30Z');
+});
+
+const v3 = (objects: unknown, extra: Record<string, unknown> = {}): string => JSON.stringify({ version: 3, written: HB, objects, ...extra });
+const goodNames = (() => {
+  const built = build([[AUTH, many(40, (i) => policy('a', `p${i}`, null))]]);
+  return built.condensed![AUTH]!.a!.names;
+})();
+const condensed = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ listed: [], unnamed: [], names: goodNames, ...extra });
+
+const REFUSED_V3: [string, string, string, string][] = [
+  ['a heartbeat field (version 2\'s) in version 3', JSON.stringify({ version: 3, written: HB, heartbeat: HB, objects: {} }), 'heartbeat', 'unknown field'],
+  ['no written time', JSON.stringify({ version: 3, objects: {} }), 'written', ''],
+  ['a listed entry with a bad name', v3({ [AUTH]: { a: condensed({ listed: [local1('Bad')] }) } }), `objects["${AUTH}"].a.listed[0].name`, 'DNS-1123'],
+  ['a duplicate listed name', v3({ [AUTH]: { a: condensed({ listed: [local1('l'), local1('l')] }) } }), `objects["${AUTH}"].a.listed[1].name`, 'duplicate name'],
+  ['an unknown field in a condensed namespace', v3({ [AUTH]: { a: condensed({ extra: 1 }) } }), `objects["${AUTH}"].a.extra`, 'unknown field'],
+  ['a namespace neither listed nor condensed', v3({ [AUTH]: { a: 'names' } }), `objects["${AUTH}"].a`, ''],
+  ['an unnamed count of 0', v3({ [AUTH]: { a: condensed({ unnamed: [{ targets: [{ gateway: 'gw' }], count: 0 }] }) } }), `objects["${AUTH}"].a.unnamed[0].count`, ''],
+  ['an unnamed target set without targets', v3({ [AUTH]: { a: condensed({ unnamed: [{ targets: [], count: 3 }] }) } }), `objects["${AUTH}"].a.unnamed[0].targets`, 'a target set has a target'],
+  ['hashed names that are not base64', v3({ [AUTH]: { a: condensed({ names: { count: 40, data: '***' } }) } }), `objects["${AUTH}"].a.names.data`, 'base64'],
+  ['hashed names fewer than counted', v3({ [AUTH]: { a: condensed({ names: { ...goodNames, count: 41 } }) } }), `objects["${AUTH}"].a.names.data`, ''],
+  ['hashed names more than counted', v3({ [AUTH]: { a: condensed({ names: { ...goodNames, count: 39 } }) } }), `objects["${AUTH}"].a.names.data`, 'more data'],
+  ['a names count over the cap', v3({ [AUTH]: { a: condensed({ names: { count: REPORT_CAPS.names + 1, data: '' } }) } }), `objects["${AUTH}"].a.names.count`, ''],
+  ['hashed names over the cap in all', v3(Object.fromEntries(many(4, (k): [string, unknown] => [`k${k}.example.io`, { a: condensed({ names: { count: 40_000, data: 'AAAA' } }) }]))), 'objects', 'hashed names, over the cap'],
+  ['too many listed in all', v3({ [AUTH]: Object.fromEntries(many(9, (n): [string, unknown] => [`n${n}`, condensed({ listed: many(1000, (i) => ({ name: `p${i}`, synced: '' })) })])) }), 'objects', 'objects listed, over the cap'],
+  ['too many kinds', v3(Object.fromEntries(many(65, (i): [string, unknown] => [`k${i}.example.io`, {}]))), 'objects', '65 kinds, over the cap of 64'],
+];
+
+for (const [name, text, field, message] of REFUSED_V3) {
+  test(`a version 3 report is refused whole: ${name}`, () => {
+    const result = parseSpokeReport(text);
+    assert.equal(result.ok, false, 'accepted');
+    if (result.ok) return;
+    assert.equal(result.field, field, result.message);
+    assert.ok(result.message.includes(message), result.message);
+  });
+}
