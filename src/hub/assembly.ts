@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { groupResourceKey } from '../core/k8s/gvr.ts';
 import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
-import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { isSpokeConfigWork, isSpokeHeartbeatWork } from '../core/spoke/spokeconfig.ts';
 import { countWorkStates } from '../core/works/workstate.ts';
 import { policyKey } from '../core/keys.ts';
 import { objectKey } from '../core/k8s/objects.ts';
@@ -294,8 +294,17 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       pokeSpokeConfig();
     });
   }
-  // The spoke reports are read from the config works' feedback: their store follows the works cache.
-  if (reports) caches.works.onChange((c) => isSpokeConfigWork(c.object) && reports.observe(c.object.metadata.namespace ?? '', c.type === 'DELETED' ? undefined : c.object));
+  // The spoke reports are read from the config works' feedback, their heartbeats from the heartbeat works':
+  // their store follows the works cache.
+  if (reports) {
+    caches.works.onChange((c) => {
+      if (!isSpokeConfigWork(c.object)) return;
+      const cluster = c.object.metadata.namespace ?? '';
+      const work = c.type === 'DELETED' ? undefined : c.object;
+      if (isSpokeHeartbeatWork(c.object)) reports.observeHeartbeat(cluster, work);
+      else reports.observe(cluster, work);
+    });
+  }
   caches.works.onChange((c) => {
     const keys = routeWorkChange(c);
     reporter.workChanged(c, keys.policies);

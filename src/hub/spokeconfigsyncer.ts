@@ -1,12 +1,13 @@
 // Places the spoke agent's configuration (the policy kinds in force) on every cluster where a managed
-// Gateway is placed, through one ManifestWork per cluster (docs/architecture.md#local-policies-win). Works of clusters that left are
+// Gateway is placed, through one ManifestWork per cluster that also reads the agent's report back, and a
+// second that reads its heartbeat back (docs/architecture.md#local-policies-win). Works of clusters that left are
 // deleted — only while every owned GatewayClass has a configuration in force, no Gateway names a class
 // that is absent, no Placement is in flux, and OCM vouches for the cluster (docs/architecture.md#never-delete-on-doubt): the agent's report
 // is what keeps a copy off a cluster where local policies win, and an agent unconfigured by a partition
 // would let the copies back on when the cluster returns.
 import type { Logger } from 'pino';
 import { controllerLabelValue, type ManifestWork } from '../core/works/manifestwork.ts';
-import { buildSpokeConfigWork, isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { buildSpokeConfigWork, buildSpokeHeartbeatWork, isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -37,7 +38,10 @@ export class SpokeConfigSyncer {
   async reconcile(): Promise<ReconcileResult> {
     const kinds = this.d.configs.wantedKinds().map((k) => k.gvr);
     const controller = controllerLabelValue(this.d.controllerName);
-    const desired: ManifestWork[] = this.clusters().map((cluster) => buildSpokeConfigWork({ cluster, kinds, configMap: this.d.configMap, controller }));
+    const desired: ManifestWork[] = this.clusters().flatMap((cluster) => [
+      buildSpokeConfigWork({ cluster, kinds, configMap: this.d.configMap, controller }),
+      buildSpokeHeartbeatWork({ cluster, configMap: this.d.configMap, controller }),
+    ]);
     const observed = this.d.works.store.list().filter(isSpokeConfigWork);
     const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.d.controllerName)).map((c) => c.metadata.name);
     const plan = this.d.applier.plan(desired, observed);

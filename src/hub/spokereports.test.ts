@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
-import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
+import { buildSpokeConfigWork, buildSpokeHeartbeatWork } from '../core/spoke/spokeconfig.ts';
+import { reportDigest, serializeSpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
 import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
 import { createLogger } from '../runtime/logging.ts';
@@ -24,9 +26,13 @@ function workWithText(text: string): KubeObject {
   return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
 }
 
-/** The spoke-config work of c1 with the report the agent wrote at `at` (the spoke's clock) as its feedback. */
+/**
+ * The spoke-config work of c1 with the report a version 2 agent wrote at `at` (the spoke's clock) as its
+ * feedback: its heartbeat inside, the report rewritten at every heartbeat. (Version 3: v3Work and heartbeatWork.)
+ */
 function workWith(at: number, kinds: [string, KubeObject[]][]): KubeObject {
-  return workWithText(serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report));
+  const { report } = buildSpokeReport(new Map(kinds), new Date(at));
+  return workWithText(canonicalJson({ version: 2, heartbeat: report.heartbeat, objects: report.objects }));
 }
 
 function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[]; logs: Record<string, unknown>[] } {
@@ -182,4 +188,101 @@ test('ages: seconds since each report was last seen to change, on the hub clock;
   reports.observe('c2', undefined);
   assert.deepEqual([...reports.ages().keys()], ['c1']);
   reports.stop();
+});
+
+// Version 3: the report is rewritten only when its content changes; the heartbeat work says the agent is alive.
+
+/** The report a version 3 agent writes of `kinds`, content written at `at`. */
+function v3Text(at: number, kinds: [string, KubeObject[]][]): string {
+  return serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report);
+}
+
+/** c1's heartbeat work, its feedback the heartbeat written at `at` naming the report `text` (or a digest of its own). */
+function heartbeatWork(at: number, text: string | { digest: string }): KubeObject {
+  const work = buildSpokeHeartbeatWork({ cluster: 'c1', configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
+  const report = typeof text === 'string' ? reportDigest(text) : text.digest;
+  const value = { name: 'heartbeat', fieldValue: { type: 'String', string: serializeSpokeHeartbeat({ heartbeat: new Date(at).toISOString(), report }) } };
+  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
+}
+
+test('version 3: a report counts only while a fresh heartbeat names its digest; heartbeats keep it fresh without new report text', () => {
+  const { clock, reports, changes } = setup();
+  const text = v3Text(T0, [[AUTH, [local('ns', 'l')]]]);
+  reports.observe('c1', workWithText(text));
+  assert.equal(reports.fresh('c1'), undefined, 'no heartbeat yet: not fresh');
+  assert.deepEqual(reports.evidence('c1').state, 'stale');
+  reports.observeHeartbeat('c1', heartbeatWork(T0, text));
+  assert.equal(reports.fresh('c1')?.version, 3);
+  assert.deepEqual(changes, [`c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`]);
+  // Heartbeats every 30 s, the report text unchanged: fresh throughout, nothing re-queued.
+  for (let i = 1; i <= 10; i++) {
+    clock.advance(30_000);
+    reports.observeHeartbeat('c1', heartbeatWork(T0 + i * 30_000, text));
+    assert.ok(reports.fresh('c1'), `heartbeat ${i}`);
+  }
+  assert.equal(changes.length, 1);
+  assert.equal(reports.ages().get('c1'), 0);
+  // The agent stops: stale staleAfter after its last heartbeat, the timer says so.
+  clock.advance(STALE - 1);
+  assert.ok(reports.fresh('c1'));
+  clock.advance(1);
+  assert.equal(reports.fresh('c1'), undefined);
+  assert.equal(changes.length, 2);
+  assert.equal(reports.ages().get('c1'), STALE / 1000);
+  // The same heartbeat seen again (a relist) is no sign of life; a new one is.
+  reports.observeHeartbeat('c1', heartbeatWork(T0 + 330_000, text));
+  assert.ok(reports.fresh('c1'));
+  reports.observe('c1', heartbeatWork(T0 + 330_000, text));
+  clock.advance(STALE);
+  assert.equal(reports.fresh('c1'), undefined, 'observe() hands a heartbeat work to observeHeartbeat: the same text, no sign of life');
+});
+
+test('version 3: a heartbeat naming another digest says the hub holds an older report: not fresh until the report catches up', () => {
+  const { clock, reports, changes } = setup();
+  const first = v3Text(T0, [[AUTH, []]]);
+  reports.observe('c1', workWithText(first));
+  reports.observeHeartbeat('c1', heartbeatWork(T0, first));
+  assert.ok(reports.fresh('c1'));
+  // The agent wrote new content and its heartbeat; the heartbeat reaches the hub first.
+  const second = v3Text(T0 + 5_000, [[AUTH, [local('ns', 'l')]]]);
+  clock.advance(5_000);
+  reports.observeHeartbeat('c1', heartbeatWork(T0 + 5_000, second));
+  assert.equal(reports.fresh('c1'), undefined, 'the hub copy is behind the spoke');
+  assert.equal(reports.evidence('c1').state, 'stale');
+  clock.advance(1_000);
+  reports.observe('c1', workWithText(second));
+  assert.ok(reports.fresh('c1'));
+  assert.deepEqual(reports.fresh('c1')?.objects[AUTH], { ns: [{ name: 'l', targets: [{ gateway: 'gw' }] }] });
+  // Fresh from the heartbeat that vouched for it, not from the report's arrival.
+  clock.advance(STALE - 1_000 - 1);
+  assert.ok(reports.fresh('c1'));
+  clock.advance(1);
+  assert.equal(reports.fresh('c1'), undefined);
+  assert.ok(changes.length >= 3);
+  // A heartbeat naming a digest that is no report at all, or the heartbeat work gone: not fresh.
+  reports.observeHeartbeat('c1', heartbeatWork(T0 + 400_000, second));
+  assert.ok(reports.fresh('c1'));
+  reports.observeHeartbeat('c1', heartbeatWork(T0 + 430_000, { digest: 'f'.repeat(64) }));
+  assert.equal(reports.fresh('c1'), undefined);
+  reports.observeHeartbeat('c1', heartbeatWork(T0 + 460_000, second));
+  assert.ok(reports.fresh('c1'));
+  reports.observeHeartbeat('c1', undefined);
+  assert.equal(reports.fresh('c1'), undefined, 'no heartbeat: not fresh');
+});
+
+test('version 3: an unreadable heartbeat vouches for nothing and is named as the refusal; a version 2 report needs no heartbeat', () => {
+  const { reports, logs } = setup();
+  const text = v3Text(T0, [[AUTH, []]]);
+  reports.observe('c1', workWithText(text));
+  const bad = heartbeatWork(T0, text);
+  (bad.status as { resourceStatus: { manifests: { statusFeedback: { values: { fieldValue: { string: string } }[] } }[] } }).resourceStatus.manifests[0]!.statusFeedback.values[0]!.fieldValue.string = '{"heartbeat":"soon","report":"x"}';
+  reports.observeHeartbeat('c1', bad);
+  assert.equal(reports.fresh('c1'), undefined);
+  assert.equal(reports.refused('c1'), 'heartbeat: heartbeat: must be an RFC 3339 time');
+  assert.deepEqual(reports.evidence('c1'), { state: 'refused', why: 'heartbeat: heartbeat: must be an RFC 3339 time' });
+  assert.equal(logs.filter((l) => l.level === 'error').length, 1);
+  // An older agent's report (version 2) counts by its own text, whatever the heartbeat work says.
+  reports.observe('c1', workWith(T0 + 30_000, [[AUTH, []]]));
+  assert.equal(reports.fresh('c1')?.version, 2);
+  assert.equal(reports.refused('c1'), undefined);
 });

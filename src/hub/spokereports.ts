@@ -1,17 +1,22 @@
 // The spoke agents' reports as the hub last read them, one per cluster, from the feedback of the
-// spoke-configuration works (core/spokereport.ts). A report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders):
-// - it counts only while fresh, on the hub's own clock: until staleAfterMs after the hub last saw it
-//   change (a new heartbeat or new content). The spoke's clock is never compared with the hub's — the
-//   heartbeat only tells one report from the next — so a spoke clock hours off changes nothing, and a
-//   stopped agent (its last report unchanged) stops counting staleAfterMs later. At start-up every
-//   report is seen for the first time: it counts from then.
+// spoke-configuration works (core/spokereport.ts), and their heartbeats, from the feedback of the heartbeat
+// works (core/spokeheartbeat.ts). A report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders):
+// - it counts only while fresh, on the hub's own clock: until staleAfterMs after the hub last saw a
+//   heartbeat vouching for it — one that names the digest of the very report text the hub holds (a
+//   heartbeat naming another digest says the hub's copy is behind the spoke: not fresh until the report
+//   catches up). A version 2 report (an older agent) carries its heartbeat inside: it counts until
+//   staleAfterMs after the hub last saw its text change. The spoke's clock is never compared with the
+//   hub's — a heartbeat only tells one from the next — so a spoke clock hours off changes nothing, and a
+//   stopped agent stops counting staleAfterMs later. At start-up every report and heartbeat is seen for
+//   the first time: it counts from then.
 // - one that breaks the schema or a cap is refused whole: it counts as no report (withdraws nothing), an
 //   error names the cluster and the field, and refused() says why for the hub's status.
 // Tells its owner which (kind, namespace) pairs to look at again when what counts changes — a report's
 // content, or its freshness (a timer marks the moment it goes stale, when no event does).
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/k8s/objects.ts';
-import { spokeReportText } from '../core/spoke/spokeconfig.ts';
+import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText } from '../core/spoke/spokeconfig.ts';
+import { parseSpokeHeartbeat, reportDigest, type SpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
 import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
@@ -31,11 +36,24 @@ interface Entry {
   report?: SpokeReport;
   /** `<field>: <what is wrong>`, when refused. */
   refused?: string;
-  /** When (hub clock) it was last seen to change. */
+  /** Version 3: the digest of `text`, which a heartbeat must name for it to count. */
+  digest?: string;
+  /** When (hub clock) it was last seen to change, or (version 3) last vouched for by a new heartbeat. */
   seenAt: number;
-  /** Until when (hub clock) it counts: staleAfterMs after it was last seen to change. */
+  /** Until when (hub clock) it counts: staleAfterMs after that. */
   freshUntil: number;
   cancel?: CancelTimer;
+}
+
+/** A cluster's heartbeat as last seen. */
+interface HeartbeatSeen {
+  /** The feedback text last seen. */
+  text: string;
+  /** When (hub clock) it was seen to change. */
+  seenAt: number;
+  heartbeat?: SpokeHeartbeat;
+  /** What is wrong with it, when it is unreadable. */
+  refused?: string;
 }
 
 /** evidence(): a fresh report, or the evidence missing — none seen, stale since (hub wall time, ISO), refused and why. */
@@ -47,6 +65,7 @@ export type ReportEvidence =
 
 export class SpokeReports {
   private readonly entries = new Map<string, Entry>();
+  private readonly heartbeats = new Map<string, HeartbeatSeen>();
   private readonly clock: Clock;
   /** evidence(): when each stale report went stale (hub wall time), by entry and the freshUntil it passed. */
   private readonly staleSince = new WeakMap<Entry, { freshUntil: number; since: string }>();
@@ -61,9 +80,15 @@ export class SpokeReports {
     return entry?.report && this.clock.now() < entry.freshUntil ? entry.report : undefined;
   }
 
-  /** Why the last report of `cluster` was refused (`<field>: <what is wrong>`); undefined when it was not. */
+  /**
+   * Why the last report of `cluster` was refused (`<field>: <what is wrong>`), or, for a version 3 report,
+   * its heartbeat (`heartbeat: <what is wrong>`); undefined when neither was.
+   */
   refused(cluster: string): string | undefined {
-    return this.entries.get(cluster)?.refused;
+    const entry = this.entries.get(cluster);
+    if (entry?.refused !== undefined) return entry.refused;
+    const heartbeat = entry?.digest !== undefined ? this.heartbeats.get(cluster)?.refused : undefined;
+    return heartbeat === undefined ? undefined : `heartbeat: ${heartbeat}`;
   }
 
   /**
@@ -74,7 +99,8 @@ export class SpokeReports {
   evidence(cluster: string): ReportEvidence {
     const entry = this.entries.get(cluster);
     if (!entry) return { state: 'absent' };
-    if (entry.refused !== undefined) return { state: 'refused', why: entry.refused };
+    const why = this.refused(cluster);
+    if (why !== undefined) return { state: 'refused', why };
     const report = this.fresh(cluster);
     if (report) return { state: 'fresh', report };
     let stale = this.staleSince.get(entry);
@@ -96,8 +122,12 @@ export class SpokeReports {
     return new Map([...this.entries].map(([cluster, entry]) => [cluster, Math.max(0, now - entry.seenAt) / 1000]));
   }
 
-  /** The spoke-configuration work of `cluster` as now cached (undefined: gone). */
+  /** The spoke-configuration work of `cluster` as now cached (undefined: gone); its heartbeat work goes to observeHeartbeat. */
   observe(cluster: string, work: KubeObject | undefined): void {
+    if (work && isSpokeHeartbeatWork(work)) {
+      this.observeHeartbeat(cluster, work);
+      return;
+    }
     const previous = this.entries.get(cluster);
     const text = work ? spokeReportText(work) : undefined;
     // The same text again (a status update of another field, a relist): nothing new was seen.
@@ -112,7 +142,10 @@ export class SpokeReports {
       const entry: Entry = { text, seenAt, freshUntil: seenAt + this.o.staleAfterMs };
       if (parsed.ok) {
         entry.report = parsed.report;
-        entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.o.staleAfterMs);
+        if (parsed.report.version === 3) {
+          entry.digest = reportDigest(text);
+          this.settle(cluster, entry);
+        } else entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.o.staleAfterMs);
         if (previous?.refused !== undefined) this.o.logger.info({ cluster }, 'spoke agent report readable again');
       } else {
         entry.refused = `${parsed.field}: ${parsed.message}`;
@@ -126,9 +159,53 @@ export class SpokeReports {
     this.notify(cluster, before, this.fresh(cluster));
   }
 
+  /**
+   * The heartbeat work of `cluster` as now cached (undefined: gone). A new heartbeat is a sign of life for
+   * the version 3 report whose digest it names; the same text again (a relist) is none.
+   */
+  observeHeartbeat(cluster: string, work: KubeObject | undefined): void {
+    const text = work ? spokeHeartbeatText(work) : undefined;
+    const previous = this.heartbeats.get(cluster);
+    if (text !== undefined && previous?.text === text) return;
+    const before = this.fresh(cluster);
+    if (text === undefined) this.heartbeats.delete(cluster);
+    else {
+      const parsed = parseSpokeHeartbeat(text);
+      const seen: HeartbeatSeen = { text, seenAt: this.clock.now() };
+      if (parsed.ok) seen.heartbeat = parsed.heartbeat;
+      else {
+        seen.refused = parsed.message;
+        if (previous?.refused !== seen.refused) this.o.logger.error({ cluster, problem: parsed.message }, 'spoke agent heartbeat refused: the report it would vouch for does not count (nothing is withdrawn for it)');
+      }
+      this.heartbeats.set(cluster, seen);
+    }
+    const entry = this.entries.get(cluster);
+    if (entry?.digest !== undefined) this.settle(cluster, entry);
+    this.notify(cluster, before, this.fresh(cluster));
+  }
+
   stop(): void {
     for (const entry of this.entries.values()) entry.cancel?.();
     this.entries.clear();
+    this.heartbeats.clear();
+  }
+
+  /**
+   * A version 3 report counts from the heartbeat that names its digest, for staleAfterMs; without one (none
+   * seen, unreadable, or naming another report: the hub's copy is behind), it stops counting now.
+   */
+  private settle(cluster: string, entry: Entry): void {
+    const heartbeat = this.heartbeats.get(cluster);
+    const now = this.clock.now();
+    if (heartbeat?.heartbeat !== undefined && entry.digest !== undefined && heartbeat.heartbeat.report === entry.digest) {
+      entry.seenAt = Math.max(entry.seenAt, heartbeat.seenAt);
+      entry.freshUntil = heartbeat.seenAt + this.o.staleAfterMs;
+      if (!entry.cancel && entry.freshUntil > now) entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), entry.freshUntil - now);
+    } else {
+      entry.freshUntil = Math.min(entry.freshUntil, now);
+      entry.cancel?.();
+      delete entry.cancel;
+    }
   }
 
   private expire(cluster: string, entry: Entry): void {
@@ -140,7 +217,7 @@ export class SpokeReports {
       return;
     }
     delete entry.cancel;
-    this.o.logger.warn({ cluster, heartbeat: entry.report.heartbeat, staleAfterMs: this.o.staleAfterMs }, 'spoke agent report went stale (unchanged for the stale limit): what it says is no longer acted on');
+    this.o.logger.warn({ cluster, heartbeat: entry.report.heartbeat, staleAfterMs: this.o.staleAfterMs }, 'spoke agent report went stale (no new heartbeat for the stale limit): what it says is no longer acted on');
     this.notify(cluster, entry.report, undefined);
   }
 

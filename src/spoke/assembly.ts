@@ -1,10 +1,12 @@
 // Assembly of the spoke agent: the client, the params ConfigMap's cache (unless `--policies` fixes the
-// kinds), one informer per watched kind, the two reconcilers (kinds, report) and their runners, and the
+// kinds), the report ConfigMap's cache (a report changed or deleted by another hand wakes the report too),
+// one informer per watched kind, the two reconcilers (kinds, report) and their runners, and the
 // wiring: any policy change, a kind's first list, a kind's watch failing or its cache live again wakes the
 // report; the ConfigMap wakes the kinds. The lifecycle is controller.ts's.
 import type { Logger } from 'pino';
 import { cachedObject } from '../core/cacheview.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
+import { spokeHeartbeatName } from '../core/spoke/spokeheartbeat.ts';
 import { spokeReportName } from '../core/spoke/spokereport.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { KubeHttp, type ConnectionOptions } from '../kube/http.ts';
@@ -23,9 +25,9 @@ export interface SpokeOptions {
   logger: Logger;
   /** A fixed list of kinds (`--policies`); otherwise `configMap` is followed. */
   policies?: GroupVersionResource[];
-  /** The params ConfigMap (key `params`) placed by the hub; followed unless `policies`. The report goes beside it. */
+  /** The params ConfigMap (key `params`) placed by the hub; followed unless `policies`. The report and the heartbeat go beside it. */
   configMap: { namespace: string; name: string };
-  /** How often an unchanged report is written again (its heartbeat). */
+  /** How often the heartbeat is written (the report only when it changes). */
   reportHeartbeatMs: number;
   /** The spoke's wall clock, which the report's heartbeat is stamped with (default Date.now). */
   now?: () => number;
@@ -43,6 +45,8 @@ export interface SpokeAgent {
   informers: DynamicInformers;
   /** The params ConfigMap's cache; undefined with a fixed list of kinds. */
   config: Informer | undefined;
+  /** The report ConfigMap's cache: what the spoke has of the report. */
+  reportCache: Informer;
   kinds: KindsReconciler;
   queues: { kinds: WorkQueue; report: WorkQueue };
   /** Follows the configuration; runs on every replica (a standby keeps its caches warm). */
@@ -83,13 +87,23 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
         logger: log.child({ informer: 'spoke-config' }),
       });
   config?.onChange(() => queues.kinds.add(KINDS_KEY));
+  const reportAt = { namespace: o.configMap.namespace, name: spokeReportName(o.configMap.name) };
+  const reportCache = new Informer(http, RESOURCES.configMaps, {
+    namespace: reportAt.namespace,
+    fieldSelector: `metadata.name=${reportAt.name}`,
+    transform: cachedObject,
+    logger: log.child({ informer: 'spoke-report' }),
+  });
+  reportCache.onChange(wakeReport);
 
   const kinds = new KindsReconciler({ http, informers, ...(o.policies ? { policies: o.policies } : {}), ...(config ? { config } : {}), configMap: o.configMap, onKindsChanged: wakeReport, logger: log });
   const report = new ReportReconciler({
     http,
     informers,
     kinds: () => kinds.watched(),
-    report: { namespace: o.configMap.namespace, name: spokeReportName(o.configMap.name) },
+    report: reportAt,
+    reportCache,
+    heartbeat: { namespace: o.configMap.namespace, name: spokeHeartbeatName(o.configMap.name) },
     heartbeatMs: o.reportHeartbeatMs,
     logger: log,
     ...(o.now ? { now: o.now } : {}),
@@ -97,5 +111,5 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
   const kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: queues.kinds, reconcile: () => kinds.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-kinds') });
   const reportRunner = new ControllerRunner({ name: 'spoke-report', queue: queues.report, reconcile: () => report.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-report') });
   o.metrics?.setCollectors({ watchedKinds: () => informers.kinds().length });
-  return { http, informers, config, kinds, queues, kindsRunner, reportRunner };
+  return { http, informers, config, reportCache, kinds, queues, kindsRunner, reportRunner };
 }

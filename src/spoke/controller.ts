@@ -1,5 +1,5 @@
-// The spoke agent's lifecycle: follow the configuration and keep the policy caches warm (every replica,
-// read-only), lead (the report writer starts), stop. What it runs is built by assembly.ts.
+// The spoke agent's lifecycle: follow the configuration and keep the policy and report caches warm (every
+// replica, read-only), lead (the report and heartbeat writer starts), stop. What it runs is built by assembly.ts.
 import { gvrKey } from '../core/k8s/gvr.ts';
 import { assembleSpoke, type SpokeAgent, type SpokeOptions } from './assembly.ts';
 import { KINDS_KEY } from './kindsreconciler.ts';
@@ -15,7 +15,9 @@ export class SpokeController {
 
   /** Follows the configuration and keeps the policy caches warm; writes nothing (a standby does this). */
   async startCaches(): Promise<void> {
-    const { config, kindsRunner, queues } = this.agent;
+    const { config, reportCache, kindsRunner, queues } = this.agent;
+    // The report's cache syncs in its own time: the report writer waits for it.
+    reportCache.start();
     if (config) {
       config.start();
       await config.waitForSync();
@@ -44,13 +46,14 @@ export class SpokeController {
   }
 
   get cachesSynced(): boolean {
-    return (this.agent.config?.synced ?? true) && this.agent.informers.allSynced;
+    return (this.agent.config?.synced ?? true) && this.agent.reportCache.synced && this.agent.informers.allSynced;
   }
 
   async stop(): Promise<void> {
-    const { kindsRunner, reportRunner, config, informers, http } = this.agent;
+    const { kindsRunner, reportRunner, config, reportCache, informers, http } = this.agent;
     await Promise.all([kindsRunner, reportRunner].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     await config?.stop();
+    await reportCache.stop();
     await informers.stop();
     http.destroy();
   }

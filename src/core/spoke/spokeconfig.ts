@@ -1,21 +1,32 @@
-// The one extra ManifestWork per cluster between the hub and the spoke agent (docs/architecture.md#local-policies-win): it places a
-// ConfigMap holding the params document (the kinds in force, which the agent watches), and reads back the
-// agent's report of local policies (spokereport.ts) as a ReadOnly manifest with a String feedback value —
-// the agent's only channel to the hub.
+// The two extra ManifestWorks per cluster between the hub and the spoke agent (docs/architecture.md#local-policies-win):
+// - the spoke configuration: it places a ConfigMap holding the params document (the kinds in force, which
+//   the agent watches), and reads back the agent's report of local policies (spokereport.ts) as a ReadOnly
+//   manifest with a String feedback value — the agent's only channel to the hub;
+// - the heartbeat: it reads back, ReadOnly too, the small ConfigMap the agent rewrites every interval
+//   (spokeheartbeat.ts). Apart, because a work's status is one object: a heartbeat in the configuration's
+//   work would rewrite the report's hundreds of KiB into etcd with it every 30 s.
 import { canonicalJson, specHash } from '../k8s/canonical.ts';
 import { gvrKey, type GroupVersionResource } from '../k8s/gvr.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from '../works/manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseParamsJson } from '../params/params.ts';
 import { SPOKE_REPORT_KEY, parseSpokeReport, spokeReportName, type SpokeReport } from './spokereport.ts';
+import { SPOKE_HEARTBEAT_KEY, spokeHeartbeatName } from './spokeheartbeat.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 
 export const SPOKE_CONFIG_WORK_NAME = 'policy-sync-spoke-config';
+export const SPOKE_HEARTBEAT_WORK_NAME = 'policy-sync-spoke-heartbeat';
+/** On both works: they are the spoke configuration's, placed and deleted together, and no policy's. */
 export const SPOKE_CONFIG_LABEL = 'policysync.kuadrant.io/spoke-config';
 
-/** The work carrying the spoke configuration (not a policy's). */
+/** A work of the spoke configuration (the configuration and report, or the heartbeat), not a policy's. */
 export function isSpokeConfigWork(work: KubeObject): boolean {
   return work.metadata.labels?.[SPOKE_CONFIG_LABEL] === 'true';
+}
+
+/** The spoke configuration's heartbeat work. */
+export function isSpokeHeartbeatWork(work: KubeObject): boolean {
+  return isSpokeConfigWork(work) && work.metadata.name === SPOKE_HEARTBEAT_WORK_NAME;
 }
 
 export function buildSpokeConfigWork(input: {
@@ -63,6 +74,36 @@ export function buildSpokeConfigWork(input: {
   };
 }
 
+/** The work that reads the agent's heartbeat back: one ReadOnly manifest, nothing placed. */
+export function buildSpokeHeartbeatWork(input: { cluster: string; configMap: { namespace: string; name: string }; controller: string }): ManifestWork {
+  const name = spokeHeartbeatName(input.configMap.name);
+  const heartbeat = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: input.configMap.namespace } };
+  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: input.controller, [SPOKE_CONFIG_LABEL]: 'true' };
+  const spec = {
+    workload: { manifests: [heartbeat] },
+    deleteOption: { propagationPolicy: 'Foreground' as const },
+    manifestConfigs: [
+      {
+        resourceIdentifier: { group: '', resource: 'configmaps', name, namespace: input.configMap.namespace },
+        updateStrategy: { type: 'ReadOnly' as const },
+        feedbackRules: [{ type: 'JSONPaths' as const, jsonPaths: [{ name: SPOKE_HEARTBEAT_KEY, path: `.data.${SPOKE_HEARTBEAT_KEY}` }] }],
+        feedbackScrapeType: 'Watch' as const,
+      },
+    ],
+  };
+  return {
+    apiVersion: WORK_API_VERSION,
+    kind: WORK_KIND,
+    metadata: {
+      name: SPOKE_HEARTBEAT_WORK_NAME,
+      namespace: input.cluster,
+      labels,
+      annotations: { [SPEC_HASH_ANNOTATION]: specHash({ metadata: { labels }, spec }) },
+    },
+    spec,
+  };
+}
+
 interface FeedbackValue {
   name?: string;
   fieldValue?: { string?: string };
@@ -74,10 +115,19 @@ interface ManifestStatus {
 
 /** The text of the spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
 export function spokeReportText(work: KubeObject): string | undefined {
+  if (isSpokeHeartbeatWork(work)) return undefined;
   const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
   // The second manifest; the first is the configuration.
   const entry = manifests.find((m) => m.resourceMeta?.ordinal === 1 && m.resourceMeta.resource === 'configmaps');
   const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The text of the spoke agent's heartbeat as the heartbeat work's feedback carries it; undefined when there is none. */
+export function spokeHeartbeatText(work: KubeObject): string | undefined {
+  const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
+  const entry = manifests.find((m) => m.resourceMeta?.ordinal === 0 && m.resourceMeta.resource === 'configmaps');
+  const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_HEARTBEAT_KEY)?.fieldValue?.string;
   return typeof value === 'string' ? value : undefined;
 }
 
