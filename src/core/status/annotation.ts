@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { canonicalJson } from '../k8s/canonical.ts';
 import { parseJson } from '../k8s/parsejson.ts';
-import type { ClusterStatus, PolicyStatus, StatusSummary } from './policystatus.ts';
+import type { ClusterStatus, PolicyProblem, PolicyStatus, StatusSummary } from './policystatus.ts';
 
 /** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
 export const MAX_STATUS_MESSAGE_LENGTH = 256;
@@ -18,12 +18,18 @@ export function cutMessage(message: string): string {
 }
 
 
+/** The reason of the problem that says how many problems a cut annotation leaves out. */
+export const PROBLEMS_TRUNCATED_REASON = 'ProblemsTruncated';
+
 /**
  * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
  * MAX_STATUS_ANNOTATION_BYTES, each step until it fits: the statusFeedback values are left out; then
  * the entries of clusters whose copy is applied (the CLI reads those back from the works), keeping
  * the ones no work shows (withdrawn as overridden, lost to a conflict, not applied); then the
- * per-cluster part altogether. Every step marks `summary.truncated: true`.
+ * per-cluster part altogether; then the problems past those that fit (one per cluster can be many: a
+ * refused spoke report each), taken in turn by reason so that every reason stays named, and a last
+ * problem (PROBLEMS_TRUNCATED_REASON) says how many of which reason were left out. Every step marks
+ * `summary.truncated: true`.
  */
 export function policyStatusAnnotation(status: PolicyStatus): string {
   const full = canonicalJson(status);
@@ -42,7 +48,45 @@ export function policyStatusAnnotation(status: PolicyStatus): string {
       if (fits(unappliedOnly)) return unappliedOnly;
     }
   }
-  return canonicalJson({ ...rest, summary });
+  const withoutClusters = canonicalJson({ ...rest, summary });
+  if (fits(withoutClusters) || rest.problems === undefined) return withoutClusters;
+  return withSomeProblems({ ...rest, summary }, rest.problems);
+}
+
+/**
+ * The status with as many of `problems` as fit (a prefix of them taken by reason in turn, written back in their
+ * order) and a last one saying what was left out; the summary alone when not even one fits.
+ */
+function withSomeProblems(status: PolicyStatus, problems: readonly PolicyProblem[]): string {
+  const byReason = new Map<string, PolicyProblem[]>();
+  for (const p of problems) {
+    const list = byReason.get(p.reason);
+    if (list) list.push(p);
+    else byReason.set(p.reason, [p]);
+  }
+  const inTurn: PolicyProblem[] = [];
+  for (let i = 0; inTurn.length < problems.length; i += 1) for (const list of byReason.values()) if (list[i]) inTurn.push(list[i]!);
+  const text = (count: number): string => {
+    const kept = new Set(inTurn.slice(0, count));
+    const left = new Map<string, number>();
+    for (const p of inTurn.slice(count)) left.set(p.reason, (left.get(p.reason) ?? 0) + 1);
+    const counts = [...left]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([reason, n]) => `${reason}: ${n}`)
+      .join(', ');
+    const note: PolicyProblem = { reason: PROBLEMS_TRUNCATED_REASON, message: cutMessage(`${problems.length - count} more problems left out of this annotation (${counts})`) };
+    return canonicalJson({ ...status, problems: [...problems.filter((p) => kept.has(p)), note] });
+  };
+  // The most problems that fit: the text grows with their number.
+  let low = 0;
+  let high = problems.length - 1;
+  if (!fits(text(low))) return canonicalJson({ summary: status.summary });
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fits(text(mid))) low = mid;
+    else high = mid - 1;
+  }
+  return text(low);
 }
 
 function fits(text: string): boolean {
