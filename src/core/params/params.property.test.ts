@@ -13,7 +13,8 @@ import { parseParams, parseParamsJson } from './params.ts';
 
 const dnsLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?$/);
 const group = fc.oneof(fc.constantFrom('', 'kuadrant.io', 'gateway.envoyproxy.io'), fc.array(dnsLabel, { minLength: 1, maxLength: 3 }).map((l) => l.join('.')));
-const feedbackName = fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/).filter((n) => !RESERVED_FEEDBACK_NAMES.includes(n));
+// Valid names: not a built-in rule's, not `__proto__` (refused: the regression test at the end).
+const feedbackName = fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/).filter((n) => !RESERVED_FEEDBACK_NAMES.includes(n) && n !== '__proto__');
 const feedbackRule = fc.record({ name: feedbackName, path: fc.stringMatching(/^\.[a-z][a-zA-Z.[\]0-9]{0,20}$/) });
 const policyKind = fc.record(
   { group, version: dnsLabel, resource: dnsLabel, statusFeedback: fc.uniqueArray(feedbackRule, { selector: (r) => r.name, maxLength: 3 }) },
@@ -92,7 +93,7 @@ function valueOf(doc: unknown, path: readonly PathSegment[]): unknown {
 
 /** Nearly right values: names the params reserve, wrong cases, placeholders, limits just past. */
 const likely = fc.oneof(
-  fc.constantFrom(...RESERVED_FEEDBACK_NAMES.slice(0, 4), '', 'Kuadrant.io', 'V1', '{name}', '{namespace', 'None', '0', '101%', '1d', 'status.x', 'a'.repeat(64), 'All', 'Progressive'),
+  fc.constantFrom(...RESERVED_FEEDBACK_NAMES.slice(0, 4), '__proto__', '', 'Kuadrant.io', 'V1', '{name}', '{namespace', 'None', '0', '101%', '1d', 'status.x', 'a'.repeat(64), 'All', 'Progressive'),
   fc.integer({ min: -2, max: 2 }),
 );
 const anyParams = fc.oneof(mutatedJson(paramsDoc, { maxMutations: 4, likely }), fc.jsonValue({ maxDepth: 4 }), paramsDoc);
@@ -203,3 +204,10 @@ function splitIssues(doc: unknown, body: string): string[] {
   }
   return issues;
 }
+
+// Found by the status annotation's property: `__proto__` matches the rule-name pattern, but no object holds it as
+// a key (`extra['__proto__'] = v` sets nothing), so the value of such a rule was silently never shown.
+test('regression: a statusFeedback rule named __proto__ is refused, naming the field', () => {
+  const result = parseParams({ policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', statusFeedback: [{ name: '__proto__', path: '.status.x' }] }] });
+  assert.deepEqual(result, { ok: false, errors: ['policiesToSync[0].statusFeedback[0].name: "__proto__" cannot name a value (no object can hold it as a key)'] });
+});

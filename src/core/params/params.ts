@@ -155,6 +155,8 @@ function policyKindErrors(listField: string, kinds: readonly PolicyKindInput[]):
     (kind.statusFeedback ?? []).forEach(({ name }, ruleIndex) => {
       const ruleAt = `${at}.statusFeedback[${ruleIndex}].name`;
       if (RESERVED_FEEDBACK_NAMES.includes(name)) errors.push(`${ruleAt}: "${name}" is a built-in feedback rule name`);
+      // The pattern allows it, but `values[name] = value` sets no key: the value would never be shown.
+      else if (name === '__proto__') errors.push(`${ruleAt}: "__proto__" cannot name a value (no object can hold it as a key)`);
       else if (seen.has(name)) errors.push(`${ruleAt}: "${name}" is used more than once`);
       seen.add(name);
     });
