@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { checkProperty, formatFieldPath, isObject, jsonPaths, mutatedJson, oddText, type PathSegment } from '../../../testkit/arbitraries.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
-import { ALL, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { ALL, PROGRESSIVE_DEFAULTS, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { RESERVED_FEEDBACK_NAMES } from '../works/feedbackrules.ts';
 import { parseParamsObject } from './classparams.ts';
 import { parseParams, parseParamsJson } from './params.ts';
@@ -49,7 +50,12 @@ const strategyDoc = fc.oneof(
       ),
     },
     { requiredKeys: ['type'] },
-  ),
+  ).filter((doc) => {
+    // A deadline of zero, or below minSuccessTime, is refused (strategy.ts rolloutStrategyErrors).
+    const deadline = doc.progressive?.progressDeadline;
+    if (deadline === undefined || deadline === 'None') return true;
+    return parseDuration(deadline)! > 0 && parseDuration(deadline)! >= parseDuration(doc.progressive?.minSuccessTime ?? '0')!;
+  }),
 );
 /** A valid params document (docs/architecture.md#gatewayclass-params). */
 const paramsDoc = fc.record(
@@ -130,7 +136,7 @@ function plain<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** What the planner relies on in an accepted strategy: finite counts and times, percentages within 0–100. */
+/** What the planner relies on in an accepted strategy: finite counts and times, percentages within 0–100, a deadline that can pass. */
 function assertWellFormed(s: RolloutStrategy): void {
   if (s.type === 'All') return;
   for (const c of [s.maxConcurrency, s.maxFailures]) {
@@ -138,7 +144,14 @@ function assertWellFormed(s: RolloutStrategy): void {
     else assert.ok(Number.isInteger(c.percent) && c.percent >= 0 && c.percent <= 100, JSON.stringify(c));
   }
   assert.ok(Number.isFinite(s.minSuccessTimeMs) && s.minSuccessTimeMs >= 0, `minSuccessTimeMs ${s.minSuccessTimeMs}`);
-  if (s.progressDeadlineMs !== undefined) assert.ok(Number.isFinite(s.progressDeadlineMs) && s.progressDeadlineMs >= 0, `progressDeadlineMs ${s.progressDeadlineMs}`);
+  // A deadline that can pass: above zero, and no shorter than the success a cluster must show.
+  if (s.progressDeadlineMs !== undefined) {
+    assert.ok(Number.isFinite(s.progressDeadlineMs) && s.progressDeadlineMs > 0, `progressDeadlineMs ${s.progressDeadlineMs}`);
+    // PENDING (src/core/rollout/strategy.regression-pending.ts, strategy.ts is another helper's): the default
+    // deadline is not yet compared with a longer minSuccessTime. Remove this exemption with the fix.
+    const pending = s.progressDeadlineMs === PROGRESSIVE_DEFAULTS.progressDeadlineMs;
+    if (!pending) assert.ok(s.progressDeadlineMs >= s.minSuccessTimeMs, `progressDeadlineMs ${s.progressDeadlineMs}, minSuccessTimeMs ${s.minSuccessTimeMs}`);
+  }
 }
 
 test('property: the ConfigMap form (any text) and the PolicySyncParams form (any spec) never throw, and a refusal says why', (t) => {
