@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
-import { buildSpokeReport, serializeSpokeReport } from '../core/spoke/spokereport.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
 import { createLogger } from '../runtime/logging.ts';
@@ -33,8 +32,19 @@ function configWork(cluster: string, text: string): KubeObject {
   return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
 }
 
+/**
+ * A version-2 report (its heartbeat inside: new text is a sign of life) as an agent writes it, of these objects
+ * by kind: local policies with their Gateway target, copies with the hub policy they copy.
+ */
 function reportText(at: number, kinds: [string, KubeObject[]][]): string {
-  return serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report);
+  const entry = (o: KubeObject): Record<string, unknown> => {
+    const synced = o.metadata.annotations?.['kuadrant.io/policy-synced'];
+    return synced !== undefined ? { name: o.metadata.name, synced } : { name: o.metadata.name, targets: [{ gateway: 'gw' }] };
+  };
+  const objects = Object.fromEntries(
+    kinds.map(([kind, list]) => [kind, Object.fromEntries(list.length === 0 ? [] : [['ns', list.map(entry)]])]),
+  );
+  return JSON.stringify({ version: 2, heartbeat: new Date(at).toISOString().replace(/\.\d+Z$/, 'Z'), objects });
 }
 
 /** The desired (or placed) work of hub policy ns/p on `cluster`, placing its copy as `ns/name`. */
