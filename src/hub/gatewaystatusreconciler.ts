@@ -15,6 +15,7 @@ import { ownsClass } from '../core/params/classparams.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import {
   cachedFingerprint,
+  classOfOurConditions,
   classStateOf,
   conditionsToApply,
   gatewayConditions,
@@ -78,6 +79,11 @@ export class GatewayStatusReconciler {
   /** What we applied and the cache may not show yet, by Gateway key: its fingerprint. */
   private readonly expectations = new WriteExpectations();
   private readonly lastWrite = new Map<string, number>();
+  /**
+   * The Gateways this controller holds (their class is ours), by key: the class. Kept while the class is
+   * absent (doubt), dropped once our conditions are removed or the Gateway is gone.
+   */
+  private readonly held = new Map<string, string>();
   /** Since when a write of the Gateway has waited for the policies (policiesPending). */
   private readonly deferredSince = new Map<string, number>();
   /** Each cached policy's status annotation, parsed once (the cache replaces the object when it changes). */
@@ -98,11 +104,20 @@ export class GatewayStatusReconciler {
     const gateway = this.d.gateways.store.get(key);
     const [className] = gateway ? gatewayClassOf(gateway) : [];
     const gatewayClass = className === undefined ? undefined : this.d.classes.store.get(className);
-    // Not ours (any more), gone, or going: nothing is written. A Gateway of another class is never touched.
-    if (!gateway || gateway.metadata.deletionTimestamp || className === undefined || !ownsClass(gatewayClass, this.d.controllerName)) {
+    // Gone, or going: nothing is written, nothing of it is kept.
+    if (!gateway || gateway.metadata.deletionTimestamp || className === undefined) {
       this.forget(key);
+      this.held.delete(key);
       return;
     }
+    if (!ownsClass(gatewayClass, this.d.controllerName)) {
+      this.forget(key);
+      // Certain: the class exists and names another controller; what we wrote there goes. An absent class
+      // is doubt (it may come back, ours): what the Gateway has stays, as for a class whose params are unknown.
+      if (gatewayClass) await this.release(key, gateway);
+      return;
+    }
+    this.held.set(key, className);
     // What is in force for the class is not known yet (params not read, or its conditions not written for
     // its generation): what the Gateway has stays; the class's change brings the key back.
     const classState = gatewayClass && this.d.configs.paramsRead(className) ? classStateOf(gatewayClass) : undefined;
@@ -148,6 +163,42 @@ export class GatewayStatusReconciler {
       status: { conditions: conditionsToApply(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
     };
     await this.d.writes.submit(writeKey, () => this.apply(key, body, wanted));
+  }
+
+  /**
+   * A Gateway whose class names another controller: our conditions there (the types our field manager
+   * owns, as its managed fields say) are removed, leaving every other writer's. Only when they are known
+   * to be this controller's: it held the Gateway since it started (under a class it owned then), or our
+   * Accepted condition names a class this controller owns now (the Gateway moved from it). Another hub
+   * controller sharing the hub applies with the same field manager: conditions that may be its are not
+   * ours to remove, and the removal is made once (a class that moved to that controller is written by it).
+   */
+  private async release(key: string, gateway: KubeObject): Promise<void> {
+    const existing = readConditions(gateway);
+    const owned = ownedConditionTypes(gateway.metadata.managedFields, FIELD_MANAGER);
+    if (owned.size === 0) {
+      this.held.delete(key);
+      return;
+    }
+    const writtenFor = classOfOurConditions(existing, owned);
+    const ours = this.held.has(key) || (writtenFor !== undefined && ownsClass(this.d.classes.store.get(writtenFor), this.d.controllerName));
+    if (!ours) return;
+    const wanted = wantedFingerprint([]);
+    if (this.expectations.observe(key, cachedFingerprint(existing, owned, [])).specHash === wanted) return;
+    const namespace = gateway.metadata.namespace ?? '';
+    const body: KubeObject = {
+      apiVersion: `${RESOURCES.gateways.group}/${RESOURCES.gateways.version}`,
+      kind: 'Gateway',
+      metadata: { namespace, name: gateway.metadata.name },
+      // No condition: the apply owns none, so server-side apply removes the ones we alone owned.
+      status: { conditions: [] },
+    };
+    const className = gatewayClassOf(gateway)[0];
+    await this.d.writes.submit(gatewayStatusWriteKey(key), async () => {
+      await this.apply(key, body, wanted);
+      this.held.delete(key);
+      this.d.logger.info({ gateway: key, gatewayClass: className, removed: [...owned].sort() }, 'Gateway moved to a class of another controller: our conditions removed');
+    });
   }
 
   /** The Gateway went, or is no longer ours: nothing of it is kept or held. */
