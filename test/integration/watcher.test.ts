@@ -1,7 +1,8 @@
 // The watcher and informer against the real hub apiserver of the sandbox: the initial state by a
 // watch-list (one stream, the whole state in one replace, never a partial one), paged lists (forced, or
 // after an apiserver of our own with the WatchList gate off refused the watch-list), watch events in
-// order, surviving an apiserver restart plus an etcd compaction without missing an update, and a stop()
+// order, surviving an apiserver restart plus an etcd compaction without missing an update (the cache not
+// live from the break until the state taken afresh after the 410 is delivered), and a stop()
 // after which no request leaves the process any more.
 //
 // The informers under test talk through `TappedHttp`, the real client with a recorder around it: every
@@ -546,6 +547,7 @@ test('survives a hub apiserver restart and an etcd compaction without missing an
     context: () => http.log(),
   });
   const callsWhileAway = http.calls.length;
+  assert.equal(inf.live, false, 'a cache whose watch broke is not live (Informer.live)');
 
   const [edited, born] = await withWriter(async (w) => {
     const e = await patchData(w, ns, 'edit', { v: '2' });
@@ -577,6 +579,7 @@ test('survives a hub apiserver restart and an etcd compaction without missing an
   t.diagnostic(`calls:\n${http.log()}`);
 
   assert.deepEqual(inf.store.get(`${ns}/edit`)!.data, { v: '2' });
+  assert.equal(inf.live, true, 'live again: the state taken afresh after the 410 was delivered');
   const apiserver = await withWriter((w) => list(w, CM, ns));
   assert.deepEqual(fingerprint(inf.store.list()), fingerprint(apiserver), 'the cache is exactly what the apiserver holds');
 
