@@ -4,8 +4,10 @@
 // hour off, reports a real local AuthPolicy covering the copy; then the agent dies (stopped):
 //  - behind by an hour: the report still counts while fresh on the hub's clock — the local policy it names
 //    keeps the copy off the cluster (judged on the spoke's clock it was stale on arrival: overrides ignored);
-//  - ahead by an hour: once the report stops changing it goes stale after the hub's stale limit and the copy is
-//    placed again (judged on the spoke's clock it would have stayed fresh for an hour: copies withdrawn).
+//  - ahead by an hour: once the report stops changing it goes stale after the hub's stale limit, and the hub
+//    says the cluster awaits its report (judged on the spoke's clock it would have stayed fresh for an hour).
+// A stale report places nothing (no evidence is not evidence of absence): the copy the local policy kept off
+// stays off, and the cluster is Pending, AwaitingSpokeReport, naming since when the report is stale.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
@@ -15,7 +17,9 @@ import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/sp
 import { spokeReportName } from '../../src/core/spoke/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
+import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { eventually } from '../../testkit/eventually.ts';
+import { hubStatus } from '../../testkit/status.ts';
 import { report, timed } from '../../testkit/faults.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
@@ -49,7 +53,13 @@ before(async () => {
   await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
   controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, spokeReportStaleAfterMs: STALE_MS });
   await apply(hub, authPolicy(ns, POLICY, 'gw'));
-  await eventually(() => copy(), { what: 'the copy on spoke-1', context: () => workAgentLogs(sandbox) });
+  // The first copy needs a report that shows its name free: an agent in step with the hub, stopped once it is placed.
+  const agent = await startSpoke(sandbox.kubeConfig('spoke-1'), 'spoke-1', SPOKE_CONFIG, { reportHeartbeatMs: 1_000 });
+  try {
+    await eventually(() => copy(), { what: 'the copy on spoke-1', context: () => workAgentLogs(sandbox) });
+  } finally {
+    await agent.stop();
+  }
 });
 
 after(async () => {
@@ -64,6 +74,16 @@ after(async () => {
 
 function copy(): Promise<KubeObject | undefined> {
   return get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, POLICY);
+}
+
+/** The hub says spoke-1 awaits its agent's report (it went stale on the hub's clock). */
+async function awaitingStaleReport(): Promise<void> {
+  let last: string | undefined;
+  await eventually(async () => {
+    const entry = (await hubStatus<PolicyStatus>(hub, AUTH_POLICIES, ns, POLICY))?.clusters?.['spoke-1'];
+    last = JSON.stringify(entry);
+    return (entry?.reason === 'AwaitingSpokeReport' && entry.message.startsWith("the spoke agent's report is stale since")) || undefined;
+  }, { what: 'spoke-1 awaiting its report, stale on the hub clock', timeoutMs: STALE_MS + 30_000, context: () => `last seen: ${last}\n${workAgentLogs(sandbox)}` });
 }
 
 /**
@@ -81,6 +101,10 @@ async function reportedBySkewedAgent(skewMs: number, localName: string): Promise
       const stamped = Math.abs(heartbeat - (Date.now() + skewMs)) < 60_000;
       return (stamped && report?.objects['authpolicies.kuadrant.io']?.[ns]?.some((o) => o.name === localName)) || undefined;
     }, { what: `the hub to read the agent's report of ${localName}, stamped an hour off`, context: () => workAgentLogs(sandbox) });
+    await eventually(async () => (await hubStatus<PolicyStatus>(hub, AUTH_POLICIES, ns, POLICY))?.clusters?.['spoke-1']?.state === 'Overridden' || undefined, {
+      what: 'spoke-1 Overridden: the local policy counts',
+      context: () => workAgentLogs(sandbox),
+    });
     await eventually(async () => (await copy()) === undefined || undefined, { what: 'the copy withdrawn: the local policy counts', context: () => workAgentLogs(sandbox) });
   } finally {
     await agent.stop();
@@ -91,14 +115,16 @@ async function reportedBySkewedAgent(skewMs: number, localName: string): Promise
 
 test('l. a spoke clock an hour behind: its report still counts while fresh on the hub clock, then stops counting', async () => {
   const withdrawnMs = await timed(() => reportedBySkewedAgent(-HOUR_MS, 'local-behind'));
-  const backMs = await timed(() => eventually(() => copy(), { what: 'the copy back once the report is stale on the hub clock', timeoutMs: STALE_MS + 30_000, context: () => workAgentLogs(sandbox) }));
-  assert.ok(backMs >= STALE_MS / 2, `the report counted for a while (${backMs} ms) before it went stale`);
-  report('l (spoke clock an hour behind)', { withdrawnMs, backMs });
+  const staleMs = await timed(() => awaitingStaleReport());
+  assert.ok(staleMs >= STALE_MS / 2, `the report counted for a while (${staleMs} ms) before it went stale`);
+  assert.equal(await copy(), undefined, 'the stale report places nothing: the copy the local policy kept off stays off');
+  report('l (spoke clock an hour behind)', { withdrawnMs, staleMs });
   await remove(spokes.get('spoke-1')!, authPolicy(ns, 'local-behind', 'gw'));
 });
 
 test('l. a spoke clock an hour ahead: a report that stops changing goes stale after the hub\'s limit, not an hour later', async () => {
   await reportedBySkewedAgent(HOUR_MS, 'local-ahead');
-  const backMs = await timed(() => eventually(() => copy(), { what: 'the copy back once the report is stale on the hub clock', timeoutMs: STALE_MS + 30_000, context: () => workAgentLogs(sandbox) }));
-  report('l (spoke clock an hour ahead)', { backMs, staleAfterMs: STALE_MS });
+  const staleMs = await timed(() => awaitingStaleReport());
+  assert.equal(await copy(), undefined, 'the stale report places nothing');
+  report('l (spoke clock an hour ahead)', { staleMs, staleAfterMs: STALE_MS });
 });
