@@ -152,7 +152,7 @@ test('params: progressive settings with type All are refused (they would be sile
   assert.deepEqual(rolloutStrategyErrors({ type: 'All' }, 'at'), []);
 });
 
-test('params and annotation: a progressDeadline of zero, or below minSuccessTime, is refused naming the field; None and equal are not', () => {
+test('params and annotation: a progressDeadline of zero, or below minSuccessTime, is refused naming the field; None and equal are not; left out, it is at least minSuccessTime', () => {
   const field = 'rolloutStrategy.progressive.progressDeadline';
   const zero = (text: string) => `${field}: must be above 0 (${text} fails every cluster as soon as its copy is written); None waits for ever`;
   const below = (deadline: string, min: string) => `${field}: ${deadline} is below minSuccessTime ${min}: a cluster would fail before its success may count; set it to at least minSuccessTime, or None`;
@@ -173,7 +173,8 @@ test('params and annotation: a progressDeadline of zero, or below minSuccessTime
     [{ progressDeadline: 'None', minSuccessTime: '1h' }, undefined],
     [{ progressDeadline: '5m', minSuccessTime: '5m' }, 300_000],
     [{ progressDeadline: '1ms' }, 1],
-    [{ minSuccessTime: '1h' }, 600_000],
+    [{ minSuccessTime: '5m' }, 600_000],
+    [{ minSuccessTime: '1h' }, 3_600_000],
   ];
   for (const [progressive, deadlineMs] of accepted) {
     const strategy = fromParams({ type: 'Progressive', progressive }) as Extract<RolloutStrategy, { type: 'Progressive' }>;

@@ -93,7 +93,10 @@ export function toRolloutStrategy(input: RolloutStrategyInput | undefined): Roll
     successWhen: p.successWhen ?? PROGRESSIVE_DEFAULTS.successWhen,
     onFailure: p.onFailure ?? PROGRESSIVE_DEFAULTS.onFailure,
   };
-  const deadline = p.progressDeadline === undefined ? PROGRESSIVE_DEFAULTS.progressDeadlineMs : p.progressDeadline === 'None' ? undefined : parseDuration(p.progressDeadline);
+  // Left out, the deadline is the default, or minSuccessTime when that is longer: a deadline given is
+  // refused below it (rolloutStrategyErrors), the default must not be shorter either.
+  const deadline =
+    p.progressDeadline === undefined ? Math.max(PROGRESSIVE_DEFAULTS.progressDeadlineMs!, strategy.minSuccessTimeMs) : p.progressDeadline === 'None' ? undefined : parseDuration(p.progressDeadline);
   if (deadline !== undefined) strategy.progressDeadlineMs = deadline;
   if (p.canary !== undefined) strategy.canary = p.canary;
   return strategy;
