@@ -162,10 +162,10 @@ test('kubectl kustomize renders deploy/spoke with the agent, its RBAC and the wo
     'ServiceAccount/policy-sync-system/policy-sync-spoke',
   ]);
   assert.deepEqual(aggregationLabels(find(objects, 'ClusterRole', 'policy-sync-spoke-policies')), [{ 'policysync.kuadrant.io/aggregate-to-spoke': 'true' }]);
-  // In its namespace the agent changes only its report, by server-side apply (which needs create the first time).
+  // In its namespace the agent changes only its report and heartbeat, by server-side apply (which needs create the first time).
   assert.deepEqual((find(objects, 'Role', 'policy-sync-spoke') as { rules?: unknown[] } | undefined)?.rules, [
     { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['policy-sync-spoke-report'], verbs: ['create', 'get', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['policy-sync-spoke-report', 'policy-sync-spoke-heartbeat'], verbs: ['create', 'get', 'patch', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   ]);
   const workAgent = find(objects, 'RoleBinding', 'policy-sync-work-agent') as { subjects?: unknown[] } | undefined;
