@@ -2,7 +2,7 @@
 // class and params, where OCM places it, the lane it holds on the spokes against same-named hub Gateways,
 // docs/architecture.md#tenant-lanes), then the desired works from the core (core/works/desiredworks.ts), and
 // where a same-named policy is older and keeps the spoke object (#the-spoke-copy). Decides nothing itself.
-import { gatewayClassOf, gatewayTemplates, BY_CLUSTER, BY_NAME } from './indexes.ts';
+import { gatewayClassOf, gatewayTemplates, BY_CLUSTER, BY_NAME, BY_SOURCE } from './indexes.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { renderDownstreamNamespace } from '../core/params/params.ts';
@@ -12,7 +12,8 @@ import { laneConflicts, mayShareLane, refusedClusters, type GatewayLane, type La
 import { possibleRivals } from '../core/targets/rivals.ts';
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../core/works/desiredworks.ts';
 import { holdersOf } from '../core/works/heldlanes.ts';
-import { controllerLabelValue } from '../core/works/manifestwork.ts';
+import { controllerLabelValue, sourceHash, workIdentity } from '../core/works/manifestwork.ts';
+import { workCopy } from '../core/rollout/revision.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -45,7 +46,7 @@ export class WantedWorks {
   of(gvr: GroupVersionResource, policy: KubeObject): Wanted {
     const lanes: LaneConflict[] = [];
     const problems: PolicyProblem[] = [];
-    const desired = this.desired(gvr, policy, lanes, problems);
+    const desired = this.desired(gvr, policy, lanes, problems, this.sentCopies(gvr, policy));
     return { desired, lanes: this.laneReports(lanes), problems };
   }
 
@@ -66,8 +67,22 @@ export class WantedWorks {
     return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
   }
 
-  /** The works the policy wants; `lanes` and `problems` collect what its Gateways' placement refused. */
-  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], problems: PolicyProblem[] = []): DesiredWorks {
+  /** The copy the policy's work on each cluster places now (validated works only, as the reconciler reads them). */
+  private sentCopies(gvr: GroupVersionResource, policy: KubeObject): Map<string, KubeObject> {
+    const source = sourceHash(gvr, policy.metadata.namespace ?? '', policy.metadata.name);
+    const sent = new Map<string, KubeObject>();
+    for (const work of this.d.works.store.byIndex(BY_SOURCE, source)) {
+      const copy = workIdentity(work) === undefined ? undefined : workCopy(work);
+      if (copy) sent.set(work.metadata.namespace ?? '', copy);
+    }
+    return sent;
+  }
+
+  /**
+   * The works the policy wants; `lanes` and `problems` collect what its Gateways' placement refused; `sent`, the
+   * copies its works place now, by cluster (for the keys a copy dropped, core/works/droppedkeys.ts).
+   */
+  private desired(gvr: GroupVersionResource, policy: KubeObject, lanes: LaneConflict[] = [], problems: PolicyProblem[] = [], sent?: ReadonlyMap<string, KubeObject>): DesiredWorks {
     const classes = new Set<string>();
     // Each Gateway is looked at once per reconcile, however many targets and passes ask for it.
     const looked = new Map<string, GatewayPlacement | undefined>();
@@ -109,6 +124,7 @@ export class WantedWorks {
       controller: controllerLabelValue(this.d.controllerName),
       ...(crdUid === undefined ? {} : { crdUid }),
       updateStrategy: this.d.configs.statusSubresource(gvr) ? ('Update' as const) : ('ServerSideApply' as const),
+      ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
     };
     const first = desiredWorksForPolicy({ ...input, statusFeedback: [] });
     // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a

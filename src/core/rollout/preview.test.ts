@@ -240,3 +240,36 @@ test("tenant lanes as the hub decides them: where a newer tenant's works hold th
   const lane = p.problems.find((x) => x.reason === 'DownstreamGatewayConflict');
   assert.match(lane?.message ?? '', /team-b\/gw \(its policies' copies are there already\) keeps it, the policies of payments\/gw are not placed there/);
 });
+
+test("a label and an annotation removed from the policy: the preview's copies name them as dropped exactly as the hub's desired works do, and an unchanged world previews unchanged", () => {
+  const labelled = (generation: number, extra: Record<string, string>): KubeObject => {
+    const p = policy(generation, 'allow = false');
+    return { ...p, metadata: { ...p.metadata, labels: extra, annotations: { 'example.com/note': 'x' } } };
+  };
+  const v1 = labelled(1, { team: 'payments' });
+  const bare = policy(1, 'allow = false');
+  const sent = placed(v1, ['spoke-1', 'spoke-2']);
+  // What the hub wants for the edited policy, from the same core: its copies measured against what its works place.
+  const hubDesired = desiredWorksForPolicy({
+    gvr: GVR,
+    policy: bare,
+    gateways: () => ({ managed: true, downstreamNamespaceTemplate: '{namespace}', clusters: ['spoke-1', 'spoke-2'], kindAllowed: true }),
+    rawFeedback: false,
+    statusFeedback: [],
+    maxWorkBytes: 500 * 1024,
+    controller: CONTROLLER,
+    updateStrategy: 'Update',
+    sentCopy: (cluster) => workCopy(sent.find((w) => w.metadata.namespace === cluster)),
+  }).works;
+  const hubCopy = workCopy(hubDesired.get('spoke-1'));
+  assert.equal(hubCopy?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'], '{"annotations":["example.com/note"],"labels":["team"]}');
+  const p = previewRollout(input(bare, hub(params()), sent));
+  assert.deepEqual(summary(p), [['spoke-1', 'write', undefined], ['spoke-2', 'write', undefined]]);
+  for (const c of p.clusters) assert.deepEqual(c.desired, workCopy(hubDesired.get(c.cluster)));
+  // Once the hub wrote them: nothing more to write, the dropped keys still named (stable).
+  const again = previewRollout(input(bare, hub(params()), [...hubDesired.values()]));
+  assert.deepEqual(summary(again), [['spoke-1', 'unchanged', undefined], ['spoke-2', 'unchanged', undefined]]);
+  // A kind applied by ServerSideApply (no status subresource): nothing named, the apiserver removes them itself.
+  const ssa = previewRollout({ ...input(bare, hub(params()), sent), updateStrategy: 'ServerSideApply' });
+  assert.equal(ssa.clusters[0]?.desired?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'], undefined);
+});

@@ -26,7 +26,7 @@ import {
   type TargetReport,
 } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
-import { adoptLegacyName, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
+import { adoptLegacyName, readSpecHash, type CopyUpdateStrategy, type ManifestWork } from '../works/manifestwork.ts';
 import { planRollout, recordedRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
 import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy } from './revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from './strategy.ts';
@@ -67,6 +67,11 @@ export interface PreviewInput {
   rawFeedback: boolean;
   maxWorkBytes: number;
   crdUid?: string;
+  /**
+   * How the agent applies the kind's copies, as the hub decides it (`Update` where the kind's CRD has the status
+   * subresource, else `ServerSideApply`). Absent: as the policy's observed works say, else `Update`.
+   */
+  updateStrategy?: CopyUpdateStrategy;
   /** Where the hub's status on the policy says its rollout stands (its `rollout`): a completed or halted rollout stays so. */
   reported?: RolloutStatus;
   now: number;
@@ -253,6 +258,8 @@ function wanted(view: View, input: PreviewInput, policy: KubeObject, lanes: Lane
     if (!looked.has(key)) looked.set(key, lookAt(namespace, name));
     return looked.get(key);
   };
+  // The previewed policy's copies name what they dropped against what its works place now, as the hub's do.
+  const sent = policy === input.policy ? sentCopies(input.observed) : undefined;
   const base = {
     gvr,
     policy,
@@ -261,12 +268,33 @@ function wanted(view: View, input: PreviewInput, policy: KubeObject, lanes: Lane
     maxWorkBytes: input.maxWorkBytes,
     controller: input.controller,
     ...(input.crdUid === undefined ? {} : { crdUid: input.crdUid }),
+    updateStrategy: input.updateStrategy ?? observedStrategy(input.observed),
+    ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
   };
   const first = desiredWorksForPolicy({ ...base, statusFeedback: [] });
   const statusFeedback = [...classes]
     .flatMap((c) => kindOf(input.hub.classes.get(c)!, gvr)?.statusFeedback ?? [])
     .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
   return { desired: statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...base, statusFeedback }), classes };
+}
+
+/** The copy each observed work places now, by cluster. */
+function sentCopies(observed: readonly KubeObject[]): Map<string, KubeObject> {
+  const sent = new Map<string, KubeObject>();
+  for (const w of observed) {
+    const copy = workCopy(w);
+    if (copy) sent.set(w.metadata.namespace ?? '', copy);
+  }
+  return sent;
+}
+
+/** The strategy the policy's works carry for their copy (the hub's choice for the kind); Update when none says. */
+function observedStrategy(observed: readonly KubeObject[]): CopyUpdateStrategy {
+  for (const w of observed) {
+    const type = (w.spec as { manifestConfigs?: { updateStrategy?: { type?: unknown } }[] } | undefined)?.manifestConfigs?.[0]?.updateStrategy?.type;
+    if (type === 'ServerSideApply' || type === 'Update') return type;
+  }
+  return 'Update';
 }
 
 function kindOf(params: SyncParams, gvr: GroupVersionResource): SyncParams['policiesToSync'][number] | undefined {

@@ -360,3 +360,19 @@ test('workKey is cluster/name and workKeyOf reads it from a work', () => {
   assert.equal(workKey('c1', 'w'), workKey('c1', 'w'));
   assert.equal(workKeyOf(work('c9', 'x', 'h')), workKey('c9', 'x'));
 });
+
+test('under Update each cluster\'s copy names the keys its own last copy had and the new one lacks; under ServerSideApply none', () => {
+  const p: KubeObject = { ...policy({ targetRef: gatewayRef('gw') }), metadata: { ...policy({}).metadata, labels: { keep: '1' } } };
+  const before = (labels: Record<string, string>): KubeObject => ({ apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace: 'team-a', labels, annotations: {} }, spec: {} });
+  const sent: Record<string, KubeObject> = { c1: before({ keep: '1', team: 'a' }), c2: before({ keep: '1' }) };
+  const gateways = { 'team-a/gw': placement(['c1', 'c2', 'c3']) };
+  const update = desiredWorksForPolicy(input(p, gateways, { sentCopy: (cluster) => sent[cluster] }));
+  const named = (cluster: string, works = update.works): string | undefined => copyOf(works.get(cluster))?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'];
+  assert.equal(named('c1'), '{"annotations":[],"labels":["team"]}');
+  assert.equal(named('c2'), undefined);
+  assert.equal(named('c3'), undefined, 'a cluster with no copy yet names nothing');
+  assert.notEqual(readSpecHash(update.works.get('c1')!), readSpecHash(update.works.get('c2')!));
+  assert.equal(readSpecHash(update.works.get('c2')!), readSpecHash(update.works.get('c3')!), 'alike clusters still share one build');
+  const ssa = desiredWorksForPolicy(input(p, gateways, { sentCopy: (cluster) => sent[cluster], updateStrategy: 'ServerSideApply' }));
+  assert.equal(named('c1', ssa.works), undefined);
+});

@@ -11,6 +11,7 @@ import type { CopyUpdateStrategy, ManifestWork } from './manifestwork.ts';
 import { namespacedKey, objectKey, splitObjectKey, type KubeObject } from '../k8s/objects.ts';
 import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
+import { DROPPED_KEYS_ANNOTATION, withDroppedKeys } from './droppedkeys.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
 import { classifyTargets, rewriteTargets } from '../targets/targetrefs.ts';
 import type { GatewayRef, PolicyTargetRef, TargetRejectReason } from '../targets/targetrefs.ts';
@@ -69,6 +70,11 @@ export interface DesiredWorksInput {
   crdUid?: string;
   /** How the agent applies the copies (core/works/manifestwork.ts copyUpdateStrategy); default Update. */
   updateStrategy?: CopyUpdateStrategy;
+  /**
+   * The copy as last sent to the cluster (the copy of the policy's observed work there); undefined where none
+   * was. Under Update, the keys it had that the new copy lacks are named on the copy (core/works/droppedkeys.ts).
+   */
+  sentCopy?: (cluster: string) => KubeObject | undefined;
 }
 
 export interface DesiredWorks {
@@ -126,6 +132,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
   const works = new Map<string, ManifestWork>();
   const tooLarge: string[] = [];
   const deleteOption = deleteOptionFor(policy);
+  const copies = new Map<string, KubeObject>();
   const shapes = new Map<string, { work: ManifestWork; bytesWithoutCluster: number }>();
 
   for (const cluster of allClusters) {
@@ -136,24 +143,34 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     for (const report of kept) placedOn.get(report)?.push(cluster);
     for (const report of dropped) mismatches.push(namespaceMismatch(cluster, report, chosen));
 
-    // Clusters whose copy holds the same targets in the same namespace get the same work but for its
-    // namespace (the cluster): the copy, its spec-hash and size are computed once per such group, not
-    // once per cluster (a policy on 100 clusters would hash the same JSON 100 times per reconcile).
+    // Clusters whose copy holds the same targets in the same namespace (and, under Update, names the same
+    // dropped keys) get the same work but for its namespace (the cluster): the copy, its spec-hash and size
+    // are computed once per such group, not once per cluster (a policy on 100 clusters would hash the same
+    // JSON 100 times per reconcile).
     const shape = JSON.stringify([chosen.downstreamNamespace, kept.map((report) => report.path)]);
-    let built = shapes.get(shape);
-    if (built === undefined) {
+    let copy = copies.get(shape);
+    if (copy === undefined) {
       // The downstream Gateway has the hub Gateway's name (docs/architecture.md#placement).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
-      const copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
+      copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
+      copies.set(shape, copy);
+    }
+    // Update merges labels and annotations into the spoke copy: the ones this cluster's copy had and the new
+    // one lacks are named, for the spoke agent to remove. ServerSideApply removes them itself.
+    const sent = (input.updateStrategy ?? 'Update') === 'Update' ? input.sentCopy?.(cluster) : undefined;
+    const clusterCopy = sent === undefined ? copy : withDroppedKeys(copy, sent);
+    const variant = JSON.stringify([shape, clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
+    let built = shapes.get(variant);
+    if (built === undefined) {
       // The ancestor rules name the copy's own Gateways: the rules are per copy, like the copy itself.
       const feedbackRules = feedbackRulesFor({
         rawFeedback: input.rawFeedback,
         statusFeedback: input.statusFeedback,
-        ancestorGateways: ancestorFeedbackGateways(copy),
+        ancestorGateways: ancestorFeedbackGateways(clusterCopy),
       });
-      const first = buildManifestWork({ gvr, policy, cluster, copy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid, updateStrategy: input.updateStrategy });
+      const first = buildManifestWork({ gvr, policy, cluster, copy: clusterCopy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid, updateStrategy: input.updateStrategy });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
-      shapes.set(shape, built);
+      shapes.set(variant, built);
     }
     // Only metadata.namespace depends on the cluster; the rest is shared (works are never mutated).
     const work = built.work.metadata.namespace === cluster ? built.work : { ...built.work, metadata: { ...built.work.metadata, namespace: cluster } };
