@@ -144,8 +144,9 @@ export type CopyUpdateStrategy = 'Update' | 'ServerSideApply';
  * verdict until something else changed on that cluster (test/e2e/fresh-copy-status.test.ts).
  *
  * `ServerSideApply` (forced, our field manager) for a kind without the status subresource: a whole write there
- * would replace the status the spoke's controller wrote. What Update does not do, either: remove a label or
- * annotation the hub copy no longer carries (it merges them).
+ * would replace the status the spoke's controller wrote. What Update does not do: remove a label or annotation
+ * the hub copy no longer carries (it merges them, and OCM's `<key>-` removal marker cannot travel in a work: the hub
+ * apiserver refuses it). Such keys are named on the copy instead (core/works/droppedkeys.ts).
  */
 export function copyUpdateStrategy(strategy: CopyUpdateStrategy): ManifestConfig['updateStrategy'] {
   return strategy === 'Update' ? { type: 'Update' } : { type: 'ServerSideApply', serverSideApply: { force: true, fieldManager: WORK_AGENT_FIELD_MANAGER } };
