@@ -44,6 +44,8 @@ export interface FaultSpan {
 export const JUSTIFY_WINDOW_MS = 120_000;
 /** How long after the hub holds a report showing a local policy a copy it covers may still be created (work agent lag). */
 export const SLACK_MS = 5_000;
+/** A copy wanted this long before a same-named local policy was created may still have been on its way to the spoke. */
+const RACE_WINDOW_MS = 15_000;
 /** A cluster whose registration agent was stopped is in doubt until this long after it is back. */
 const AVAILABILITY_GRACE_MS = 45_000;
 
@@ -114,7 +116,7 @@ export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonl
 
 /**
  * Writes by anyone but the soak to a local policy while it lived. One whose copy the model wanted on that spoke
- * within the window before the local policy was created is a race the hub could not see (the copy was on its
+ * within RACE_WINDOW_MS before the local policy was created, written before the report showed the local policy, is a race the hub could not see (the copy was on its
  * way as the team took the name): counted apart, not a violation.
  */
 export function checkTakeovers(writes: readonly PolicyWrite[], lives: readonly LocalLife[], timeline: readonly Snapshot[]): { violations: Violation[]; races: string[] } {
@@ -125,7 +127,7 @@ export function checkTakeovers(writes: readonly PolicyWrite[], lives: readonly L
     const touched = writes.filter((p) => p.spoke === l.spoke && p.kind === l.kind && p.tenant === l.tenant && p.w.name === l.name && p.at >= life.createdAt && (life.deletedAt === undefined || p.at < life.deletedAt));
     if (touched.length === 0) continue;
     const id = copyId(l.spoke, l.kind, l.tenant, l.name);
-    const wanted = candidates(timeline, life.createdAt, JUSTIFY_WINDOW_MS).some((s) => expected(s.state).copies.has(id));
+    const wanted = candidates(timeline, life.createdAt, RACE_WINDOW_MS).some((s) => expected(s.state).copies.has(id));
     const what = `${touched.map(describe).join('; ')} — local policy ${l.kind} ${l.tenant}/${l.name} on ${l.spoke}, created ${new Date(life.createdAt).toISOString()}${life.reportedAt ? `, reported ${new Date(life.reportedAt).toISOString()}` : ', never reported'}`;
     if (wanted && (life.reportedAt === undefined || touched.every((p) => p.at < life.reportedAt! + SLACK_MS))) races.push(what);
     else violations.push({ kind: 'takeover', at: touched[0]!.w.at, message: `written by someone else: ${what}` });

@@ -25,7 +25,7 @@ export interface LocalLife {
 
 /**
  * Polls the spoke-config works on the hub every `intervalMs`: for each living local policy, when the report
- * the hub holds first showed it; and when each spoke's report last changed (its freshness as the hub sees it).
+ * the hub holds first showed it; and when each spoke's report last changed.
  */
 export class ReportWatch {
   private timer: NodeJS.Timeout | undefined;
@@ -47,9 +47,9 @@ export class ReportWatch {
     clearInterval(this.timer);
   }
 
-  /** Resolves once every spoke's report has changed within the last `freshMs`. */
-  fresh(freshMs: number): boolean {
-    return SPOKES.every((s) => Date.now() - (this.lastChange.get(s) ?? 0) < freshMs);
+  /** Whether the hub holds a report of every spoke (its freshness, since version 3, rides on a heartbeat work apart). */
+  reported(): boolean {
+    return SPOKES.every((s) => this.lastChange.has(s));
   }
 
   private async poll(): Promise<void> {

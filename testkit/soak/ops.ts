@@ -62,7 +62,7 @@ export type FaultKind =
   | 'none'
   /** The leading hub replica SIGKILLed; a Deployment starts it again 2 s later; the standby takes over. */
   | 'hub-kill'
-  /** The spoke's policy-sync agent SIGKILLed for the hold, then started again. */
+  /** The spoke's policy-sync agent stopped for the hold, then started again. */
   | 'spoke-agent-stop'
   /** The spoke's OCM registration agent stopped for the hold: the cluster goes unavailable for real. */
   | 'registration-stop'

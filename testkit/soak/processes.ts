@@ -1,6 +1,7 @@
-// The soak's policy-sync processes, as a Deployment and a DaemonSet would run them: two leader-elected hub
-// replicas and one spoke agent per spoke, each a real process (src/cli/main.ts) whose output goes to a log
-// file of the run. A supervisor starts a hub replica again 2 s after it exits (a leader that lost its lease
+// The soak's policy-sync components: two leader-elected hub replicas as real processes (src/cli/main.ts), as a
+// Deployment would run them, their output in log files of the run, and one spoke agent per spoke in-process
+// (testkit/hub.ts startSpoke: two more node processes cost a 2-core machine shared by several sandboxes too
+// much start-up). A supervisor starts a hub replica again 2 s after it exits (a leader that lost its lease
 // exits by design; a SIGKILLed one is restarted as a kubelet would); a spoke agent stopped by a fault stays
 // stopped until the fault is lifted.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,11 +13,12 @@ import { freePort } from '../sandbox/ports.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { samples } from '../metrics.ts';
 import type { Spoke } from './ops.ts';
+import { startSpoke, type RunningSpoke } from '../hub.ts';
 import type { SoakNames } from './world.ts';
 
 export const LEASE = 'soak-hub';
 /** The spoke agents' heartbeat and the hub's stale limit: short, so the soak sees evidence come and go. */
-export const REPORT_HEARTBEAT = '1s';
+export const REPORT_HEARTBEAT_MS = 1_000;
 export const REPORT_STALE_AFTER = '8s';
 
 interface Managed {
@@ -32,14 +34,18 @@ interface Managed {
 
 export class SoakProcesses {
   private readonly hubs: Managed[] = [];
-  private readonly agents = new Map<Spoke, Managed>();
+  private readonly agents = new Map<Spoke, RunningSpoke | undefined>();
   private stopping = false;
 
-  private constructor(private readonly logDir: string) {}
+  private constructor(
+    private readonly logDir: string,
+    private readonly sandbox: Sandbox,
+    private readonly names: SoakNames,
+  ) {}
 
   static async start(sandbox: Sandbox, names: SoakNames, spokes: readonly Spoke[], logDir: string): Promise<SoakProcesses> {
     mkdirSync(logDir, { recursive: true });
-    const p = new SoakProcesses(logDir);
+    const p = new SoakProcesses(logDir, sandbox, names);
     for (const i of [0, 1]) {
       const port = await freePort();
       p.hubs.push({
@@ -59,33 +65,16 @@ export class SoakProcesses {
           '--leader-elect',
           `--leader-election-namespace=${names.system}`,
           `--leader-election-id=${LEASE}`,
-          '--leader-election-lease-duration=4s',
-          '--leader-election-renew-deadline=3s',
-          '--leader-election-retry-period=1s',
-          '--watch-idle-timeout=20s',
+          // controller-runtime's default timings: shorter ones make a leader on a machine this loaded (two
+          // cores shared by several sandboxes) lose its lease without any fault injected.
+          '--leader-election-lease-duration=15s',
+          '--leader-election-renew-deadline=10s',
+          '--leader-election-retry-period=2s',
         ],
       });
     }
-    for (const spoke of spokes) {
-      const port = await freePort();
-      p.agents.set(spoke, {
-        name: `agent-${spoke}`,
-        port,
-        log: join(logDir, `agent-${spoke}.log`),
-        wanted: true,
-        restarts: 0,
-        args: [
-          'spoke',
-          `--kubeconfig=${sandbox.cluster(spoke).kubeconfig}`,
-          `--config-map=${names.spokeConfig.namespace}/${names.spokeConfig.name}`,
-          `--report-interval=${REPORT_HEARTBEAT}`,
-          `--health-probe-bind-address=127.0.0.1:${port}`,
-          '--metrics-bind-address=0',
-          '--watch-idle-timeout=20s',
-        ],
-      });
-    }
-    for (const m of [...p.hubs, ...p.agents.values()]) p.launch(m);
+    for (const m of p.hubs) p.launch(m);
+    for (const spoke of spokes) await p.startAgent(spoke);
     return p;
   }
 
@@ -102,8 +91,8 @@ export class SoakProcesses {
     child.once('exit', () => {
       if (m.child !== child) return;
       m.child = undefined;
-      // A hub replica comes back as a Deployment's would; an agent only when its fault is lifted.
-      if (!this.stopping && m.wanted && m.name.startsWith('hub-')) {
+      // A hub replica comes back as a Deployment's would.
+      if (!this.stopping && m.wanted) {
         m.restarts += 1;
         setTimeout(() => {
           if (!this.stopping && m.wanted && !m.child) this.launch(m);
@@ -138,31 +127,31 @@ export class SoakProcesses {
     return name;
   }
 
-  /** SIGKILLs the spoke's agent and keeps it stopped until startAgent. */
-  stopAgent(spoke: Spoke): void {
-    const m = this.agents.get(spoke)!;
-    m.wanted = false;
-    m.child?.kill('SIGKILL');
+  /** Stops the spoke's agent (its watches and report writes end) until startAgent. */
+  async stopAgent(spoke: Spoke): Promise<void> {
+    const agent = this.agents.get(spoke);
+    this.agents.set(spoke, undefined);
+    await agent?.stop();
   }
 
-  startAgent(spoke: Spoke): void {
-    const m = this.agents.get(spoke)!;
-    m.wanted = true;
-    if (!m.child) this.launch(m);
+  async startAgent(spoke: Spoke): Promise<void> {
+    if (this.agents.get(spoke)) return;
+    this.agents.set(spoke, await startSpoke(this.sandbox.kubeConfig(spoke), spoke, this.names.spokeConfig, { reportHeartbeatMs: REPORT_HEARTBEAT_MS }));
   }
 
   agentRunning(spoke: Spoke): boolean {
-    return this.agents.get(spoke)?.child !== undefined;
+    return this.agents.get(spoke) !== undefined;
   }
 
   restarts(): Record<string, number> {
-    return Object.fromEntries([...this.hubs, ...this.agents.values()].map((m) => [m.name, m.restarts]));
+    return Object.fromEntries(this.hubs.map((m) => [m.name, m.restarts]));
   }
 
   /** Stops every process (SIGTERM, then SIGKILL after 5 s). */
   async stop(): Promise<void> {
     this.stopping = true;
-    const all = [...this.hubs, ...this.agents.values()].flatMap((m) => (m.child ? [m.child] : []));
+    for (const spoke of [...this.agents.keys()]) await this.stopAgent(spoke);
+    const all = this.hubs.flatMap((m) => (m.child ? [m.child] : []));
     await Promise.all(
       all.map(
         (c) =>

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeHttp } from '../../src/kube/http.ts';
-import { RESOURCES } from '../../src/kube/resource.ts';
+import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
 import { AuditCursor } from '../audit.ts';
 import { compactEtcd } from '../etcd.ts';
 import { registrationAgent } from '../sandbox/registration.ts';
@@ -27,7 +27,8 @@ import {
   type Snapshot,
   type Violation,
 } from './checks.ts';
-import { ReportWatch, hubPolicies, spokeObjects, type LocalLife } from './evidence.ts';
+import { ReportWatch, getOrUndefined, hubPolicies, spokeObjects, type LocalLife } from './evidence.ts';
+import { POLICY_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import { applyOp, initialState, type ModelState, type Phase } from './model.ts';
 import { SPOKES, type Fault, type Op, type Round, type SoakPlan, type Spoke } from './ops.ts';
 import { SoakProcesses } from './processes.ts';
@@ -152,7 +153,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         break;
       case 'local-create': {
         const http = spokes.get(op.spoke)!;
-        const created = await retrying(describeOp(op), () => createObject(http, RESOURCE_OF[op.kind], policyObject(op.kind, ns, op.name, op.targets, 0)));
+        const created = await retrying(describeOp(op), async () => {
+          const made = await createObject(http, RESOURCE_OF[op.kind], policyObject(op.kind, ns, op.name, op.targets, 0));
+          if (made) return made;
+          // Taken (409): by a copy, or by our own create of an earlier attempt whose answer was lost.
+          const there = await getOrUndefined(http, objectPath(RESOURCE_OF[op.kind], ns, op.name));
+          return there && there.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] === undefined ? there : undefined;
+        });
         op.created = created !== undefined;
         if (created) lives.push({ local: { spoke: op.spoke, kind: op.kind, tenant: op.tenant, name: op.name, targets: op.targets }, createdAt: t0, uid: created.metadata.uid ?? '', resourceVersion: created.metadata.resourceVersion ?? '' });
         break;
@@ -226,9 +233,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         break;
       }
       case 'spoke-agent-stop':
-        processes.stopAgent(target as Spoke);
+        await processes.stopAgent(target as Spoke);
         await sleep(fault.holdMs);
-        processes.startAgent(target as Spoke);
+        await processes.startAgent(target as Spoke);
         break;
       case 'registration-stop':
         await sandbox.stop(registrationAgent(target!));
@@ -286,24 +293,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   let aborted: Error | undefined;
   try {
-    if ((await processes.leader(60_000)) === undefined) throw new Error(`no hub replica took the lease within 60 s; logs in ${processes.logs}`);
-    const freshBy = Date.now() + 90_000;
-    while (!reports.fresh(5_000)) {
-      if (Date.now() > freshBy) throw new Error(`the spoke agents' reports did not reach the hub within 90 s; logs in ${processes.logs}`);
+    if ((await processes.leader(600_000)) === undefined) throw new Error(`no hub replica took the lease within 600 s; logs in ${processes.logs}`);
+    const freshBy = Date.now() + 180_000;
+    while (!reports.reported()) {
+      if (Date.now() > freshBy) throw new Error(`the spoke agents' reports did not reach the hub within 180 s; logs in ${processes.logs}`);
       await sleep(500);
     }
-    log('hub leader elected, both spoke reports fresh: starting');
+    log('hub leader elected, both spoke reports on the hub: starting');
     for (const [i, planned] of options.plan.rounds.entries()) {
       if (options.durationMs !== undefined && Date.now() - started > options.durationMs) break;
       const round: Round = structuredClone(planned);
       for (const op of round.ops) if (op.op === 'local-create') delete op.created;
       executed.push(round);
       const cursors = new Map(SPOKES.map((s) => [s, AuditCursor.at(sandbox, s)] as const));
-      let faultTask: Promise<FaultSpan> | undefined;
+      // Settled into a value: a fault failing while operations still run must not be an unhandled rejection.
+      let faultTask: Promise<FaultSpan | Error> | undefined;
       const startFault = (): void => {
-        faultTask = inject(round.fault).catch((err: unknown) => {
-          throw new Error(`fault ${round.fault.kind}: ${err instanceof Error ? err.message : String(err)}`);
-        });
+        faultTask = inject(round.fault).catch((err: unknown) => new Error(`fault ${round.fault.kind}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
       };
       for (const [j, op] of round.ops.entries()) {
         if (j === round.fault.afterOps) startFault();
@@ -314,6 +320,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       }
       if (!faultTask) startFault();
       const span = await faultTask!;
+      if (span instanceof Error) throw span;
       faults.push(span);
       faultsByKind[span.kind] = (faultsByKind[span.kind] ?? 0) + 1;
       saveExecuted();
