@@ -26,6 +26,7 @@ import { binDir, repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { serviceAccountKubeConfig, whoAmI } from '../../testkit/serviceaccount.ts';
 import { testSandbox, testSandboxRoot } from '../../testkit/test-sandbox.ts';
+import { reportNothingLocal } from '../../testkit/spokereport.ts';
 import { ourWorks } from '../../testkit/works.ts';
 
 const helmPath = join(binDir, 'helm');
@@ -308,6 +309,9 @@ test('helm install in policy-sync-system on the sandbox hub, then a hub policy g
     { what: 'the chart\'s GatewayClass Accepted with its kinds synced', timeoutMs: 30_000, context: () => log.recent() },
   );
   assert.equal(conditions.find((c) => c.type === 'Accepted')?.status, 'True');
+  // Each cluster's spoke agent reports the names free there (these clusters have no spoke: the test writes what
+  // the work agent would), without which no first copy is placed.
+  for (const cluster of [c1, c2]) await reportNothingLocal(admin, cluster, { controllerName, configMap: { namespace: SYSTEM_NAMESPACE, name: 'policy-sync-spoke' }, kinds: ['authpolicies.kuadrant.io'] });
   const works = await eventually(
     async () => {
       const w = (await ourWorks(admin, { controllerName })).filter((x) => x.metadata.labels?.['policysync.kuadrant.io/spoke-config'] !== 'true');

@@ -15,6 +15,8 @@ import { deleteObject } from '../../src/kube/writes.ts';
 import { CapturedLog } from '../../testkit/capturedlog.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { serviceAccountKubeConfig, whoAmI } from '../../testkit/serviceaccount.ts';
+import { reportNothingLocal } from '../../testkit/spokereport.ts';
+import { SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { holdExclusive } from '../../testkit/exclusive.ts';
 import {
   AUTH_POLICIES,
@@ -202,10 +204,11 @@ test('with deploy/hub\'s RBAC only, the policy kind is Forbidden on the GatewayC
   assert.equal((await classCondition('Accepted'))?.status, 'True', 'the params themselves are fine');
   assert.equal(await mayI('list'), false, 'the ServiceAccount may not list authpolicies yet');
 
-  // What the base role does allow is written: the spoke configuration, one ManifestWork per cluster.
+  // What the base role does allow is written: the spoke configuration, one ManifestWork per cluster (and its
+  // heartbeat work, labelled alike).
   await eventually(
     async () => {
-      const clusters = (await ourWorks(admin, { controllerName })).filter((w) => w.metadata.labels?.['policysync.kuadrant.io/spoke-config'] === 'true').map((w) => w.metadata.namespace).sort();
+      const clusters = (await ourWorks(admin, { controllerName })).filter((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME && w.metadata.labels?.['policysync.kuadrant.io/spoke-config'] === 'true').map((w) => w.metadata.namespace).sort();
       return clusters.join() === [c1, c2].sort().join();
     },
     { what: 'the spoke configuration works on both clusters', timeoutMs: 30_000 },
@@ -245,6 +248,9 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
   );
   assert.equal(synced.reason, 'AllKindsValid');
 
+  // Each cluster's spoke agent reports the names free there (these clusters have no spoke: the test writes what
+  // the work agent would), without which no first copy is placed.
+  for (const cluster of [c1, c2]) await reportNothingLocal(admin, cluster, { controllerName, configMap: { namespace: SYSTEM_NS, name: 'policy-sync-spoke' }, kinds: ['authpolicies.kuadrant.io'] });
   const works = await eventually(
     async () => {
       const w = await worksOfPolicy();
