@@ -39,6 +39,13 @@ export interface RolloutInput {
    * stands until a resume or a new edit, even when the cluster that failed succeeds later.
    */
   halted?: HaltCause;
+  /**
+   * The latest earlier revision whose rollout completed, as the status the hub wrote on the policy records it;
+   * `none` when the record says none did. A cluster that joins gets a copy of that revision only (a copy of one
+   * whose rollout never completed would reach it outside any wave). Undefined when nothing is recorded (the policy
+   * rolled out All, or has no status yet): any earlier copy that ran elsewhere serves.
+   */
+  lastCompleted?: number | 'none';
   clusters: readonly RolloutClusterInput[];
   /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
   soak: ReadonlyMap<string, number>;
@@ -80,6 +87,8 @@ export interface RolloutStatus {
   wave?: number;
   waves?: number;
   halted?: HaltCause & { rolledBack: boolean };
+  /** Progressive: the latest earlier revision whose rollout completed (as recorded); absent when none did. */
+  lastCompleted?: number;
   message: string;
 }
 
@@ -308,10 +317,12 @@ class ProgressivePlanner {
    */
   private join(c: Cluster, lastFirst: readonly Cluster[]): boolean {
     const wanted = targetsOf(workCopy(c.input.desired));
+    const { lastCompleted } = this.input;
+    const completed = (copy: KubeObject): boolean => lastCompleted === undefined || copyRevision(copy) === lastCompleted;
     const candidates = [
       ...lastFirst.filter((o) => !o.atRevision && o.hold === undefined && o.current && copyRevision(o.current) !== this.R).map((o) => o.current!),
       ...lastFirst.filter((o) => o.atRevision && o.previous).map((o) => o.previous!),
-    ];
+    ].filter(completed);
     const base = candidates.find((copy) => targetsOf(copy).every((t) => wanted.includes(t)));
     if (!base) return false;
     this.place(c, base, { hold: { revision: this.R, cause: 'Joined' } });
@@ -320,7 +331,9 @@ class ProgressivePlanner {
   }
 
   private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean, reached: number): RolloutStatus {
-    const base = { strategy: 'Progressive' as const, revision: this.R, waves: waves.length };
+    // The earlier revision that completed stays recorded (this one, once complete, is by its state).
+    const last = this.input.lastCompleted === 'none' ? undefined : this.input.lastCompleted;
+    const base = { strategy: 'Progressive' as const, revision: this.R, waves: waves.length, ...(last === undefined ? {} : { lastCompleted: last }) };
     if (halt) {
       const back = this.s.onFailure === 'Rollback';
       const message = `halted at revision ${this.R}: ${halt.cluster}: ${halt.reason}: ${halt.message}; ${
@@ -337,16 +350,23 @@ class ProgressivePlanner {
 
 /**
  * What the status the hub wrote on the policy says of the rollout of `revision`, as the planner takes it: that it
- * completed, or halted and why (RolloutInput.completed, .halted).
+ * completed, or halted and why, and the latest earlier revision whose rollout completed (RolloutInput.completed,
+ * .halted, .lastCompleted).
  */
-export function recordedRollout(reported: RolloutStatus | undefined, revision: number): Pick<RolloutInput, 'completed' | 'halted'> {
-  if (reported?.strategy !== 'Progressive' || reported.revision !== revision) return {};
-  if (reported.state === 'Complete') return { completed: true };
+export function recordedRollout(reported: RolloutStatus | undefined, revision: number): Pick<RolloutInput, 'completed' | 'halted' | 'lastCompleted'> {
+  if (reported?.strategy !== 'Progressive') return {};
+  if (reported.revision !== revision) {
+    // Another revision's record: the last completed is that one when it completed, else what it recorded.
+    const last = reported.state === 'Complete' ? reported.revision : reported.lastCompleted;
+    return { lastCompleted: last ?? 'none' };
+  }
+  const lastCompleted = reported.lastCompleted !== undefined && reported.lastCompleted !== revision ? reported.lastCompleted : 'none';
+  if (reported.state === 'Complete') return { completed: true, lastCompleted };
   if (reported.state === 'Halted' && reported.halted) {
     const { cluster, reason, message } = reported.halted;
-    return { halted: { cluster, reason, message } };
+    return { halted: { cluster, reason, message }, lastCompleted };
   }
-  return {};
+  return { lastCompleted };
 }
 
 /** A copy's targets, each as canonical JSON (a copy's targets are already rewritten for its cluster). */

@@ -122,6 +122,7 @@ const rolloutStatusSchema = z.object({
   wave: count.optional(),
   waves: count.optional(),
   halted: z.object({ cluster: z.string(), reason: z.string(), message: z.string(), rolledBack: z.boolean() }).optional(),
+  lastCompleted: z.number().int().optional(),
   message: z.string(),
 });
 const policyStatusSchema = z.object({
