@@ -85,7 +85,8 @@ export class GatewayClassReconciler {
         if (k.problem) log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail: validations[i]?.detail }, 'policy kind in params is not validated');
       });
       const ungated = validations.flatMap((v) => (v.ungated ? [v.ungated] : []));
-      this.d.ungatedKinds?.set(name, ungated);
+      // A CRD's schema changed under the same params: its policies' problems may have too.
+      if (this.d.ungatedKinds?.set(name, ungated) === true) changed = true;
       rollout = read.params.rolloutStrategy.type === 'Progressive' ? progressiveRolloutCondition({ generation: gatewayClass.metadata.generation, ungated: ungated.map((k) => k.name) }) : 'none';
     } else {
       ({ keepingLastGood } = this.d.configs.setInvalid(name));

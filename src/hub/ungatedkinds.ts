@@ -17,10 +17,13 @@ export interface UngatedKind {
 export class UngatedKinds {
   private readonly byClass = new Map<string, readonly UngatedKind[]>();
 
-  /** The class's kinds in force that cannot be gated on, as its last validation found them. */
-  set(className: string, kinds: readonly UngatedKind[]): void {
+  /** The class's kinds in force that cannot be gated on, as its last validation found them; true when that changed. */
+  set(className: string, kinds: readonly UngatedKind[]): boolean {
+    const text = (list: readonly UngatedKind[] | undefined): string => JSON.stringify((list ?? []).map((k) => k.name).sort());
+    const changed = text(this.byClass.get(className)) !== text(kinds);
     if (kinds.length === 0) this.byClass.delete(className);
     else this.byClass.set(className, kinds);
+    return changed;
   }
 
   /** The class is not ours (any more). */
