@@ -132,7 +132,7 @@ async function readSnapshot(http: KubeHttp, flags: DiffFlags, synced: SyncedKind
     if (parsed.ok) reports.set(work.metadata.namespace ?? '', parsed.report);
     else refusedReports.set(work.metadata.namespace ?? '', `${parsed.field}: ${parsed.message}`);
   }
-  return { classes: synced.params, gateways, placements, decisions, managedClusters, clusterSets, bindings, trustDecisionLabels: flags.trustDecisionLabels, reports, refusedReports };
+  return { classes: synced.params, gateways, placements, decisions, managedClusters, clusterSets, bindings, trustDecisionLabels: flags.trustDecisionLabels, reports, refusedReports, spokeAgents: spokeConfigs.length > 0 };
 }
 
 /** The kind's CRD as far as a preview needs it: its uid and each version's schema; why not, when it cannot be read. */

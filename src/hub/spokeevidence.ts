@@ -9,7 +9,8 @@
 import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
 import { coverage, usesOverrides } from '../core/spoke/conflicts.ts';
-import { localPoliciesIn, occupantOf, type SpokeReport } from '../core/spoke/spokereport.ts';
+import { awaitingFirstCopies } from '../core/spoke/firstcopy.ts';
+import { localPoliciesIn, occupantOf } from '../core/spoke/spokereport.ts';
 import type { LocalNote, PolicyProblem } from '../core/status/policystatus.ts';
 import type { LocalVerdicts } from '../core/status/statusinput.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
@@ -47,35 +48,9 @@ export class SpokeEvidence {
    * None in no-agent mode (`reports` undefined): nothing will ever report, and the docs say what that gives up.
    */
   awaitingReport(gr: GroupResource, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[]): ClusterRefusal[] {
-    if (!this.reports) return [];
-    const kind = groupResourceKey(gr);
-    const placed = new Map(observed.map((w) => [w.metadata.namespace ?? '', placedCopy(w)]));
-    const held: ClusterRefusal[] = [];
-    for (const [cluster, work] of desired) {
-      const copy = work.spec.workload.manifests[0];
-      if (!copy) continue;
-      if (sameIdentity(placed.get(cluster), copy)) continue;
-      const at = namespacedKey(copy.metadata.namespace ?? '', copy.metadata.name);
-      const missing = this.missingEvidence(cluster, kind, copy);
-      if (missing === undefined) continue;
-      held.push({ cluster, message: `${missing}; ${copy.kind} ${at} is placed once a fresh report shows the name free there` });
-    }
-    return held;
-  }
-
-  /** What is missing to place a first `copy` of `kind` on `cluster`; undefined when a fresh report vouches for it. */
-  private missingEvidence(cluster: string, kind: string, copy: KubeObject): string | undefined {
-    const evidence = this.reports!.evidence(cluster);
-    switch (evidence.state) {
-      case 'absent':
-        return 'no report from the spoke agent yet';
-      case 'stale':
-        return `the spoke agent's report is stale since ${evidence.since} (hub time)`;
-      case 'refused':
-        return `the spoke agent's report is refused: ${evidence.why}`;
-      case 'fresh':
-        return uncovered(evidence.report, kind, copy);
-    }
+    const reports = this.reports;
+    if (!reports) return [];
+    return awaitingFirstCopies(groupResourceKey(gr), desired, observed, (cluster) => reports.evidence(cluster));
   }
 
   /**
@@ -122,28 +97,4 @@ export class SpokeEvidence {
     }
     return { overridden, notes };
   }
-}
-
-/**
- * Why a fresh report does not vouch for `copy`: who holds its name must be known (core/spoke occupantOf), which
- * it is only where the report lists the kind, so that the local policies there are known too (localVerdicts
- * reads them); undefined when it is. A binary search: the gate costs a first copy next to nothing.
- */
-function uncovered(report: SpokeReport, kind: string, copy: KubeObject): string | undefined {
-  if (occupantOf(report, kind, copy.metadata.namespace ?? '', copy.metadata.name).state !== 'unknown') return undefined;
-  if (!Object.hasOwn(report.objects, kind)) return `kind ${kind} is not in the spoke agent's report (its watch is not live, or it was left out)`;
-  if (report.version < 2) return "the spoke agent's report predates name occupancy (an older agent)";
-  return `the spoke agent's report does not say who holds names of kind ${kind} there`;
-}
-
-/** The copy a cached work places (its first manifest), if it has one. */
-function placedCopy(work: KubeObject): KubeObject | undefined {
-  const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
-  const copy: unknown = Array.isArray(manifests) ? manifests[0] : undefined;
-  return copy !== null && typeof copy === 'object' && 'metadata' in copy ? (copy as KubeObject) : undefined;
-}
-
-/** The same object on the spoke: kind, namespace and name (the apiVersion may move with the served version). */
-function sameIdentity(placed: KubeObject | undefined, copy: KubeObject): boolean {
-  return placed !== undefined && placed.kind === copy.kind && (placed.metadata.namespace ?? '') === (copy.metadata.namespace ?? '') && placed.metadata.name === copy.metadata.name;
 }

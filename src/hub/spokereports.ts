@@ -15,6 +15,7 @@
 // content, or its freshness (a timer marks the moment it goes stale, when no event does).
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/k8s/objects.ts';
+import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, type SpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
 import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
@@ -57,11 +58,7 @@ interface HeartbeatSeen {
 }
 
 /** evidence(): a fresh report, or the evidence missing — none seen, stale since (hub wall time, ISO), refused and why. */
-export type ReportEvidence =
-  | { state: 'fresh'; report: SpokeReport }
-  | { state: 'absent' }
-  | { state: 'stale'; since: string }
-  | { state: 'refused'; why: string };
+export type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 
 export class SpokeReports {
   private readonly entries = new Map<string, Entry>();

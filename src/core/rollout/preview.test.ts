@@ -273,3 +273,17 @@ test("a label and an annotation removed from the policy: the preview's copies na
   const ssa = previewRollout({ ...input(bare, hub(params()), sent), updateStrategy: 'ServerSideApply' });
   assert.equal(ssa.clusters[0]?.desired?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'], undefined);
 });
+
+test('spoke agents: as the hub, a first copy waits for a report that vouches for its name; a placed copy is not held; no-agent mode places', () => {
+  const v1 = policy(1, 'allow = false');
+  const { report } = buildSpokeReport(new Map([['authpolicies.kuadrant.io', []]]), new Date('2026-01-02T00:00:00Z'));
+  const withAgents = hub(params(), { spokeAgents: true, reports: new Map([['spoke-1', report]]) });
+  const first = previewRollout(input(v1, withAgents));
+  assert.deepEqual(summary(first).map(([c, a]) => [c, a]), [['spoke-1', 'write'], ['spoke-2', 'skip']]);
+  assert.match(first.clusters[1]!.message, /^AwaitingSpokeReport: no report from the spoke agent yet; AuthPolicy payments\/\S+ is placed once a fresh report shows the name free there$/);
+  // A cluster whose work already places the copy takes the edit: it is this policy's copy there already.
+  const edit = previewRollout(input(policy(2, 'allow = true'), withAgents, placed(v1, ['spoke-1', 'spoke-2'])));
+  assert.deepEqual(summary(edit).map(([c, a]) => [c, a]), [['spoke-1', 'write'], ['spoke-2', 'write']]);
+  // No spoke configuration placed: no agent will ever report, and nothing waits.
+  assert.deepEqual(summary(previewRollout(input(v1, hub(params())))).map(([c, a]) => [c, a]), [['spoke-1', 'write'], ['spoke-2', 'write']]);
+});

@@ -11,6 +11,7 @@ import { namespacedKey, objectKey, type KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { renderDownstreamNamespace, type SyncParams } from '../params/params.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
+import { awaitingFirstCopies, type ReportEvidence } from '../spoke/firstcopy.ts';
 import { localPoliciesIn, occupantOf, type SpokeReport } from '../spoke/spokereport.ts';
 import type { PolicyProblem } from '../status/policystatus.ts';
 import { LANE_CONFLICT_REASON } from '../status/statusinput.ts';
@@ -46,6 +47,11 @@ export interface HubSnapshot {
   /** The spoke agents' readable reports, by cluster; refused ones by why (`<field>: <problem>`). */
   reports: ReadonlyMap<string, SpokeReport>;
   refusedReports?: ReadonlyMap<string, string>;
+  /**
+   * The hub places the spoke agents' configuration (its `--spoke-config` is not `none`): a cluster without a
+   * readable report gets no first copy, as on the hub (core/spoke/firstcopy.ts). Absent: no-agent mode.
+   */
+  spokeAgents?: boolean;
   /**
    * The hub controller's ManifestWorks on every cluster (of every policy), for who holds a tenant lane there
    * (core/works/heldlanes.ts). Absent: no lane counts as held, and the older Gateway takes a shared one.
@@ -392,6 +398,23 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
     skipped.set(o.cluster, `Overridden: ${o.message}${withdrawn}`);
   }
 
+  // As the hub: a first copy waits for a report that vouches for its name. The snapshot cannot tell a stale
+  // report from a fresh one (the hub judges by when it saw it change): a readable one counts.
+  const awaiting: string[] = [];
+  if (input.hub.spokeAgents) {
+    const evidenceOf = (cluster: string): ReportEvidence => {
+      const report = input.hub.reports.get(cluster);
+      if (report) return { state: 'fresh', report };
+      const why = input.hub.refusedReports?.get(cluster);
+      return why === undefined ? { state: 'absent' } : { state: 'refused', why };
+    };
+    for (const a of awaitingFirstCopies(groupResourceKey(input.gvr), desired.works, input.observed, evidenceOf)) {
+      desired.works.delete(a.cluster);
+      awaiting.push(a.cluster);
+      skipped.set(a.cluster, `AwaitingSpokeReport: ${a.message}`);
+    }
+  }
+
   const classes = targetClasses(view, policy);
   const byClass = new Map<string, RolloutStrategy>();
   for (const c of classes) {
@@ -413,6 +436,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
       const observed = observedBy.get(cluster);
       return { cluster, labels: view.labels(cluster), desired: work, ...(observed ? { observed } : {}) };
     }),
+    ...(awaiting.length > 0 ? { awaiting } : {}),
     soak: new Map(),
     now: input.now,
     maxWorkBytes: input.maxWorkBytes,
