@@ -104,7 +104,7 @@ export class PolicyReconciler {
     const targetClasses = this.removals.targetClasses(policy);
     const { strategy, problem } = this.d.rollouts.strategyFor(policy, targetClasses);
     if (problem) problems.push(problem);
-    const rollout = this.d.rollouts.plan(key, policy, strategy, desired.works, observed);
+    const rollout = this.d.rollouts.plan(key, policy, strategy, desired.works, observed, awaiting.map((a) => a.cluster));
     if (rollout) {
       desired.works.clear();
       for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);

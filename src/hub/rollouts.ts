@@ -64,7 +64,7 @@ export class Rollouts {
   }
 
   /** The plan for the policy's desired works (its current revision) against its observed ones. */
-  plan(key: string, policy: KubeObject, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[]): RolloutPlan | undefined {
+  plan(key: string, policy: KubeObject, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[], awaiting: readonly string[] = []): RolloutPlan | undefined {
     const revision = policy.metadata.generation;
     // All (the default) writes every work at once, as before: nothing to plan. A policy with no generation
     // (never from an apiserver) has no revision to roll out: placed as All.
@@ -85,6 +85,7 @@ export class Rollouts {
         const observedWork = byCluster.get(cluster);
         return { cluster, labels: this.d.managedClusters.store.get(cluster)?.metadata.labels ?? {}, desired: work, ...(observedWork ? { observed: observedWork } : {}) };
       }),
+      ...(awaiting.length > 0 ? { awaiting } : {}),
       soak: remembered?.revision === revision ? remembered.soak : new Map(),
       now: Date.now(),
       maxWorkBytes: this.d.maxWorkBytes,

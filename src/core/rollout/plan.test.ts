@@ -1363,3 +1363,32 @@ test('a halt stands (recorded in the policy\'s status) when the failed cluster s
   assert.equal(resumed.status.state, 'Progressing');
   assert.deepEqual(world.revisions(), { c1: 2, c2: 2 });
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Clusters awaiting their spoke's report (core/spoke/firstcopy.ts): left out of the plan, never Complete
+
+test('Progressive: a rollout with clusters awaiting their spoke report is not Complete, so they get waves when their reports come', () => {
+  const input = (awaiting?: string[]): RolloutInput => ({
+    strategy: progressive({ canary: CANARY, maxConcurrency: { count: 1 } }),
+    revision: 1,
+    resume: false,
+    clusters: [],
+    ...(awaiting ? { awaiting } : {}),
+    soak: new Map(),
+    now: T0,
+    maxWorkBytes: MAX_WORK_BYTES,
+  });
+  assert.equal(planRollout(input()).status.state, 'Complete', 'no cluster and none awaiting: nothing to roll out');
+  const held = planRollout(input(['c1', 'canary']));
+  assert.equal(held.status.state, 'Progressing');
+  assert.match(held.status.message, /waiting for the spoke reports of c1, canary/);
+  assert.equal(held.write.size, 0);
+
+  // Every placed cluster done, one still awaiting its report: Progressing, not Complete.
+  const { world, v1 } = settledAt1();
+  const done = world.plan(v1, progressive({ canary: CANARY }), T0 + MIN);
+  assert.equal(done.status.state, 'Complete');
+  const withAwaiting = planRollout({ ...world.last!.input, awaiting: ['late'] });
+  assert.equal(withAwaiting.status.state, 'Progressing');
+  assert.match(withAwaiting.status.message, /waiting for the spoke reports of late/);
+});

@@ -47,6 +47,12 @@ export interface RolloutInput {
    */
   lastCompleted?: number | 'none';
   clusters: readonly RolloutClusterInput[];
+  /**
+   * Clusters the policy is placed on that are left out of `clusters` until a fresh spoke report vouches for a
+   * first copy there (AwaitingSpokeReport). While any is, the rollout is not Complete: a completed rollout is
+   * proven and would give them the revision at once, outside any wave, when their reports come.
+   */
+  awaiting?: readonly string[];
   /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
   soak: ReadonlyMap<string, number>;
   now: number;
@@ -341,7 +347,11 @@ class ProgressivePlanner {
       } (edit the policy back to roll back, or annotate it ${ROLLOUT_RESUME_ANNOTATION}: "${this.R}" to resume)`;
       return { ...base, state: 'Halted', wave: reached || Math.min(current + 1, waves.length), halted: { ...halt, rolledBack: back }, message };
     }
-    if (current === waves.length && !joinersPending) return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
+    const awaiting = this.input.awaiting ?? [];
+    if (current === waves.length && !joinersPending && awaiting.length === 0) return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
+    if (current === waves.length && !joinersPending) {
+      return { ...base, state: 'Progressing', wave: waves.length, message: `revision ${this.R} on every cluster reached; waiting for the spoke reports of ${names(awaiting)}` };
+    }
     const wave = Math.min(current + 1, waves.length);
     const inWave = (waves[current] ?? []).map((c) => c.input.cluster);
     return { ...base, state: 'Progressing', wave, message: `wave ${wave} of ${waves.length}${inWave.length > 0 ? `: ${names(inWave)}` : ''}` };
