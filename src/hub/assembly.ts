@@ -27,6 +27,7 @@ import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { Rollouts } from './rollouts.ts';
+import { UngatedKinds } from './ungatedkinds.ts';
 import {
   gatewayStatusOfClass,
   gatewayStatusOfCluster,
@@ -142,6 +143,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     }
     queues.policies.addAll(routeConfigChange(caches));
   };
+  const ungatedKinds = new UngatedKinds();
   const classReconciler = new GatewayClassReconciler({
     http,
     controllerName: o.controllerName,
@@ -150,6 +152,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     configs,
     onConfigChanged: (className) => void onConfigChanged(className),
     canWrite: leading,
+    ungatedKinds,
     logger: log,
   });
 
@@ -177,7 +180,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   const reports = o.spokeConfig
     ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
     : undefined;
-  const rollouts = new Rollouts({ configs, managedClusters: caches.managedClusters, maxWorkBytes: o.maxWorkBytes });
+  const rollouts = new Rollouts({ configs, managedClusters: caches.managedClusters, maxWorkBytes: o.maxWorkBytes, ungatedKinds });
   const policies = new PolicyReconciler(
     {
       http,

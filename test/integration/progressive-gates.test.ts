@@ -2,7 +2,8 @@
 // hub apiserver: a third-party policy CRD whose status has no field where its controller could say which
 // generation it observed is named on a class rolling out Progressive (ProgressiveRolloutReady=False), and
 // still synced; a Kuadrant kind (status.observedGeneration) and a kind whose status keeps unknown fields are
-// not named; a class rolling out All has no such condition, and loses it when its params switch to All.
+// not named; a class rolling out All has no such condition, and loses it when its params switch to All; a
+// policy of such a kind whose annotation selects Progressive gets the problem NoObservedGeneration.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Condition } from '../../src/core/k8s/conditions.ts';
@@ -11,7 +12,9 @@ import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
-import { apply, createNamespace, gatewayClass, get, paramsConfigMap, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { readPolicyStatus } from '../../src/core/status/annotation.ts';
+import { apply, createNamespace, gateway, gatewayClass, get, paramsConfigMap, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
 
@@ -123,4 +126,27 @@ test('a Progressive class whose kinds all report their generation says so; switc
   const all = await conditionsWhen(name, (c) => !c.has(READY), `${READY} removed from ${name}`);
   assert.equal(all.get('PoliciesSynced')?.message, '2 policy kinds synced');
   assert.equal(all.get('Accepted')?.status, 'True');
+});
+
+test('a policy of such a kind selecting Progressive by annotation gets the problem NoObservedGeneration; All by annotation, none', async () => {
+  const name = await classWithParams({ policiesToSync: [SILENT] });
+  await conditionsWhen(name, (c) => c.get('PoliciesSynced')?.reason === 'AllKindsValid', `${name} synced`);
+  await apply(http, gateway(ns, 'gw', name));
+  const silent = { ...SILENT, namespaced: true };
+  const policy = (annotation: string): KubeObject => ({
+    apiVersion: `${GROUP}/v1`,
+    kind: 'SilentPolicy',
+    metadata: { namespace: ns, name: 'silent', annotations: { 'policysync.kuadrant.io/rollout-strategy': annotation } },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } },
+  });
+  const problems = async (): Promise<{ reason: string; message: string }[] | undefined> => {
+    const p = await get(http, silent, ns, 'silent');
+    return readPolicyStatus(p?.metadata.annotations?.[STATUS_ANNOTATION])?.problems;
+  };
+  await serverSideApply(http, silent, policy('Progressive'), { fieldManager: 'gates-test' });
+  const found = await eventually(async () => (await problems())?.find((p) => p.reason === 'NoObservedGeneration'), { what: 'the problem NoObservedGeneration', timeoutMs: 30_000 });
+  assert.match(found.message, /^policysync\.kuadrant\.io\/rollout-strategy selects Progressive, but no cluster can succeed for silentpolicies\.v1\.gates\.policysync\.io: /);
+  await serverSideApply(http, silent, policy('All'), { fieldManager: 'gates-test' });
+  await eventually(async () => ((await problems()) ?? []).every((p) => p.reason !== 'NoObservedGeneration') || undefined, { what: 'the problem gone under All', timeoutMs: 30_000 });
+  await http.request('DELETE', `/apis/${GROUP}/v1/namespaces/${ns}/silentpolicies/silent`);
 });
