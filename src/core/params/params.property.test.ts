@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { checkProperty, formatFieldPath, isObject, jsonPaths, mutatedJson, oddText, type PathSegment } from '../../../testkit/arbitraries.ts';
 import { parseDuration } from '../k8s/duration.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
-import { ALL, PROGRESSIVE_DEFAULTS, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { ALL, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { RESERVED_FEEDBACK_NAMES } from '../works/feedbackrules.ts';
 import { parseParamsObject } from './classparams.ts';
 import { parseParams, parseParamsJson } from './params.ts';
@@ -147,10 +147,7 @@ function assertWellFormed(s: RolloutStrategy): void {
   // A deadline that can pass: above zero, and no shorter than the success a cluster must show.
   if (s.progressDeadlineMs !== undefined) {
     assert.ok(Number.isFinite(s.progressDeadlineMs) && s.progressDeadlineMs > 0, `progressDeadlineMs ${s.progressDeadlineMs}`);
-    // PENDING (src/core/rollout/strategy.regression-pending.ts, strategy.ts is another helper's): the default
-    // deadline is not yet compared with a longer minSuccessTime. Remove this exemption with the fix.
-    const pending = s.progressDeadlineMs === PROGRESSIVE_DEFAULTS.progressDeadlineMs;
-    if (!pending) assert.ok(s.progressDeadlineMs >= s.minSuccessTimeMs, `progressDeadlineMs ${s.progressDeadlineMs}, minSuccessTimeMs ${s.minSuccessTimeMs}`);
+    assert.ok(s.progressDeadlineMs >= s.minSuccessTimeMs, `progressDeadlineMs ${s.progressDeadlineMs}, minSuccessTimeMs ${s.minSuccessTimeMs}`);
   }
 }
 

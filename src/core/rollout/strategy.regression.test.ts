@@ -1,10 +1,6 @@
-// PENDING for strategy.ts (owned by another helper): found by src/core/params/params.property.test.ts. A
-// minSuccessTime longer than the default progressDeadline (10m), with progressDeadline left out, is accepted:
-// every cluster then fails at 10m, before its success may count — what refusing a progressDeadline below
-// minSuccessTime (rolloutStrategyErrors) is there to prevent. Fix: compare minSuccessTime with the deadline in
-// force (the default one when none is given) and refuse it naming progressDeadline, or take the default
-// deadline as at least minSuccessTime. Rename this file to strategy.regression.test.ts once fixed, and drop the
-// exemption marked PENDING in params.property.test.ts (assertWellFormed).
+// Found by src/core/params/params.property.test.ts: a minSuccessTime longer than the default progressDeadline
+// (10m), with progressDeadline left out, was accepted, and every cluster would then fail at 10m before its
+// success could count. The deadline in force is now at least minSuccessTime.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
