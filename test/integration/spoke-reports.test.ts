@@ -26,6 +26,7 @@ import { pino } from 'pino';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { spokeHeartbeatName } from '../../src/core/spoke/spokeheartbeat.ts';
 import { localPoliciesIn, occupantOf, parseSpokeReport, spokeReportName, type SpokeReport } from '../../src/core/spoke/spokereport.ts';
 import { ApiError, isNotFound, KubeHttp } from '../../src/kube/http.ts';
 import { Informer } from '../../src/kube/informer.ts';
@@ -298,7 +299,7 @@ before(async () => {
     metadata: { name: SA, namespace: ns },
     rules: [
       { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: [REPORT], verbs: ['create', 'get', 'patch', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: [REPORT, spokeHeartbeatName(CONFIG.name)], verbs: ['create', 'get', 'patch', 'update'] },
     ],
   }, { fieldManager: 'test' });
   await serverSideApply(admin, ROLE_BINDINGS, {
