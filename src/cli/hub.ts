@@ -59,7 +59,7 @@ export function hubCommand(): Command {
         .default(spokeConfigOption(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
     .addOption(
-      new Option('--spoke-report-stale-after <duration>', "how long after the hub last saw a spoke agent's report change (hub clock) it still keeps a copy off a cluster")
+      new Option('--spoke-report-stale-after <duration>', "how long a spoke agent's report counts after the hub last saw its heartbeat vouch for it (hub clock): past it, the cluster gets no first copy until a fresh report comes, and nothing is withdrawn")
         .argParser(duration)
         .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )

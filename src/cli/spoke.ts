@@ -42,7 +42,7 @@ export function spokeCommand(): Command {
         .default(namespacedName(DEFAULT_SPOKE_CONFIG), DEFAULT_SPOKE_CONFIG),
     )
     .addOption(
-      new Option('--report-interval <duration>', 'how often an unchanged report is written again, so the hub knows the agent is alive')
+      new Option('--report-interval <duration>', 'how often the heartbeat (naming the report it vouches for) is written, so the hub knows the report is current; the report itself is written only when it changes')
         .argParser(duration)
         .default(DEFAULT_REPORT_HEARTBEAT_MS, '30s'),
     )
