@@ -2,8 +2,7 @@
 // applier does: a work whose spec-hash is unchanged is not written again), each cluster's OCM work agent
 // applies its work and feeds the spoke copy's status back (statusFeedback values, as the default feedback rules
 // read them), and the spoke controller judges the copy's generation. The works the next plan reads are those,
-// as the work cache keeps them (cacheview.ts). The same simulation as plan.test.ts's (which may import it from
-// here), shared with the planner's property test.
+// as the work cache keeps them (cacheview.ts). Shared by plan.test.ts and the planner's property test.
 import assert from 'node:assert/strict';
 import { workCacheView } from '../src/core/cacheview.ts';
 import { canonicalJson } from '../src/core/k8s/canonical.ts';
