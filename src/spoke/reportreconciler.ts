@@ -12,7 +12,7 @@
 // A kind is reported only while its watch is live (synced, and no list or watch failing since the last
 // that worked): a cache that lost its watch keeps objects that are gone, and the hub would act on them.
 // A kind whose watch fails drops out at once (the controller wakes this reconciler on the failure), and
-// comes back when the watch works again.
+// comes back only with a state taken afresh after the failure (the spoke's informers relist: Informer.live).
 import type { Logger } from 'pino';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { groupResourceKey, type GroupVersionResource } from '../core/k8s/gvr.ts';
@@ -32,7 +32,8 @@ export const REPORT_KEY = 'report';
 export const SPOKE_FIELD_MANAGER = 'policy-sync-spoke';
 /**
  * While a kind's watch has not synced or is failing, how soon to look again: a watch that recovers with
- * no change to deliver (only a bookmark) wakes nobody.
+ * no change to deliver is live again only once its relist is delivered (informer onLive wakes this
+ * reconciler too; this is the fallback).
  */
 const NOT_LIVE_RETRY_MS = 1_000;
 /** How long the report cache may lag the agent's own write before a difference counts as the ConfigMap changed by someone else. */

@@ -156,7 +156,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       copies.set(shape, copy);
     }
     // Update merges labels and annotations into the spoke copy: the ones this cluster's copy had and the new
-    // one lacks are named, for the spoke agent to remove. ServerSideApply removes them itself.
+    // one lacks are named (core/works/droppedkeys.ts; nothing removes them on the spoke yet). ServerSideApply removes them itself.
     const sent = (input.updateStrategy ?? 'Update') === 'Update' ? input.sentCopy?.(cluster) : undefined;
     const clusterCopy = sent === undefined ? copy : withDroppedKeys(copy, sent);
     const variant = JSON.stringify([shape, clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
