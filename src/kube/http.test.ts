@@ -101,6 +101,26 @@ test('the write guard stops a write before it is sent; reads pass', async () => 
   http.destroy();
 });
 
+test('the write guard lets reviews pass: they persist nothing, and a standby asks them to check its grants', async () => {
+  const { kc, requests } = await serve((_req, res) => res.end('{}'));
+  const http = new KubeHttp(kc, {
+    writeGuard: (method, path) => {
+      throw new NotLeaderError(method, path);
+    },
+  });
+  await http.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { body: {} });
+  await http.request('POST', '/apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews', { body: {} });
+  await http.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: {} });
+  await assert.rejects(http.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/x', { body: {} }), NotLeaderError);
+  await assert.rejects(http.request('POST', '/apis/x/v1/namespaces/ns/reviews', { body: {} }), NotLeaderError);
+  assert.deepEqual(requests, [
+    'POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+    'POST /apis/authorization.k8s.io/v1/namespaces/ns/localsubjectaccessreviews',
+    'POST /apis/authentication.k8s.io/v1/tokenreviews',
+  ]);
+  http.destroy();
+});
+
 test('send drains a success body without parsing it; its failures are ApiErrors like request\'s', async () => {
   const { kc, requests } = await serve((req, res) => {
     if (req.url?.includes('broken')) {

@@ -81,6 +81,17 @@ export type WriteGuard = (method: string, path: string) => WriteFence | undefine
 
 const AUTH_REFRESH_MS = 60_000;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * Access and token reviews are POSTs that persist nothing: the apiserver answers them and keeps no object. A
+ * standby asks them too (the class reconciler checks a kind's grants by SelfSubjectAccessReview, to keep its
+ * view warm for a takeover), so they are no writes to gate or fence.
+ */
+const REVIEW_PATH = /^\/apis\/(authorization|authentication)\.k8s\.io\/v1\/(namespaces\/[^/]+\/)?[a-z]+reviews$/;
+
+/** A request that may change what the apiserver stores. */
+function isWrite(method: string, path: string): boolean {
+  return WRITE_METHODS.has(method) && !REVIEW_PATH.test(path);
+}
 /** client-go's default per-request timeout is none; 30 s bounds a request to a frozen apiserver. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The apiserver sends a watch bookmark about every minute: three missed ones mean the watch is dead. */
@@ -196,7 +207,7 @@ export class KubeHttp {
   ): Promise<IncomingMessage> {
     await this.auth();
     let fence: WriteFence | undefined;
-    if (WRITE_METHODS.has(method)) {
+    if (isWrite(method, path)) {
       if (this.writeGate) await this.writeGate(path);
       fence = this.writeGuard?.(method, path);
     }
@@ -213,7 +224,7 @@ export class KubeHttp {
       const req = send(url, { method, headers, agent: watch ? this.watchAgent : this.agent, signal: o.signal, ...tls }, resolve);
       req.on('socket', (socket: Socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(err.name === 'AbortError' ? err : new ApiError(0, 'TransportError', err.message, method, path)));
-      if (WRITE_METHODS.has(method)) resetOnExit(req);
+      if (isWrite(method, path)) resetOnExit(req);
       onRequest?.(req, fence);
       req.end(payload);
     });
