@@ -349,18 +349,20 @@ export class Sandbox {
       });
     }
     // Per cluster, kube-controller-manager with only the controllers whose absence would make the API
-    // behave unlike a real cluster's: ClusterRole aggregation (aggregated RBAC, as deploy/ uses it) and
-    // the namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever). On the
-    // hub also the garbage collector: the OCM addon manager removes an addon from a cluster through owner
-    // references alone (ClusterManagementAddOn → ManagedClusterAddOn → its ManifestWorks); and with registration
-    // the CSR signer (registration.ts).
+    // behave unlike a real cluster's: ClusterRole aggregation (aggregated RBAC, as deploy/ uses it), the
+    // namespace controller (a deleted namespace is emptied and goes, instead of Terminating forever) and the
+    // garbage collector. On the hub, the OCM addon manager removes an addon from a cluster through owner
+    // references alone (ClusterManagementAddOn → ManagedClusterAddOn → its ManifestWorks); on a spoke, a copy
+    // the work agent applied once more from its cache while its work was terminating is owned by the
+    // AppliedManifestWork alone, and goes with it. With registration the hub also runs the CSR signer
+    // (registration.ts).
     for (const cluster of clusters) {
       const port = await freePort();
       const args = [
         `--kubeconfig=${cluster.kubeconfig}`,
         `--authentication-kubeconfig=${cluster.kubeconfig}`,
         `--authorization-kubeconfig=${cluster.kubeconfig}`,
-        `--controllers=${['clusterrole-aggregation-controller', 'namespace-controller', ...(cluster.role === 'hub' ? ['garbage-collector-controller'] : [])].join(',')}`,
+        `--controllers=${['clusterrole-aggregation-controller', 'namespace-controller', 'garbage-collector-controller'].join(',')}`,
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${port}`,
@@ -585,6 +587,9 @@ omitStages: [RequestReceived]
 rules:
   - level: None
     resources: [{ group: coordination.k8s.io }, { group: '', resources: [events] }, { group: events.k8s.io }]
+  # Access and token reviews are created, answered and never persisted: not writes.
+  - level: None
+    resources: [{ group: authorization.k8s.io }, { group: authentication.k8s.io }]
   - level: Metadata
     verbs: [create, update, patch, delete, deletecollection]
   - level: None
