@@ -11,7 +11,8 @@ import type { KubeObject } from '../src/core/k8s/objects.ts';
 import { desiredWorksForPolicy } from '../src/core/works/desiredworks.ts';
 import { ancestorFeedbackGateways } from '../src/core/works/feedbackrules.ts';
 import { readSpecHash, type ManifestWork } from '../src/core/works/manifestwork.ts';
-import { planRollout, recordedRollout, type RolloutInput, type RolloutPlan, type RolloutStatus } from '../src/core/rollout/plan.ts';
+import { planRollout, recordedRollout, type RolloutInput, type RolloutPlan } from '../src/core/rollout/plan.ts';
+import type { RolloutStatus } from '../src/core/status/rolloutstatus.ts';
 import { workCopy, workRevision } from '../src/core/rollout/revision.ts';
 import { PROGRESSIVE_DEFAULTS, type ProgressiveRollout, type RolloutStrategy } from '../src/core/rollout/strategy.ts';
 

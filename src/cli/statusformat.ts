@@ -1,7 +1,7 @@
 // Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
 // (docs/architecture.md#components, #status-on-the-hub). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
-import type { RolloutStatus } from '../core/rollout/plan.ts';
+import type { RolloutStatus } from '../core/status/rolloutstatus.ts';
 import { AWAITING_SPOKE_REPORT, type ClusterStatus, type PolicyStatus } from '../core/status/policystatus.ts';
 
 /** What the table and the matrix need of one policy. */

@@ -6,8 +6,10 @@ import {
   MAX_EVENT_MESSAGE_BYTES,
   MAX_EVENT_REASON_LENGTH,
   MAX_SPOKE_TEXT_LENGTH,
+  MAX_STATUS_MESSAGE_LENGTH,
   cleanText,
   cutCodePoints,
+  cutMessage,
   cutUtf8,
   eventMessage,
   eventName,
@@ -100,4 +102,16 @@ test('eventName is <object name>.<suffix> and a valid name of at most 253 charac
   }
   // A cut right after a dot leaves no separator before the suffix's dot.
   assert.equal(eventName(`${'x'.repeat(235)}.yyy`, suffix), `${'x'.repeat(235)}.${suffix}`);
+});
+
+test('cutMessage cuts to 256 characters, marking the cut, without splitting surrogate pairs', () => {
+  assert.equal(MAX_STATUS_MESSAGE_LENGTH, 256);
+  assert.equal(cutMessage('short'), 'short');
+  assert.equal(cutMessage('x'.repeat(256)), 'x'.repeat(256));
+  assert.equal(cutMessage('x'.repeat(300)), `${'x'.repeat(255)}…`);
+  const emoji = '😀'.repeat(300);
+  const cut = cutMessage(emoji);
+  assert.equal(Array.from(cut).length, 256);
+  assert.equal(cut, `${'😀'.repeat(255)}…`);
+  assert.equal(cutMessage('😀'.repeat(256)), '😀'.repeat(256));
 });

@@ -72,6 +72,14 @@ export function cutCodePoints(text: string, max: number): string {
   return `${chars.slice(0, Math.max(0, max - 1)).join('')}${CUT_MARK}`;
 }
 
+/** Longest message in the status annotation (a cluster's, a problem's, a statusFeedback string value), in code points. */
+export const MAX_STATUS_MESSAGE_LENGTH = 256;
+
+/** `message` as the status annotation holds it: at most MAX_STATUS_MESSAGE_LENGTH code points, CUT_MARK ending a cut. */
+export function cutMessage(message: string): string {
+  return cutCodePoints(message, MAX_STATUS_MESSAGE_LENGTH);
+}
+
 /** At most `maxBytes` bytes of UTF-8 (never splitting a character), CUT_MARK ending a cut text. */
 export function cutUtf8(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;

@@ -12,7 +12,8 @@ import { readClusterFeedback } from '../works/feedback.ts';
 import { readSpecHash, rehashWork, workSizeBytes } from '../works/manifestwork.ts';
 import type { PolicyStatus } from '../status/policystatus.ts';
 import { rolloutEvent } from '../status/transitions.ts';
-import { judgedRevision, planRollout, type ClusterPhase, type RolloutInput, type RolloutPlan } from './plan.ts';
+import { judgedRevision, planRollout, type RolloutInput, type RolloutPlan } from './plan.ts';
+import type { ClusterPhase } from '../status/rolloutstatus.ts';
 import { copyRevision, previousCopy, rolloutHold, workCopy, workRevision } from './revision.ts';
 import { ALL } from './strategy.ts';
 import {

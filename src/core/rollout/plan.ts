@@ -8,6 +8,7 @@ import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
+import type { ClusterRollout, RolloutStatus } from '../status/rolloutstatus.ts';
 import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
 import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
@@ -57,45 +58,6 @@ export interface RolloutInput {
   soak: ReadonlyMap<string, number>;
   now: number;
   maxWorkBytes: number;
-}
-
-/** Where one cluster stands in the rollout. */
-export type ClusterPhase =
-  /** Runs the revision, and its controller judged it a success (for minSuccessTime). */
-  | 'Succeeded'
-  /** Runs the revision; its controller has not judged it a success yet. */
-  | 'Progressing'
-  /** Its controller rejected the revision, or did not judge it a success within progressDeadline. */
-  | 'Failed'
-  /** Not reached yet: runs its previous revision, or nothing. */
-  | 'Waiting'
-  /** Joined during the rollout: runs the last revision that completed until this one completes. */
-  | 'Held'
-  /** Reached, and returned to its previous revision by the halt (onFailure: Rollback). */
-  | 'RolledBack';
-
-export interface ClusterRollout {
-  phase: ClusterPhase;
-  /** 1-based; absent for a held cluster. */
-  wave?: number;
-  reason?: string;
-  message?: string;
-}
-
-export type RolloutState = 'Progressing' | 'Halted' | 'Complete';
-
-export interface RolloutStatus {
-  strategy: 'All' | 'Progressive';
-  /** The revision being rolled out (the hub policy's generation). */
-  revision: number;
-  state: RolloutState;
-  /** Progressive: the wave under way (1-based) and how many there are. */
-  wave?: number;
-  waves?: number;
-  halted?: HaltCause & { rolledBack: boolean };
-  /** Progressive: the latest earlier revision whose rollout completed (as recorded); absent when none did. */
-  lastCompleted?: number;
-  message: string;
 }
 
 export interface RolloutPlan {

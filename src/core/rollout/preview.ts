@@ -28,7 +28,8 @@ import {
 } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
 import { adoptLegacyName, readSpecHash, type CopyUpdateStrategy, type ManifestWork } from '../works/manifestwork.ts';
-import { planRollout, recordedRollout, type ClusterPhase, type RolloutStatus } from './plan.ts';
+import { planRollout, recordedRollout } from './plan.ts';
+import type { ClusterPhase, RolloutStatus } from '../status/rolloutstatus.ts';
 import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy } from './revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from './strategy.ts';
 

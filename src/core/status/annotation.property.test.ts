@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { checkProperty, oddText } from '../../../testkit/arbitraries.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
-import type { ClusterPhase, RolloutStatus } from '../rollout/plan.ts';
+import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
 import type { ClusterFeedback, FeedbackScalar } from '../works/feedback.ts';
-import { MAX_STATUS_ANNOTATION_BYTES, PROBLEMS_TRUNCATED_REASON, cutMessage, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
+import { cutMessage } from '../k8s/sanitize.ts';
+import { MAX_STATUS_ANNOTATION_BYTES, PROBLEMS_TRUNCATED_REASON, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { aggregatePolicyStatus, type ClusterInput, type ClusterStatus, type PolicyStatus } from './policystatus.ts';
 
 const NOW = Date.parse('2026-01-01T00:10:00Z');

@@ -1,22 +1,14 @@
 // The `policysync.kuadrant.io/status` annotation (docs/architecture.md#status-on-the-hub): a PolicyStatus as bounded, canonical JSON,
-// and read back. Messages are cut here, the annotation as a whole too when it grows past its budget.
+// and read back. The annotation as a whole is cut here when it grows past its budget; each message is cut where
+// it is made (cutMessage, core/k8s/sanitize.ts).
 import { z } from 'zod';
 import { canonicalJson } from '../k8s/canonical.ts';
 import { parseJson } from '../k8s/parsejson.ts';
+import { cutMessage } from '../k8s/sanitize.ts';
 import type { ClusterStatus, PolicyProblem, PolicyStatus, StatusSummary } from './policystatus.ts';
 
-/** Longest per-cluster message (and statusFeedback string value), in characters (code points). */
-export const MAX_STATUS_MESSAGE_LENGTH = 256;
 /** Past this many bytes the annotation leaves out the statusFeedback values, then the per-cluster part. */
 export const MAX_STATUS_ANNOTATION_BYTES = 64 * 1024;
-
-/** At most MAX_STATUS_MESSAGE_LENGTH code points (never splitting a surrogate pair), `…` marking a cut. */
-export function cutMessage(message: string): string {
-  const chars = Array.from(message);
-  if (chars.length <= MAX_STATUS_MESSAGE_LENGTH) return message;
-  return `${chars.slice(0, MAX_STATUS_MESSAGE_LENGTH - 1).join('')}…`;
-}
-
 
 /** The reason of the problem that says how many problems a cut annotation leaves out. */
 export const PROBLEMS_TRUNCATED_REASON = 'ProblemsTruncated';

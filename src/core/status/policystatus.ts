@@ -1,9 +1,8 @@
 // Aggregated spoke status of a hub policy (docs/architecture.md#status-on-the-hub): each cluster's verdict, decided once, and the
 // policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
-import type { ClusterPhase, RolloutStatus } from '../rollout/plan.ts';
-import { eventReason } from '../k8s/sanitize.ts';
-import { cutMessage } from './annotation.ts';
+import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
+import { cutMessage, eventReason } from '../k8s/sanitize.ts';
 
 /**
  * How long after a copy was applied the hub waits for a status it can read (an Enforced or Accepted

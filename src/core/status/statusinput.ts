@@ -6,7 +6,7 @@ import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
 import { readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import type { AggregateInput, ClusterInput, LocalNote, PolicyProblem } from './policystatus.ts';
-import type { ClusterRollout, RolloutStatus } from '../rollout/plan.ts';
+import type { ClusterRollout, RolloutStatus } from './rolloutstatus.ts';
 
 /** What the reconciler decided for one policy, from which its status is aggregated. */
 export interface StatusInput {

@@ -6,7 +6,7 @@ import type { ClusterInput, PolicyStatus } from './policystatus.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { LANE_CONFLICT_REASON } from './statusinput.ts';
 import { newProblems, rolloutEvent, statusEvents, statusTransitions } from './transitions.ts';
-import type { RolloutStatus } from '../rollout/plan.ts';
+import type { RolloutStatus } from './rolloutstatus.ts';
 import { NOW, manyClusters, work } from '../../../testkit/statusfixtures.ts';
 
 function statusOf(clusters: Record<string, ClusterInput>): PolicyStatus {

@@ -1,7 +1,7 @@
 // What in a new status is worth an Event: clusters that entered a state, problems not reported before —
 // and the Events they make, on the policy and, for a lane conflict, on both Gateways too.
 import type { KubeObject } from '../k8s/objects.ts';
-import { cutMessage } from './annotation.ts';
+import { cutMessage } from '../k8s/sanitize.ts';
 import type { PolicyProblem, PolicyStatus } from './policystatus.ts';
 import { LANE_CONFLICT_REASON, type LaneReport } from './statusinput.ts';
 
