@@ -174,7 +174,7 @@ interface Spoke {
   name: string;
   http: KubeHttp;
 }
-/** A controller's verdict on a copy, as the hub must carry it (docs/architecture.md#reading-spoke-status). */
+/** A controller's verdict on a copy, as the hub must carry it (docs/design/status.md#reading-spoke-status). */
 interface Verdict {
   enforced?: string;
   reason: string;

@@ -16,7 +16,7 @@ const READ_VERBS = new Set(['GET', 'LIST', 'WATCH', 'WATCHLIST']);
 
 /**
  * Create-only "review" resources: POSTed, answered, never persisted. The GatewayClass reconciler
- * checks `list`/`watch` on each kind with a SelfSubjectAccessReview on every pass (docs/architecture.md#params-validation), and
+ * checks `list`/`watch` on each kind with a SelfSubjectAccessReview on every pass (docs/design/configuration.md#params-validation), and
  * the apiserver authenticates and authorizes through Token/SubjectAccessReviews of its own; none of
  * them is a write to the cluster's state, so they are reported but not held against the controller.
  */

@@ -1,7 +1,7 @@
 // A spoke agent's report for clusters that have no spoke (a namespace on the hub, as the bench's and the
 // integration tests' clusters are): the status OCM's work agent would write on the cluster's spoke-configuration
 // ManifestWork once the agent reported. With the spoke configuration placed, the hub gives a cluster no first
-// copy of a policy until such a report vouches for the copy's name (docs/architecture.md#reports-are-evidence-not-orders).
+// copy of a policy until such a report vouches for the copy's name (docs/design/tenancy.md#reports-are-evidence-not-orders).
 import { canonicalJson } from '../src/core/k8s/canonical.ts';
 import { CONTROLLER_LABEL } from '../src/core/metadatakeys.ts';
 import { SPOKE_CONFIG_WORK_NAME } from '../src/core/spoke/spokeconfig.ts';

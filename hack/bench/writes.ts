@@ -36,7 +36,7 @@ export function policyWrites(w: WriteReport): number {
   return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' kuadrant.io/authpolicies') ? v : 0), 0);
 }
 
-/** The hub Gateway's status (docs/architecture.md#gateway-status), whatever the verb. */
+/** The hub Gateway's status (docs/design/status.md#gateway-status), whatever the verb. */
 export function gatewayStatusWrites(w: WriteReport): number {
   return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' gateway.networking.k8s.io/gateways/status') ? v : 0), 0);
 }

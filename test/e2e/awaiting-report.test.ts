@@ -1,4 +1,4 @@
-// No evidence is not evidence of absence (docs/architecture.md#reports-are-evidence-not-orders), on the full
+// No evidence is not evidence of absence (docs/design/tenancy.md#reports-are-evidence-not-orders), on the full
 // plane: hub controller, the spoke agents in-process (started late, stopped, started again) and the real OCM
 // work agents. A cluster whose agent has not reported — not started yet, or restarting — gets no first copy:
 // a spoke's own policy with the copy's name is never written nor owned (OCM's agent would merge the hub's rules

@@ -1,4 +1,4 @@
-// Labels and annotations removed from a hub policy leave its spoke copies (docs/architecture.md#manifestworks), on the
+// Labels and annotations removed from a hub policy leave its spoke copies (docs/design/works.md#manifestworks), on the
 // full plane: hub controller, the spoke agents, the real OCM work agents (v1.2.1).
 //  - Why not OCM's own removal marker: the work agent's Update strategy merges the copy's labels and annotations
 //    into the spoke object (library-go MergeMap), removing a key only when sent as `<key>-`; the hub apiserver

@@ -1,4 +1,4 @@
-// A tenant lane belongs to whoever holds it first, from what the works show (docs/architecture.md#tenant-lanes), on the
+// A tenant lane belongs to whoever holds it first, from what the works show (docs/design/tenancy.md#tenant-lanes), on the
 // full plane: hub controller, both spoke agents, the real OCM work agents and the real placement controller over
 // ManagedClusterSets. Two hub namespaces whose Gateways of one name are one downstream Gateway (a
 // `downstreamNamespace` without `{namespace}`): the newer tenant's Gateway is placed on spoke-1 first and its

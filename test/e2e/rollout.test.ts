@@ -1,4 +1,4 @@
-// Rolling out a change in waves gated on the spokes' real policy controllers (docs/architecture.md#rolling-out-a-change):
+// Rolling out a change in waves gated on the spokes' real policy controllers (docs/design/rollout.md#rolling-out-a-change):
 // the Kuadrant operator v1.2.0 on both spokes and Envoy Gateway v1.5.0 on spoke-1, built by hack/build-components.sh.
 // A new policy reaches the canary cluster first and the next wave only once the canary's controller accepted it; a
 // change the canary's controller rejects halts the rollout after the first wave, the other cluster keeps its copy

@@ -1,4 +1,4 @@
-// Tenants stay in their lane, and the sync never takes over what it did not create (docs/architecture.md#tenant-lanes, #never-take-over), on the full
+// Tenants stay in their lane, and the sync never takes over what it did not create (docs/design/tenancy.md#tenant-lanes, #never-take-over), on the full
 // plane: hub controller, both spoke agents reporting through the configuration the hub places, the real OCM
 // work agents.
 //  - A spoke's own AuthPolicy with the copy's name: the hub places nothing on that spoke (OCM's agent would

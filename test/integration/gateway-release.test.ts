@@ -1,4 +1,4 @@
-// A hub Gateway that stops being ours (docs/architecture.md#gateway-status), against the real hub apiserver:
+// A hub Gateway that stops being ours (docs/design/status.md#gateway-status), against the real hub apiserver:
 // moved to a class of another controller, or its class re-created naming another controller, it loses
 // the conditions this controller wrote and keeps every other writer's; while its class is absent (doubt:
 // the class may come back), what it has stays; and another hub controller sharing the hub, which applies

@@ -1,4 +1,4 @@
-// The hub Gateway's status (docs/architecture.md#gateway-status) against the real hub apiserver and the
+// The hub Gateway's status (docs/design/status.md#gateway-status) against the real hub apiserver and the
 // sandbox's two spokes with their OCM work agents: Accepted, Programmed and the policy conditions appear
 // with observedGeneration; a new generation is observed; another writer's condition survives our server-
 // side applies; a Gateway of a class we do not own gets nothing; a spoke's verdict flips PoliciesEnforced;

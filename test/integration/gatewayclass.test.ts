@@ -1,5 +1,5 @@
 // GatewayClass params reconciler against the real hub apiserver: every kind of params yields exactly the
-// conditions docs/architecture.md#params-validation names, and the params object is watched.
+// conditions docs/design/configuration.md#params-validation names, and the params object is watched.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Condition } from '../../src/core/k8s/conditions.ts';

@@ -1,5 +1,5 @@
 // A progressDeadline that fails every cluster at once, or before its success may count, is refused with the
-// field named (docs/architecture.md#params-validation), against the real hub apiserver: the PolicySyncParams
+// field named (docs/design/configuration.md#params-validation), against the real hub apiserver: the PolicySyncParams
 // CRD refuses a bare "0" at admission; the hub refuses "0s" and a deadline below minSuccessTime, in a
 // PolicySyncParams or a ConfigMap, as InvalidParameters on the class; None stays allowed.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// A kind a Progressive rollout cannot gate on (docs/architecture.md#rolling-out-a-change), against the real
+// A kind a Progressive rollout cannot gate on (docs/design/rollout.md#rolling-out-a-change), against the real
 // hub apiserver: a third-party policy CRD whose status has no field where its controller could say which
 // generation it observed is named on a class rolling out Progressive (ProgressiveRolloutReady=False), and
 // still synced; a Kuadrant kind (status.observedGeneration) and a kind whose status keeps unknown fields are

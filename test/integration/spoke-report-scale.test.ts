@@ -1,4 +1,4 @@
-// The spoke report at scale, on the real plane (docs/architecture.md#reports-are-evidence-not-orders): a real
+// The spoke report at scale, on the real plane (docs/design/tenancy.md#reports-are-evidence-not-orders): a real
 // spoke agent on spoke-1 reports a namespace of many local AuthPolicies (50,000 with POLICY_SYNC_SCALE_LOCALS=50000;
 // the suite runs 2,000 — the same condensed form: AuthPolicy's CRD validation makes each create cost, ~20 a second
 // on a loaded 2-core machine; the unit tier builds and reads 50,000),

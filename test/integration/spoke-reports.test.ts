@@ -1,9 +1,9 @@
-// The spoke agent's report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders), on a real spoke apiserver: the agent runs
+// The spoke agent's report is evidence, not orders (docs/design/tenancy.md#reports-are-evidence-not-orders), on a real spoke apiserver: the agent runs
 // in-process as a ServiceAccount of its own, with RBAC for one policy kind (a CRD of this test's own, so
 // that no other test's watches are touched), and what it writes is read back from its ConfigMap.
 // - A local policy that the test, acting as its controller, marks Accepted=False is reported rejected and
 //   does not count; one marked Conflicted (GEP-713, Envoy Gateway's newer-of-two) still counts.
-// - A watch gap is doubt (docs/architecture.md#reports-are-evidence-not-orders): the agent reaches its
+// - A watch gap is doubt (docs/design/tenancy.md#reports-are-evidence-not-orders): the agent reaches its
 //   apiserver through a CONNECT proxy of the test's own (kubeconfig proxy-url), which resets every
 //   connection at once, as a network blip does, or slows what the apiserver sends back so that a watch
 //   catching up delivers its events seconds apart. Every version of the report is recorded (a watch of its

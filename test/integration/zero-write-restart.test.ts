@@ -1,4 +1,4 @@
-// Zero writes on restart (docs/architecture.md#writes, docs/benchmarks.md#targets): a controller started again on an unchanged world of 240
+// Zero writes on restart (docs/design/works.md#writes, docs/benchmarks.md#targets): a controller started again on an unchanged world of 240
 // works (2 kinds × 30 policies × 4 clusters) converges without a single write — counted not by the
 // controller about itself but by the hub apiserver, in its `apiserver_request_total` counters.
 import assert from 'node:assert/strict';

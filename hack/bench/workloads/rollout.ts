@@ -1,4 +1,4 @@
-// Workload 5, a progressive rollout (docs/architecture.md#rolling-out-a-change): one hub policy under a class
+// Workload 5, a progressive rollout (docs/design/rollout.md#rolling-out-a-change): one hub policy under a class
 // whose params roll out `Progressive` (maxConcurrency 1, minSuccessTime S, success when Enforced), its spec
 // edited once: timed from the edit to its status annotation saying `rollout.state: Complete` at the new
 // revision, against the waits the strategy asks for (W waves × S), with each wave's part; and the same edit of

@@ -1,0 +1,94 @@
+// Every link in the docs resolves: the relative links and anchors (GitHub's heading slugs) of README.md,
+// CHANGELOG.md and docs/**, and the `docs/<page>.md#<anchor>` references code comments make. The checker is
+// hack/docs/links.ts.
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { anchors, brokenCodeReferences, brokenMarkdownLinks, filesUnder, slug, unresolved } from '../../hack/docs/links.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function markdownPages(): string[] {
+  return [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...filesUnder(join(ROOT, 'docs'), (n) => n.endsWith('.md'))];
+}
+
+/** The code that may name docs: this file aside, whose references are data. */
+function codeFiles(): string[] {
+  const self = join(import.meta.dirname, 'docs-links.test.ts');
+  return ['src', 'testkit', 'test', 'hack', 'deploy'].flatMap((d) => filesUnder(join(ROOT, d), (n) => /\.(ts|js|sh|ya?ml)$/.test(n))).filter((f) => f !== self);
+}
+
+/**
+ * References in src/ comments to sections that moved out of docs/architecture.md when the docs were split
+ * (issue 30), with where each should point now. src/ is being rewritten by others this session, so these are
+ * fixed there, not here; an entry must go once nothing references the old anchor.
+ */
+const MOVED_ANCHORS_AWAITING_SRC: Record<string, string> = {
+  'docs/architecture.md#bounded-everything': 'docs/design/runtime.md#bounded-everything',
+  'docs/architecture.md#feedback-rules': 'docs/design/works.md#feedback-rules',
+  'docs/architecture.md#gateway-status': 'docs/design/status.md#gateway-status',
+  'docs/architecture.md#gatewayclass-params': 'docs/design/configuration.md#gatewayclass-params',
+  'docs/architecture.md#live-connections': 'docs/design/runtime.md#live-connections',
+  'docs/architecture.md#local-policies-win': 'docs/design/tenancy.md#local-policies-win',
+  'docs/architecture.md#manifestworks': 'docs/design/works.md#manifestworks',
+  'docs/architecture.md#never-delete-on-doubt': 'docs/design/deletion.md#never-delete-on-doubt',
+  'docs/architecture.md#one-cluster-never-holds-back-another': 'docs/design/runtime.md#one-cluster-never-holds-back-another',
+  'docs/architecture.md#params-validation': 'docs/design/configuration.md#params-validation',
+  'docs/architecture.md#placement': 'docs/design/configuration.md#placement',
+  'docs/architecture.md#reading-spoke-status': 'docs/design/status.md#reading-spoke-status',
+  'docs/architecture.md#reports-are-evidence-not-orders': 'docs/design/tenancy.md#reports-are-evidence-not-orders',
+  'docs/architecture.md#rolling-out-a-change': 'docs/design/rollout.md#rolling-out-a-change',
+  'docs/architecture.md#status-on-the-hub': 'docs/design/status.md#status-on-the-hub',
+  'docs/architecture.md#tenant-lanes': 'docs/design/tenancy.md#tenant-lanes',
+  'docs/architecture.md#the-spoke-copy': 'docs/design/works.md#the-spoke-copy',
+  'docs/architecture.md#which-targets-are-synced': 'docs/design/configuration.md#which-targets-are-synced',
+};
+
+test('every relative link and anchor in README.md, CHANGELOG.md and docs/ resolves', () => {
+  const broken = brokenMarkdownLinks(ROOT, markdownPages());
+  assert.deepEqual(
+    broken.map((b) => `${b.file}:${b.line}: ${b.target}: ${b.why}`),
+    [],
+  );
+});
+
+test('every docs reference in the code resolves, but the moved anchors src/ has still to follow', () => {
+  const broken = brokenCodeReferences(ROOT, codeFiles());
+  const unexpected = broken.filter((b) => MOVED_ANCHORS_AWAITING_SRC[b.target] === undefined || !b.file.startsWith('src/'));
+  assert.deepEqual(
+    unexpected.map((b) => `${b.file}:${b.line}: ${b.target}: ${b.why}`),
+    [],
+  );
+  for (const [from, to] of Object.entries(MOVED_ANCHORS_AWAITING_SRC)) {
+    assert.ok(broken.some((b) => b.target === from), `nothing references ${from} any more: drop it from MOVED_ANCHORS_AWAITING_SRC`);
+    assert.equal(unresolved(join(ROOT, 'README.md'), to), undefined, `${to}, where ${from} moved, resolves`);
+  }
+});
+
+test('anchors are GitHub\'s heading slugs: case, punctuation, code, links, repeats', () => {
+  assert.equal(slug('Local policies win: Overridden, PartiallyEnforced, OverridesLocal'), 'local-policies-win-overridden-partiallyenforced-overrideslocal');
+  assert.equal(slug("Tenants' lanes"), 'tenants-lanes');
+  assert.equal(slug('`status`, `explain`, `wait` and `diff`'), 'status-explain-wait-and-diff');
+  assert.equal(slug('The spoke side, from the hub: an OCM addon'), 'the-spoke-side-from-the-hub-an-ocm-addon');
+  assert.equal(slug('See [the hub](#the-hub) now'), 'see-the-hub-now');
+  assert.deepEqual([...anchors('# A\n## A\n```\n# not a heading\n```\n### b_c\n<a id="kept"></a>\n')], ['a', 'a-1', 'b_c', 'kept']);
+});
+
+test('the checker finds a missing page, a missing anchor and a bad code reference, and passes good ones', () => {
+  const root = mkdtempSync(join(tmpdir(), 'docs-links-'));
+  mkdirSync(join(root, 'docs'));
+  writeFileSync(join(root, 'README.md'), '# Top\n\n## Set up\n\n[ok](docs/a.md#a-heading) [bad](docs/a.md#nowhere) [gone](docs/b.md) [web](https://example.com) `[code](docs/none.md)`\n');
+  writeFileSync(join(root, 'docs', 'a.md'), '# A heading\n\n[up](../README.md#set-up) [self](#a-heading) [not](#not-here)\n');
+  writeFileSync(join(root, 'code.ts'), '// docs/a.md#a-heading and README.md#set-up are fine, docs/a.md#gone is not\n');
+  const broken = brokenMarkdownLinks(root, [join(root, 'README.md'), join(root, 'docs', 'a.md')]);
+  assert.deepEqual(
+    broken.map((b) => `${b.file}:${b.line} ${b.target}`),
+    ['README.md:5 docs/a.md#nowhere', 'README.md:5 docs/b.md', 'docs/a.md:3 #not-here'],
+  );
+  assert.deepEqual(
+    brokenCodeReferences(root, [join(root, 'code.ts')]).map((b) => b.target),
+    ['docs/a.md#gone'],
+  );
+});
