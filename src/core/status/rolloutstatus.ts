@@ -1,4 +1,4 @@
-// Where a rollout stands, as the hub reports it in the policy's status (docs/architecture.md#rolling-out-a-change):
+// Where a rollout stands, as the hub reports it in the policy's status (docs/design/rollout.md#rolling-out-a-change):
 // the shape core/rollout/plan.ts fills and the status annotation carries. A description of the status, not of the
 // planner, so the status modules read it without importing the planner (which reads their verdicts).
 import type { HaltCause } from '../rollout/revision.ts';
