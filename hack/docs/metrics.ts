@@ -21,6 +21,11 @@ function registered(): Registered[] {
   }));
 }
 
+/** The names of every metric the program registers (process defaults aside). */
+export function registeredMetricNames(): string[] {
+  return registered().map((m) => m.name);
+}
+
 /** policy-sync's own metrics (`policysync_*`) when `own`, else the controller-runtime and client-go names it serves. */
 export function metricsTable(own: boolean): string {
   const rows = registered()

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { EVENT_MEANINGS, eventsTable } from '../../hack/docs/events.ts';
+import { registeredMetricNames } from '../../hack/docs/metrics.ts';
 import { PARAM_MEANINGS, paramsTable } from '../../hack/docs/params.ts';
 import { referencePages, renderPage } from '../../hack/docs/reference.ts';
 import { beginMarker, endMarker, fillSections, sectionIds } from '../../hack/docs/sections.ts';
@@ -63,4 +64,11 @@ test('the conditions page (written by hand) names every condition type the progr
   for (const type of [ACCEPTED, POLICIES_SYNCED, PROGRESSIVE_ROLLOUT_READY, PROGRAMMED, POLICIES_ENFORCED, `${GATEWAY_CONDITION_PREFIX}<Kind>Affected`]) {
     assert.ok(page.includes(`\`${type}\``), `docs/reference/conditions.md names ${type}`);
   }
+});
+
+test('docs/monitoring.md (written by hand) tells what every registered metric means in operation', () => {
+  const page = readFileSync(join(ROOT, 'docs/monitoring.md'), 'utf8');
+  const names = registeredMetricNames();
+  assert.ok(names.length > 0);
+  for (const name of names) assert.ok(page.includes(`\`${name}\``), `docs/monitoring.md names ${name}`);
 });
