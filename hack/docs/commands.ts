@@ -22,9 +22,11 @@ function command(name: string): Command {
 
 function defaultOf(o: Option): string {
   if (o.mandatory) return 'required';
-  if (o.defaultValueDescription !== undefined) return code(o.defaultValueDescription);
+  // A description of a default in words (`$POD_NAMESPACE or policy-sync-system`) is prose; one word is a value.
+  if (o.defaultValueDescription !== undefined) return /\s/.test(o.defaultValueDescription) ? o.defaultValueDescription : code(o.defaultValueDescription);
   const value: unknown = o.defaultValue;
-  if (value === undefined) return '';
+  // A switch given no default is off; a `--no-…` switch turns off what is on.
+  if (value === undefined) return o.required || o.optional || o.negate ? '' : 'off';
   if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (typeof value === 'string' || typeof value === 'number') return code(String(value));
   return code(JSON.stringify(value));
