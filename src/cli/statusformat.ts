@@ -1,6 +1,7 @@
 // Text and JSON renderings of hub policy status for `policy-sync status` and `policy-sync explain`
 // (docs/architecture.md#components, #status-on-the-hub). Pure: rows in, text out; status.ts does the reading. Every line fits 80 columns for
 // ordinary names: long policy names are cut with `…`, long messages are wrapped.
+import { canonicalJson } from '../core/k8s/canonical.ts';
 import type { RolloutStatus } from '../core/status/rolloutstatus.ts';
 import { AWAITING_SPOKE_REPORT, type ClusterStatus, type PolicyStatus } from '../core/status/policystatus.ts';
 
@@ -392,18 +393,9 @@ function statusFeedbackLines(values: Readonly<Record<string, string | number | b
 // ---------------------------------------------------------------------------------------------
 // JSON: for scripts.
 
-/** Keys sorted at every level, two-space indent: the same status gives the same text. */
+/** Canonical JSON (core/k8s/canonical.ts) with a two-space indent: the same status gives the same text. */
 export function stableJson(value: unknown): string {
-  return `${JSON.stringify(sortKeys(value), null, 2)}\n`;
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    return Object.fromEntries(Object.keys(record).sort().map((k) => [k, sortKeys(record[k])]));
-  }
-  return value;
+  return `${canonicalJson(value, 2)}\n`;
 }
 
 /** `status -o json`: the rows, each {group, kind, name, namespace, resource, status, version}. */

@@ -16,6 +16,7 @@
 //   spoke's status observing the copy's current generation (upToDate).
 // A policy counts as there when it has at least one cluster and every cluster got there: a policy placed
 // nowhere (NoClusters, NotSynced) never is.
+import { canonicalJson } from '../core/k8s/canonical.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { clusterVerdict, type PolicyStatus } from '../core/status/policystatus.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
@@ -39,20 +40,6 @@ export interface PolicyProgress {
   problem?: { reason: string; message: string };
 }
 
-function canonical(value: unknown): string {
-  const sort = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(sort)
-      : v !== null && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  return JSON.stringify(sort(value) ?? null);
-}
-
 function withoutTargets(spec: unknown): unknown {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return spec;
   const { targetRef: _one, targetRefs: _many, ...rest } = spec as Record<string, unknown>;
@@ -69,7 +56,7 @@ export function holdsCurrentRevision(policy: KubeObject, work: KubeObject): bool
   if (!copy) return false;
   const revision = copyRevision(copy);
   if (revision !== undefined) return revision === policy.metadata.generation;
-  return canonical(withoutTargets(copy.spec)) === canonical(withoutTargets(policy.spec));
+  return canonicalJson(withoutTargets(copy.spec)) === canonicalJson(withoutTargets(policy.spec));
 }
 
 /** Where `policy` stands against `waitFor` on each of its clusters, at `now`. */

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { canonicalJson, sha256Hex, specHash } from './canonical.ts';
 
 test('canonicalJson sorts object keys recursively and keeps array order', () => {
@@ -34,4 +35,39 @@ test('specHash is equal for objects that differ only in key order, different oth
   assert.equal(specHash({ a: 1, b: [1, 2] }), specHash({ b: [1, 2], a: 1 }));
   assert.equal(specHash({ a: 1 }), sha256Hex('{"a":1}'));
   assert.notEqual(specHash({ b: [1, 2] }), specHash({ b: [2, 1] }));
+});
+
+test('canonicalJson with an indent lays the sorted JSON out as JSON.stringify does with that space', () => {
+  const value = { b: [1, { d: [], c: {} }, 'x'], a: { z: null, y: [[]] }, e: undefined, f: [undefined] };
+  const sorted = { a: { y: [[]], z: null }, b: [1, { c: {}, d: [] }, 'x'], f: [null] };
+  assert.equal(canonicalJson(value, 2), JSON.stringify(sorted, null, 2));
+  assert.equal(canonicalJson(value, 4), JSON.stringify(sorted, null, 4));
+  assert.equal(canonicalJson({}, 2), '{}');
+  assert.equal(canonicalJson([], 2), '[]');
+  assert.equal(canonicalJson('s', 2), '"s"');
+  assert.equal(canonicalJson(value, 0), canonicalJson(value));
+});
+
+test('canonicalJson with an indent keeps integer-like keys in string order, as the compact form does', () => {
+  assert.equal(canonicalJson({ b: 1, 10: 'ten', 2: 'two' }, 2), '{\n  "10": "ten",\n  "2": "two",\n  "b": 1\n}');
+});
+
+/** Whether some object key is an array index, which JS property order puts first whatever the insertion order. */
+function hasIndexKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasIndexKey);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => /^(0|[1-9][0-9]*)$/.test(k) || hasIndexKey(v));
+}
+
+test('canonicalJson with an indent is the compact form laid out as JSON.stringify lays it out', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.integer({ min: 1, max: 8 }), (value, indent) => {
+      const laidOut = canonicalJson(value, indent);
+      assert.equal(canonicalJson(JSON.parse(laidOut)), canonicalJson(value));
+      // JSON.parse keeps the sorted order, but for index-like keys (then only the length, not the order, agrees).
+      const stringified = JSON.stringify(JSON.parse(canonicalJson(value)), null, indent);
+      if (hasIndexKey(value)) assert.equal(laidOut.length, stringified.length);
+      else assert.equal(laidOut, stringified);
+    }),
+  );
 });

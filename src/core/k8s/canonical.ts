@@ -4,23 +4,33 @@ import { createHash } from 'node:crypto';
 /**
  * JSON with object keys sorted (by UTF-16 code units) at every level; arrays keep their order.
  * Dates become ISO strings; undefined object members are dropped and undefined array items
- * become null, as JSON.stringify does.
+ * become null, as JSON.stringify does. With `indent` (spaces), laid out as JSON.stringify's
+ * `space` argument lays it out, for people to read: the one serialiser for hashes, annotation
+ * values and the CLI's JSON alike, so each shows the same order.
  */
-export function canonicalJson(value: unknown): string {
-  return serialize(value) ?? 'null';
+export function canonicalJson(value: unknown, indent = 0): string {
+  return serialize(value, indent > 0 ? ' '.repeat(indent) : '', '') ?? 'null';
 }
 
-function serialize(value: unknown): string | undefined {
+/** `gap`: one level's indent ('' for compact JSON); `at`: the indent of the line `value` starts on. */
+function serialize(value: unknown, gap: string, at: string): string | undefined {
   if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map((item) => serialize(item) ?? 'null').join(',')}]`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    const inner = at + gap;
+    const items = value.map((item) => serialize(item, gap, inner) ?? 'null');
+    return gap === '' ? `[${items.join(',')}]` : `[\n${inner}${items.join(`,\n${inner}`)}\n${at}]`;
+  }
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
+    const inner = at + gap;
     const members: string[] = [];
     for (const key of Object.keys(record).sort()) {
-      const member = serialize(record[key]);
-      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+      const member = serialize(record[key], gap, inner);
+      if (member !== undefined) members.push(gap === '' ? `${JSON.stringify(key)}:${member}` : `${JSON.stringify(key)}: ${member}`);
     }
-    return `{${members.join(',')}}`;
+    if (members.length === 0) return '{}';
+    return gap === '' ? `{${members.join(',')}}` : `{\n${inner}${members.join(`,\n${inner}`)}\n${at}}`;
   }
   // Primitives follow JSON.stringify exactly; it yields undefined for undefined, functions and symbols.
   const primitive: string | undefined = JSON.stringify(value);
