@@ -10,14 +10,16 @@ import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { formatKubeTime } from '../core/k8s/kubetime.ts';
+import { groupResourceKey, gvrKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
+import type { KindFacts } from '../core/pipeline/hubview.ts';
 import { CONTROLLER_LABEL, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
-import { readPolicyStatus } from '../core/status/annotation.ts';
 import { previewRollout, type HubSnapshot } from '../core/rollout/preview.ts';
 import { SPOKE_CONFIG_LABEL, spokeReportText } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeReport, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { controllerLabelValue, readSourceRef, workIdentity } from '../core/works/manifestwork.ts';
+import { schemaHasObservedGeneration } from '../kube/discovery.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
@@ -132,45 +134,79 @@ async function readSnapshot(http: KubeHttp, flags: DiffFlags, synced: SyncedKind
     if (parsed.ok) reports.set(work.metadata.namespace ?? '', parsed.report);
     else refusedReports.set(work.metadata.namespace ?? '', `${parsed.field}: ${parsed.message}`);
   }
-  return { classes: synced.params, gateways, placements, decisions, managedClusters, clusterSets, bindings, trustDecisionLabels: flags.trustDecisionLabels, reports, refusedReports, spokeAgents: spokeConfigs.length > 0 };
+  // Who holds a tenant lane on a cluster is what the works there show; read only where two hub Gateways of a
+  // class in force share a name, the only way two may share a lane (a large fleet's works are many).
+  const names = new Set<string>();
+  let sharedName = false;
+  for (const g of gateways) {
+    const className = (g.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
+    if (typeof className !== 'string' || !synced.params.has(className)) continue;
+    if (names.has(g.metadata.name)) sharedName = true;
+    names.add(g.metadata.name);
+  }
+  const works = sharedName ? await listAll(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(flags.controllerName)}` }) : [];
+  return {
+    classes: synced.params,
+    servedKinds: new Set(synced.kinds.map(groupResourceKey)),
+    gateways,
+    placements,
+    decisions,
+    managedClusters,
+    clusterSets,
+    bindings,
+    trustDecisionLabels: flags.trustDecisionLabels,
+    reports,
+    refusedReports,
+    spokeAgents: spokeConfigs.length > 0,
+    works,
+  };
 }
 
-/** The kind's CRD as far as a preview needs it: its uid and each version's schema; why not, when it cannot be read. */
+/** The kind's CRD as far as a preview needs it: its uid, each version's schema and status subresource; why not, when it cannot be read. */
 interface KindCrd {
   uid?: string;
   schemas: Map<string, DefaultingSchema>;
+  /** The versions whose status is a subresource. */
+  statusSubresource: Set<string>;
   unreadable?: string;
 }
 
-async function readKindCrd(http: KubeHttp, kind: SyncedKind): Promise<KindCrd> {
-  if (kind.group === '') return { schemas: new Map() };
+async function readKindCrd(http: KubeHttp, kind: SyncedKind): Promise<KindCrd | undefined> {
+  if (kind.group === '') return undefined;
   try {
-    const crd = await http.request<{ metadata: { uid?: string }; spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: DefaultingSchema } }[] } }>(
-      'GET',
-      objectPath(RESOURCES.crds, undefined, `${kind.resource}.${kind.group}`),
-    );
-    const schemas = new Map((crd.spec?.versions ?? []).flatMap((v) => (v.schema?.openAPIV3Schema ? [[v.name, v.schema.openAPIV3Schema] as const] : [])));
-    return { ...(crd.metadata.uid ? { uid: crd.metadata.uid } : {}), schemas };
+    const crd = await http.request<{
+      metadata: { uid?: string };
+      spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: DefaultingSchema }; subresources?: { status?: unknown } }[] };
+    }>('GET', objectPath(RESOURCES.crds, undefined, `${kind.resource}.${kind.group}`));
+    const versions = crd.spec?.versions ?? [];
+    const schemas = new Map(versions.flatMap((v) => (v.schema?.openAPIV3Schema ? [[v.name, v.schema.openAPIV3Schema] as const] : [])));
+    const statusSubresource = new Set(versions.filter((v) => v.subresources?.status !== undefined).map((v) => v.name));
+    return { ...(crd.metadata.uid ? { uid: crd.metadata.uid } : {}), schemas, statusSubresource };
   } catch (err) {
     // Not a CRD (an aggregated API): no schema defaults. No right to read CRDs: the file is taken as it is, and said so.
-    return isNotFound(err) ? { schemas: new Map() } : { schemas: new Map(), unreadable: errorLine(err) };
+    return isNotFound(err) ? undefined : { schemas: new Map(), statusSubresource: new Set(), unreadable: errorLine(err) };
   }
 }
 
 /**
- * The uid of the kind's CRD that the hub records in each work (source-ref): as the policy's works carry it, else
- * the CRD's; undefined when neither says.
+ * What the hub controller knows of the kind, as its class reconciler reads the same CRD: the uid recorded in each
+ * work (as the policy's works carry it, else the CRD's), whether its status is a subresource, and whether a
+ * Progressive rollout can gate on it. A CRD that cannot be read: as its works say, with the status subresource.
  */
-function kindCrdUid(crd: KindCrd, observed: readonly KubeObject[]): string | undefined {
-  return observed.map((w) => readSourceRef(w)?.crdUid).find((uid) => uid !== undefined) ?? crd.uid;
+function kindFacts(kind: SyncedKind, crd: KindCrd | undefined, observed: readonly KubeObject[]): { facts: KindFacts; ungated?: { apiVersion: string; kind: string; name: string } } {
+  const uid = observed.map((w) => readSourceRef(w)?.crdUid).find((u) => u !== undefined) ?? crd?.uid;
+  const readable = crd !== undefined && crd.unreadable === undefined;
+  const facts: KindFacts = { ...(uid === undefined ? {} : { crdUid: uid }), statusSubresource: !readable || crd.statusSubresource.has(kind.version) };
+  const ungated = readable && schemaHasObservedGeneration(crd.schemas.get(kind.version)) === false;
+  return { facts, ...(ungated ? { ungated: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, name: gvrKey(kind) } } : {}) };
 }
 
 /** The object with the defaults its CRD's schema gives it, as the apiserver stores it: in the file's version, then in the version the hub reads. */
-function defaulted(object: KubeObject, kind: SyncedKind, crd: KindCrd): KubeObject {
+function defaulted(object: KubeObject, kind: SyncedKind, crd: KindCrd | undefined): KubeObject {
   const slash = object.apiVersion.indexOf('/');
   const version = slash < 0 ? object.apiVersion : object.apiVersion.slice(slash + 1);
-  const once = withSchemaDefaults(object, crd.schemas.get(version));
-  return version === kind.version ? once : withSchemaDefaults(once, crd.schemas.get(kind.version));
+  const once = withSchemaDefaults(object, crd?.schemas.get(version));
+  return version === kind.version ? once : withSchemaDefaults(once, crd?.schemas.get(kind.version));
 }
 
 /** The policy as it would be once the file is applied: the file's, with what the apiserver keeps or sets. */
@@ -180,6 +216,14 @@ function edited(kind: SyncedKind, object: KubeObject, namespace: string, live: K
   const generation = live === undefined ? 1 : specChanged ? (liveGeneration ?? 0) + 1 : (liveGeneration ?? 1);
   const { status: _status, ...rest } = object;
   const metadata = { ...object.metadata, namespace, generation };
+  // The status the hub wrote stays on the policy whatever the file says (the hub's own annotation): it says where
+  // the rollout of the revision stands.
+  const reported = live?.metadata.annotations?.[STATUS_ANNOTATION];
+  if (reported !== undefined) metadata.annotations = { ...metadata.annotations, [STATUS_ANNOTATION]: reported };
+  else if (metadata.annotations?.[STATUS_ANNOTATION] !== undefined) {
+    const { [STATUS_ANNOTATION]: _ignored, ...rest } = metadata.annotations;
+    metadata.annotations = rest;
+  }
   delete metadata.deletionTimestamp;
   if (live?.metadata.uid) metadata.uid = live.metadata.uid;
   else delete metadata.uid;
@@ -210,20 +254,17 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
   const works = await listAll(http, RESOURCES.manifestWorks, { labelSelector: policyWorksSelector(flags.controllerName, id) });
   const observed = works.filter((w) => isPolicyWork(w, id) && workIdentity(w) !== undefined);
   const sameName = (await listAll(http, policyResource(kind), { fieldSelector: `metadata.name=${name}` })).filter((p) => p.metadata.namespace !== namespace);
-  const crdUid = kindCrdUid(crd, observed);
-  // The status the hub wrote stays on the policy whatever the file says (the hub's own annotation).
-  const reported = readPolicyStatus(live?.metadata.annotations?.[STATUS_ANNOTATION])?.rollout;
+  const { facts, ungated } = kindFacts(kind, crd, observed);
+  const key = groupResourceKey(kind);
   const preview = previewRollout({
     gvr: kind,
     policy,
-    hub,
+    // The previewed policy in place of the hub's version of it, among the same-named ones (rivals).
+    hub: { ...hub, policies: new Map([[key, [policy, ...sameName]]]), kinds: new Map([[key, facts]]), ...(ungated ? { ungatedKinds: [ungated] } : {}) },
     observed,
-    sameName: [policy, ...sameName],
     controller: controllerLabelValue(flags.controllerName),
     rawFeedback: flags.rawFeedback,
     maxWorkBytes: flags.maxWorkBytes,
-    ...(crdUid === undefined ? {} : { crdUid }),
-    ...(reported ? { reported } : {}),
     now: Date.now(),
   });
   const hubRevision = typeof live?.metadata.generation === 'number' ? live.metadata.generation : undefined;
@@ -236,7 +277,7 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
     name,
     change,
     ...(hubRevision === undefined ? {} : { hubRevision }),
-    ...(doc && crd.unreadable !== undefined ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): the file is compared without the defaults the apiserver would give it`] } : {}),
+    ...(doc && crd?.unreadable !== undefined ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): the file is compared without the defaults the apiserver would give it`] } : {}),
     preview,
   };
 }

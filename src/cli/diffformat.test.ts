@@ -48,7 +48,7 @@ function works(p: KubeObject): KubeObject[] {
 }
 
 function diffOf(p: KubeObject, hub: HubSnapshot, observed: KubeObject[], change: PolicyDiff['change']): PolicyDiff {
-  const preview = previewRollout({ gvr: GVR, policy: p, hub, observed, sameName: [], controller: 'c', rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
+  const preview = previewRollout({ gvr: GVR, policy: p, hub, observed, controller: 'c', rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
   return { ...GVR, kind: 'AuthPolicy', namespace: 'payments', name: 'auth', change, ...(change === 'new' ? {} : { hubRevision: 1 }), preview };
 }
 

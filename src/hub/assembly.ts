@@ -180,7 +180,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   const reports = o.spokeConfig
     ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
     : undefined;
-  const rollouts = new Rollouts({ configs, managedClusters: caches.managedClusters, maxWorkBytes: o.maxWorkBytes, ungatedKinds });
+  const rollouts = new Rollouts();
   const policies = new PolicyReconciler(
     {
       http,
@@ -196,6 +196,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       reporter,
       rollouts,
       ...(reports ? { reports } : {}),
+      ungatedKinds,
       logger: log,
     },
     { controllerName: o.controllerName, rawFeedback: o.rawFeedback, maxWorkBytes: o.maxWorkBytes },

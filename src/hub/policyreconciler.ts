@@ -1,20 +1,21 @@
-// The policy reconciler: converges the ManifestWorks of one hub policy. Reads what the policy wants
-// (wantedworks.ts) and what the spoke agents report (spokeevidence.ts), plans the writes (workapplier.ts),
-// lets the deletion rule decide each work that is no longer wanted (workremovals.ts), writes, and hands the
-// outcome to the status reporter. It decides nothing on its own. docs/architecture.md#the-hub.
+// The policy reconciler: converges the ManifestWorks of one hub policy. Asks the decision pipeline
+// (core/pipeline/policypipeline.ts, over the caches: cachedhubview.ts) what the hub decides for the policy —
+// the very code `policy-sync diff` runs — plans the writes (workapplier.ts), lets the deletion rule decide each
+// work that is no longer wanted (workremovals.ts), writes, and hands the outcome to the status reporter. It
+// decides nothing on its own. docs/architecture.md#the-hub.
 import type { Logger } from 'pino';
 import { groupResourceKey } from '../core/k8s/gvr.ts';
 import { namespacedKey } from '../core/k8s/objects.ts';
-import { parsePolicyKey, parseWorkKey, workKeyOf } from '../core/keys.ts';
+import { parsePolicyKey, parseWorkKey } from '../core/keys.ts';
 import type { DesiredWorks } from '../core/works/desiredworks.ts';
-import { adoptLegacyName, sourceHash, workIdentity } from '../core/works/manifestwork.ts';
+import { decidePolicy } from '../core/pipeline/policypipeline.ts';
+import { controllerLabelValue, sourceHash, workIdentity } from '../core/works/manifestwork.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
+import { CachedHubView, type CachedHubViewSources } from './cachedhubview.ts';
 import { BY_SOURCE } from './indexes.ts';
-import { SpokeEvidence } from './spokeevidence.ts';
 import type { Rollouts } from './rollouts.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
-import { WantedWorks } from './wantedworks.ts';
 import { WorkRemovals, type WorkRemovalsDeps } from './workremovals.ts';
 
 export interface PolicyReconcilerOptions {
@@ -24,8 +25,8 @@ export interface PolicyReconcilerOptions {
   maxWorkBytes: number;
 }
 
-/** What the reconciler reads and writes through: the caches and the applier its removals use, and the reporter. */
-export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'> {
+/** What the reconciler reads and writes through: the caches the pipeline and the removals read, the applier, and the reporter. */
+export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'>, Omit<CachedHubViewSources, 'reports'> {
   reporter: StatusReporter;
   rollouts: Rollouts;
   /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
@@ -37,33 +38,33 @@ export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controller
 const CACHE_LAG_RETRY_MS = 5_000;
 
 export class PolicyReconciler {
-  private readonly wanted: WantedWorks;
-  private readonly evidence: SpokeEvidence;
+  private readonly view: CachedHubView;
   private readonly removals: WorkRemovals;
+  private readonly controller: string;
 
   constructor(
-    private readonly d: PolicyReconcilerDeps,
-    o: PolicyReconcilerOptions,
+    private readonly deps: PolicyReconcilerDeps,
+    private readonly options: PolicyReconcilerOptions,
   ) {
-    this.wanted = new WantedWorks({ ...d, ...o });
-    this.evidence = new SpokeEvidence(d.reports);
-    this.removals = new WorkRemovals({ ...d, controllerName: o.controllerName });
+    this.view = new CachedHubView(deps);
+    this.removals = new WorkRemovals({ ...deps, controllerName: options.controllerName });
+    this.controller = controllerLabelValue(options.controllerName);
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { gr, namespace, name } = parsePolicyKey(key);
-    const log = this.d.logger.child({ policy: namespacedKey(namespace, name), kind: groupResourceKey(gr) });
+    const log = this.deps.logger.child({ policy: namespacedKey(namespace, name), kind: groupResourceKey(gr) });
     // Before the caches are read: the feedback seen by now is what this reconcile's report reflects.
-    const read = this.d.reporter.feedbackMark();
+    const read = this.deps.reporter.feedbackMark();
     // Validated on read: a work counts as this policy's only when its name, label and source-ref agree.
-    const observed = this.d.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name)).filter((w) => workIdentity(w) !== undefined);
-    const kind = this.d.watches.kind(gr);
-    const informer = this.d.watches.informer(gr);
+    const observed = this.deps.works.store.byIndex(BY_SOURCE, sourceHash(gr, namespace, name)).filter((w) => workIdentity(w) !== undefined);
+    const kind = this.deps.watches.kind(gr);
+    const informer = this.deps.watches.informer(gr);
 
     if (!kind || !informer) {
       // Not a watched kind (any more): its works go only once that is certain.
-      this.d.reporter.forget(key);
-      this.d.rollouts.forget(key);
+      this.deps.reporter.forget(key);
+      this.deps.rollouts.forget(key);
       if (observed.length > 0) await this.removals.removeOfUnwatchedKind(log, key, gr, observed);
       return;
     }
@@ -72,48 +73,26 @@ export class PolicyReconciler {
 
     const policy = informer.store.get(namespacedKey(namespace, name));
     if (!policy || policy.metadata.deletionTimestamp) {
-      this.d.reporter.forget(key);
-      this.d.rollouts.forget(key);
+      this.deps.reporter.forget(key);
+      this.deps.rollouts.forget(key);
       if (observed.length === 0) return;
       const decision = await this.removals.removeOfDeletedPolicy(log, key, kind.gvr, namespace, name, observed);
       return decision.action === 'keep' && decision.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
     }
 
-    const { desired, lanes, problems } = this.wanted.of(kind.gvr, policy);
-    // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
-    for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
-    // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is
-    // placed (OCM's agent would merge into it and take it over) and nothing there is removed.
-    // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a
-    // first copy waits below; a copy already placed is kept and updated).
-    problems.push(...this.evidence.refusedReports(desired.works.keys()));
-    const nameTaken = this.evidence.nameTaken(gr, policy, desired.works);
-    for (const t of nameTaken) desired.works.delete(t.cluster);
-    const losses = [...this.wanted.collisionLosses(kind.gvr, policy, desired), ...nameTaken];
-    for (const loss of losses) desired.works.delete(loss.cluster);
-    // Where local policies cover the whole copy, they are what is enforced there: no copy.
-    const local = this.evidence.localVerdicts(gr, policy, desired.works);
-    for (const o of local.overridden) desired.works.delete(o.cluster);
-    // No evidence is not evidence of absence: a first copy waits for a fresh report that vouches for its name
-    // and says whether local policies cover it. Removed before the rollout plans, like the taken names, so no
-    // wave writes there; a work already there stays as it is (never withdrawn for doubt).
-    const awaiting = this.evidence.awaitingReport(gr, desired.works, observed);
-    for (const a of awaiting) desired.works.delete(a.cluster);
-    // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their
-    // works as they are (docs/architecture.md#rolling-out-a-change).
-    const targetClasses = this.removals.targetClasses(policy);
-    const { strategy, problem } = this.d.rollouts.strategyFor(policy, targetClasses);
-    if (problem) problems.push(problem);
-    const rollout = this.d.rollouts.plan(key, policy, strategy, desired.works, observed, awaiting.map((a) => a.cluster));
-    if (rollout) {
-      desired.works.clear();
-      for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);
-    }
-    const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
-    // A work grown too large is not written; the last good one on that cluster stays in place.
-    const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
-    const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
-    const plan = this.d.applier.plan([...desired.works.values()], observed, retain);
+    const decision = decidePolicy(this.view, {
+      gvr: kind.gvr,
+      policy,
+      observed,
+      controller: this.controller,
+      rawFeedback: this.options.rawFeedback,
+      maxWorkBytes: this.options.maxWorkBytes,
+      soak: this.deps.rollouts.soakOf(key, policy.metadata.generation),
+      now: Date.now(),
+    });
+    this.deps.rollouts.record(key, policy.metadata.generation, decision.rollout);
+    const { desired, local, rollout, targetClasses } = decision;
+    const plan = this.deps.applier.plan([...desired.works.values()], observed, decision.retain);
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
     const [overridden, unwanted] = partition(plan.delete, (k) => overriddenOn.has(parseWorkKey(k).cluster));
     const removals = this.removals.decidePerCluster(log, gr, policy, targetClasses, [...unwanted, ...overridden], observed, overriddenOn);
@@ -122,7 +101,7 @@ export class PolicyReconciler {
     // failure must not freeze what the hub says of the others), then the failure is retried.
     let failure: Error | undefined;
     try {
-      await this.d.applier.execute(key, { ...plan, delete: removals.deletions }, log);
+      await this.deps.applier.execute(key, { ...plan, delete: removals.deletions }, log);
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
     }
@@ -140,20 +119,20 @@ export class PolicyReconciler {
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
     if (ours(desired)) {
-      result = await this.d.reporter.report(key, kind.gvr, policy, {
+      result = await this.deps.reporter.report(key, kind.gvr, policy, {
         desired,
-        losses,
+        losses: decision.losses,
         observed,
         written: [...desired.works.values()],
-        kept,
+        kept: decision.kept,
         ...(rollout ? { rollout: { status: rollout.status, clusters: rollout.clusters, waiting: rollout.waiting } } : {}),
         local,
-        awaiting,
+        awaiting: decision.awaiting,
         unknown: removals.unknown,
-        lanes,
-        problems,
+        lanes: decision.lanes,
+        problems: decision.problems,
       }, { read });
-    } else if (observed.length > 0 && !removals.kept) await this.d.reporter.clear(key, kind.gvr, policy);
+    } else if (observed.length > 0 && !removals.kept) await this.deps.reporter.clear(key, kind.gvr, policy);
     if (failure !== undefined) throw failure;
     const recheckAt = [removals.recheckAt, rollout?.recheckAt].filter((t) => t !== undefined);
     return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);

@@ -90,8 +90,9 @@ export class SpokeReports {
 
   /**
    * What the hub holds from `cluster`'s agent, and when it is not a fresh report, which evidence is missing
-   * (spokeevidence.ts names it on the policies it holds back). A stale report's `since` is the hub's wall
-   * time when it went stale, worked out once per report (a status that names it stays the same).
+   * (the decision pipeline, core/pipeline/policypipeline.ts, names it on the policies it holds back). A stale
+   * report's `since` is the hub's wall time when it went stale, worked out once per report (a status that names
+   * it stays the same).
    */
   evidence(cluster: string): ReportEvidence {
     const entry = this.entries.get(cluster);

@@ -203,14 +203,6 @@ export class WorkRemovals {
         });
     });
   }
-
-  /** The GatewayClass of every Gateway the policy targets that the Gateway cache holds. */
-  targetClasses(policy: KubeObject): string[] {
-    return targetedGateways(policy).flatMap((gw) => {
-      const gateway = this.d.gateways.store.get(gw);
-      return gateway ? gatewayClassOf(gateway) : [];
-    });
-  }
 }
 
 function logKept(log: Logger, keys: readonly string[], decision: RemovalDecision): void {

@@ -71,6 +71,11 @@ export interface RolloutPlan {
   clusters: Record<string, ClusterRollout>;
   /** The soak clocks to pass to the next plan. */
   soak: Map<string, number>;
+  /**
+   * Progressive: the clusters that get the revision at once whatever their wave: the spec they run stays (only
+   * the copy's metadata or revision changes), or goes back to the one they ran before (a rollback).
+   */
+  ungated: Set<string>;
   /** When (ms since the epoch) the plan changes with no event: a soak or a progress deadline ends. */
   recheckAt?: number;
 }
@@ -102,7 +107,7 @@ function planAll(input: RolloutInput): RolloutPlan {
     behind.length === 0
       ? { strategy: 'All', revision: input.revision, state: 'Complete', message: `revision ${input.revision} placed on every cluster` }
       : { strategy: 'All', revision: input.revision, state: 'Progressing', message: `revision ${input.revision} being placed on ${names(behind)}` };
-  return { write, keep: new Set(), waiting: [], status, clusters, soak: new Map() };
+  return { write, keep: new Set(), waiting: [], status, clusters, soak: new Map(), ungated: new Set() };
 }
 
 class ProgressivePlanner {
@@ -187,7 +192,8 @@ class ProgressivePlanner {
     // the wave under way would move between the plan that rolls back and the next, a new RolloutHalted each time).
     const reached = waves.reduce((last, wave, i) => (wave.some((c) => c.atRevision || c.hold?.cause === 'RolledBack') ? i + 1 : last), 0);
     const status = this.status(waves, current, halt, joined.length > 0 && complete, reached);
-    const plan: RolloutPlan = { write: this.write, keep: this.keep, waiting: this.waiting.sort(), status, clusters: this.phases, soak: this.soak };
+    const ungated = new Set(all.filter((c) => c.ungated).map((c) => c.input.cluster));
+    const plan: RolloutPlan = { write: this.write, keep: this.keep, waiting: this.waiting.sort(), status, clusters: this.phases, soak: this.soak, ungated };
     if (this.recheckAt !== undefined) plan.recheckAt = this.recheckAt;
     return plan;
   }

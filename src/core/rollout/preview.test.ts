@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../k8s/objects.ts';
 import { PLACEMENT_LABEL } from '../fleet/placement.ts';
-import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
+import { ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
 import { parseParams, type SyncParams } from '../params/params.ts';
 import { buildSpokeReport } from '../spoke/spokereport.ts';
+import { policyStatusAnnotation } from '../status/annotation.ts';
 import { desiredWorksForPolicy } from '../works/desiredworks.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
 import { previewRollout, type HubSnapshot, type PreviewInput } from './preview.ts';
@@ -83,7 +84,7 @@ function placed(p: KubeObject, clusters: string[]): ManifestWork[] {
 }
 
 function input(p: KubeObject, snapshot: HubSnapshot, observed: readonly KubeObject[] = []): PreviewInput {
-  return { gvr: GVR, policy: p, hub: snapshot, observed, sameName: [], controller: CONTROLLER, rawFeedback: false, maxWorkBytes: 500 * 1024, now: Date.parse('2026-01-02T00:00:00Z') };
+  return { gvr: GVR, policy: p, hub: snapshot, observed, controller: CONTROLLER, rawFeedback: false, maxWorkBytes: 500 * 1024, now: Date.parse('2026-01-02T00:00:00Z') };
 }
 
 const summary = (p: ReturnType<typeof previewRollout>): [string, string, number | undefined][] => p.clusters.map((c) => [c.cluster, c.action, c.wave]);
@@ -202,11 +203,16 @@ test('a halt the hub reported on the policy stands in the preview of that revisi
   const [w2b] = placed(v2, ['spoke-2']);
   const halt = { cluster: 'spoke-2', reason: 'TargetNotFound', message: 'gateway not found' };
   const reported = { strategy: 'Progressive' as const, revision: 2, state: 'Halted' as const, wave: 1, waves: 2, halted: { ...halt, rolledBack: false }, message: 'halted' };
-  const same = previewRollout({ ...input(v2, hub(PROGRESSIVE), [w1a!, w2b!]), reported });
+  // The hub's status on the policy (its annotation stays whatever an edit says) records the halt.
+  const withStatus = (p: KubeObject): KubeObject => ({
+    ...p,
+    metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [STATUS_ANNOTATION]: policyStatusAnnotation({ summary: { clusters: 2, applied: 2, enforced: 1, overridden: 0, pending: 0, failed: 1 }, rollout: reported }) } },
+  });
+  const same = previewRollout(input(withStatus(v2), hub(PROGRESSIVE), [w1a!, w2b!]));
   assert.equal(same.rollout.state, 'Halted');
   assert.deepEqual(same.rollout.halted && { cluster: same.rollout.halted.cluster, reason: same.rollout.halted.reason }, { cluster: 'spoke-2', reason: 'TargetNotFound' });
   assert.deepEqual(summary(same).map(([c, a]) => [c, a]), [['spoke-2', 'unchanged'], ['spoke-1', 'keep']]);
-  const next = previewRollout({ ...input(policy(3, 'allow = maybe'), hub(PROGRESSIVE), [w1a!, w2b!]), reported });
+  const next = previewRollout(input(withStatus(policy(3, 'allow = maybe')), hub(PROGRESSIVE), [w1a!, w2b!]));
   assert.equal(next.rollout.state, 'Progressing');
   assert.deepEqual(summary(next).map(([c, a]) => [c, a]), [['spoke-2', 'write'], ['spoke-1', 'keep']]);
 });
@@ -270,7 +276,7 @@ test("a label and an annotation removed from the policy: the preview's copies na
   const again = previewRollout(input(bare, hub(params()), [...hubDesired.values()]));
   assert.deepEqual(summary(again), [['spoke-1', 'unchanged', undefined], ['spoke-2', 'unchanged', undefined]]);
   // A kind applied by ServerSideApply (no status subresource): nothing named, the apiserver removes them itself.
-  const ssa = previewRollout({ ...input(bare, hub(params()), sent), updateStrategy: 'ServerSideApply' });
+  const ssa = previewRollout(input(bare, hub(params(), { kinds: new Map([['authpolicies.kuadrant.io', { statusSubresource: false }]]) }), sent));
   assert.equal(ssa.clusters[0]?.desired?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'], undefined);
 });
 

@@ -3,8 +3,8 @@
 // first copy is one the policy has no work for on the cluster (never placed, or withdrawn because local policies
 // covered it), or one whose work would now place a copy of another kind, namespace or name: its name has not been
 // checked there. A work whose copy keeps its identity is not held: the spoke object is this policy's copy
-// already, so an edit takes nothing over and places nothing new. Pure: the hub (src/hub/spokeevidence.ts) and
-// `policy-sync diff` (core/rollout/preview.ts) call it with the evidence they hold.
+// already, so an edit takes nothing over and places nothing new. Pure: the decision pipeline
+// (core/pipeline/policypipeline.ts) calls it with the evidence its view holds.
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
 import { occupantOf, type SpokeReport } from './spokereport.ts';

@@ -1,5 +1,6 @@
 // No evidence is not evidence of absence (docs/architecture.md#reports-are-evidence-not-orders): which clusters
-// get no first copy of a policy for want of a fresh spoke report that vouches for the copy's name, and why.
+// get no first copy of a policy for want of a fresh spoke report that vouches for the copy's name, and why — the
+// evidence as SpokeReports holds it, judged by core/spoke/firstcopy.ts as the decision pipeline does.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
@@ -7,11 +8,10 @@ import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
 import { createLogger } from '../runtime/logging.ts';
-import { SpokeEvidence } from './spokeevidence.ts';
+import { awaitingFirstCopies } from '../core/spoke/firstcopy.ts';
 import { SpokeReports } from './spokereports.ts';
 
 const AUTH = 'authpolicies.kuadrant.io';
-const AUTH_GR = { group: 'kuadrant.io', resource: 'authpolicies' };
 const RLP = 'ratelimitpolicies.kuadrant.io';
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const STALE = 120_000;
@@ -57,22 +57,22 @@ function work(cluster: string, name = 'p'): ManifestWork {
   };
 }
 
-function setup(): { clock: FakeClock; reports: SpokeReports; evidence: SpokeEvidence } {
+function setup(): { clock: FakeClock; reports: SpokeReports } {
   const clock = new FakeClock(0);
   const logger = createLogger({ level: 'silent' });
   const reports = new SpokeReports({ staleAfterMs: STALE, onChange: () => undefined, logger, clock });
-  return { clock, reports, evidence: new SpokeEvidence(reports) };
+  return { clock, reports };
 }
 
-function held(evidence: SpokeEvidence, clusters: string[], observed: KubeObject[] = []): Record<string, string> {
+function held(reports: SpokeReports, clusters: string[], observed: KubeObject[] = []): Record<string, string> {
   const desired = new Map(clusters.map((c) => [c, work(c)]));
-  return Object.fromEntries(evidence.awaitingReport(AUTH_GR, desired, observed).map((h) => [h.cluster, h.message]));
+  return Object.fromEntries(awaitingFirstCopies(AUTH, desired, observed, (c) => reports.evidence(c)).map((h) => [h.cluster, h.message]));
 }
 
 const PLACED_ONCE = 'AuthPolicy ns/p is placed once a fresh report shows the name free there';
 
 test('every kind of missing evidence holds a first copy, and the message names it', () => {
-  const { clock, reports, evidence } = setup();
+  const { clock, reports } = setup();
   // c-fresh: a fresh version-2 report covering the kind, the name free. c-absent: nothing yet.
   reports.observe('c-fresh', configWork('c-fresh', reportText(T0, [[AUTH, []]])));
   // c-stale: reported once, then silent past the limit.
@@ -92,7 +92,7 @@ test('every kind of missing evidence holds a first copy, and the message names i
   clock.advance(1_000);
   assert.equal(reports.fresh('c-stale'), undefined);
 
-  const messages = held(evidence, ['c-fresh', 'c-absent', 'c-stale', 'c-refused', 'c-nokind', 'c-v1']);
+  const messages = held(reports, ['c-fresh', 'c-absent', 'c-stale', 'c-refused', 'c-nokind', 'c-v1']);
   assert.deepEqual(Object.keys(messages).sort(), ['c-absent', 'c-nokind', 'c-refused', 'c-stale', 'c-v1'], 'only the fresh version-2 report covering the kind lets the copy go');
   assert.equal(messages['c-absent'], `no report from the spoke agent yet; ${PLACED_ONCE}`);
   assert.match(messages['c-stale']!, /^the spoke agent's report is stale since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(hub time\); /);
@@ -102,46 +102,41 @@ test('every kind of missing evidence holds a first copy, and the message names i
 });
 
 test("a stale report's message stays the same from one reconcile to the next (no status rewrite for it)", () => {
-  const { clock, reports, evidence } = setup();
+  const { clock, reports } = setup();
   reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, []]])));
   clock.advance(STALE + 5_000);
-  const first = held(evidence, ['c1']);
+  const first = held(reports, ['c1']);
   clock.advance(60_000);
-  assert.deepEqual(held(evidence, ['c1']), first);
+  assert.deepEqual(held(reports, ['c1']), first);
   // A new report, gone stale in its turn, is stale since a later time.
   reports.observe('c1', configWork('c1', reportText(T0 + 200_000, [[AUTH, []]])));
-  assert.deepEqual(held(evidence, ['c1']), {}, 'fresh again: nothing held');
+  assert.deepEqual(held(reports, ['c1']), {}, 'fresh again: nothing held');
 });
 
 test('a fresh report that vouches for the name lets the first copy go: free, or held by this policy\'s own copy', () => {
-  const { reports, evidence } = setup();
+  const { reports } = setup();
   reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'other')]]])));
   reports.observe('c2', configWork('c2', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'p', { 'kuadrant.io/policy-synced': 'ns/p' })]]])));
-  assert.deepEqual(held(evidence, ['c1', 'c2']), {});
+  assert.deepEqual(held(reports, ['c1', 'c2']), {});
 });
 
 test('a work already placed, its copy the same object, is kept and updated whatever the reports say; one that would move the copy is a first copy', () => {
-  const { clock, reports, evidence } = setup();
+  const { clock, reports } = setup();
   reports.observe('c-stale', configWork('c-stale', reportText(T0, [[AUTH, []]])));
   clock.advance(STALE);
   // Every cluster has this policy's work placing ns/p: an edit of the policy rewrites it there, report or none.
   const placed = ['c-absent', 'c-stale'].map((c) => work(c));
-  assert.deepEqual(held(evidence, ['c-absent', 'c-stale'], placed), {});
+  assert.deepEqual(held(reports, ['c-absent', 'c-stale'], placed), {});
   // A work placing ns/old (the downstream namespace or name changed): the new name has not been checked.
-  const moved = held(evidence, ['c-absent'], [work('c-absent', 'old')]);
+  const moved = held(reports, ['c-absent'], [work('c-absent', 'old')]);
   assert.deepEqual(Object.keys(moved), ['c-absent']);
   assert.match(moved['c-absent']!, /^no report from the spoke agent yet; /);
 });
 
 test('a copy withdrawn before (overridden: no work now) is a first copy again: not placed again on doubt', () => {
-  const { clock, reports, evidence } = setup();
+  const { clock, reports } = setup();
   // The report that withdrew it covered it; now the agent is down.
   reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, [object('AuthPolicy', 'ns', 'local')]]])));
   clock.advance(STALE);
-  assert.deepEqual(Object.keys(held(evidence, ['c1'], [])), ['c1']);
-});
-
-test('no-agent mode (no spoke configuration placed): nothing will report, and nothing is held', () => {
-  const evidence = new SpokeEvidence(undefined);
-  assert.deepEqual(evidence.awaitingReport(AUTH_GR, new Map([['c1', work('c1')]]), []), []);
+  assert.deepEqual(Object.keys(held(reports, ['c1'], [])), ['c1']);
 });

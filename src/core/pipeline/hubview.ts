@@ -1,0 +1,54 @@
+// The hub as one policy's decisions read it (policypipeline.ts): a read-only view that the hub controller backs
+// with its informers (src/hub/cachedhubview.ts) and `policy-sync diff` with lists it reads once
+// (snapshotview.ts). Everything the hub decides for a policy is decided over this view and nothing else, so the
+// controller and its preview cannot disagree. Pure: an interface and the small readings every view shares.
+import type { PlacedClusters } from '../fleet/placement.ts';
+import type { GroupResource } from '../k8s/gvr.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
+import type { ReportEvidence } from '../spoke/firstcopy.ts';
+
+/** What the hub knows of a synced kind itself (its CRD as the class reconciler validated it). */
+export interface KindFacts {
+  /** metadata.uid of the kind's CRD, recorded in each work's source-ref; undefined for built-in resources. */
+  crdUid?: string;
+  /** The CRD has the status subresource: copies are applied with `Update`, else `ServerSideApply`. */
+  statusSubresource: boolean;
+}
+
+export interface HubView {
+  /** A hub Gateway by namespace and name. */
+  gateway(namespace: string, name: string): KubeObject | undefined;
+  /** The hub Gateways of this name, in every namespace (same-named Gateways may share a tenant lane). */
+  gatewaysNamed(name: string): readonly KubeObject[];
+  /** The params in force of a GatewayClass this controller owns; undefined when not ours or never valid. */
+  params(className: string): SyncParams | undefined;
+  /** The kind as in force for the class (listed in its params and validated); undefined otherwise. */
+  kindInForce(className: string, gr: GroupResource): PolicyKindConfig | undefined;
+  /** Where OCM places the Gateway: its Placement's decisions that count, and what was refused. */
+  placement(gateway: KubeObject): PlacedClusters;
+  /** A ManagedCluster's labels (the canary group of a Progressive rollout). */
+  clusterLabels(cluster: string): Readonly<Record<string, string>>;
+  /** This controller's ManifestWorks on a cluster, of every policy (who holds a tenant lane there). */
+  worksOn(cluster: string): readonly KubeObject[];
+  /** The hub policies of the kind and name, in every namespace, the policy itself included when listed. */
+  policiesNamed(gr: GroupResource, name: string): readonly KubeObject[];
+  /** Spoke agents report to this hub (its spoke configuration is placed); false: the explicit no-agent mode. */
+  readonly spokeAgents: boolean;
+  /** What the hub holds from the cluster's spoke agent: a fresh report, or which evidence is missing. */
+  evidence(cluster: string): ReportEvidence;
+  /** What the hub knows of the kind itself. */
+  kind(gr: GroupResource): KindFacts;
+  /**
+   * The kind (`resource.version.group`) of objects of `apiVersion` and `kind` when its CRD has no field where a
+   * controller says which generation it observed: a Progressive rollout can never gate on it
+   * (src/hub/ungatedkinds.ts). Undefined when it can, or when that is not known.
+   */
+  ungatedKind(apiVersion: string | undefined, kind: string | undefined): string | undefined;
+}
+
+/** The GatewayClass a Gateway names; undefined when it names none. */
+export function classOfGateway(gateway: KubeObject): string | undefined {
+  const cls = (gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
+  return typeof cls === 'string' ? cls : undefined;
+}

@@ -1,0 +1,98 @@
+// The decision pipeline's own rules, over a SnapshotView (the hub's caches answer alike: cachedhubview.ts). The
+// decisions it gathers are tested where they are made (core/works, core/spoke, core/rollout) and, through the
+// preview, in core/rollout/preview.test.ts; the hub and `diff` agreeing is test/e2e/diff-drift.test.ts.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PLACEMENT_LABEL } from '../fleet/placement.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
+import { parseParams, type SyncParams } from '../params/params.ts';
+import { ALL, toRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { controllerLabelValue } from '../works/manifestwork.ts';
+import { decidePolicy, strategyFor } from './policypipeline.ts';
+import { SnapshotView, type HubSnapshot } from './snapshotview.ts';
+
+const WIDGETS = { group: 'example.com', version: 'v1', resource: 'widgetpolicies' };
+const UNGATED = { apiVersion: 'example.com/v1', kind: 'WidgetPolicy', name: 'widgetpolicies.v1.example.com' };
+
+function params(rolloutStrategy?: RolloutStrategy): SyncParams {
+  const parsed = parseParams({ policiesToSync: [WIDGETS] });
+  if (!parsed.ok) throw new Error(parsed.errors.join('; '));
+  return { ...parsed.params, ...(rolloutStrategy ? { rolloutStrategy } : {}) };
+}
+
+function snapshot(classParams: SyncParams, extra: Partial<HubSnapshot> = {}): HubSnapshot {
+  return {
+    classes: new Map([['gc', classParams]]),
+    gateways: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { namespace: 'ns', name: 'gw', labels: { [PLACEMENT_LABEL]: 'all' } }, spec: { gatewayClassName: 'gc' } }],
+    placements: [],
+    decisions: [{ apiVersion: 'cluster.open-cluster-management.io/v1beta1', kind: 'PlacementDecision', metadata: { namespace: 'ns', name: 'all-1', labels: { [PLACEMENT_LABEL]: 'all' } }, status: { decisions: [{ clusterName: 'c1', reason: '' }] } }],
+    managedClusters: [{ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: 'c1' } }],
+    clusterSets: [],
+    bindings: [],
+    trustDecisionLabels: true,
+    reports: new Map(),
+    ...extra,
+  };
+}
+
+function widget(annotation?: string, apiVersion = 'example.com/v1'): KubeObject {
+  return {
+    apiVersion,
+    kind: 'WidgetPolicy',
+    metadata: { namespace: 'ns', name: 'w', generation: 2, ...(annotation === undefined ? {} : { annotations: { [ROLLOUT_STRATEGY_ANNOTATION]: annotation } }) },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } },
+  };
+}
+
+test('strategyFor: a policy whose annotation selects Progressive for a kind its controller cannot be gated on gets a problem naming the kind; the strategy stands', () => {
+  const view = new SnapshotView(snapshot(params(ALL), { ungatedKinds: [UNGATED] }));
+  for (const annotation of ['Progressive', '{"type":"Progressive","progressive":{"maxConcurrency":"1"}}']) {
+    const { strategy, problem } = strategyFor(view, widget(annotation), ['gc']);
+    assert.equal(strategy.type, 'Progressive', annotation);
+    assert.equal(problem?.reason, 'NoObservedGeneration', annotation);
+    assert.match(problem?.message ?? '', /^policysync\.kuadrant\.io\/rollout-strategy selects Progressive, but no cluster can succeed for widgetpolicies\.v1\.example\.com: its CRD has no status\.observedGeneration, /, annotation);
+  }
+  // All by annotation, no annotation (the class's own strategy: the class says so), another version of the kind: no problem.
+  assert.deepEqual(strategyFor(view, widget('All'), ['gc']), { strategy: ALL });
+  assert.deepEqual(strategyFor(view, widget(), ['gc']), { strategy: ALL });
+  assert.equal(strategyFor(view, widget('Progressive', 'example.com/v2'), ['gc']).problem, undefined);
+  // The kind fixed: nothing named.
+  assert.equal(strategyFor(new SnapshotView(snapshot(params(ALL))), widget('Progressive'), ['gc']).problem, undefined);
+});
+
+test('strategyFor: the class rolling out Progressive itself gives the policy no problem of this kind (the class names it); an invalid annotation is one', () => {
+  const progressive = toRolloutStrategy({ type: 'Progressive' });
+  const view = new SnapshotView(snapshot(params(progressive), { ungatedKinds: [UNGATED] }));
+  assert.deepEqual(strategyFor(view, widget(), ['gc']), { strategy: progressive });
+  const bad = strategyFor(view, widget('Sometimes'), ['gc']);
+  assert.equal(bad.problem?.reason, 'InvalidRolloutStrategy');
+  assert.deepEqual(bad.strategy, progressive, 'the class default stays in force');
+});
+
+test('decidePolicy: the copy is applied as the kind allows (Update with the status subresource, else ServerSideApply), with the CRD uid in its source-ref', () => {
+  const decide = (kinds?: HubSnapshot['kinds']) =>
+    decidePolicy(new SnapshotView(snapshot(params(), kinds ? { kinds } : {})), { gvr: WIDGETS, policy: widget(), observed: [], controller: controllerLabelValue('c'), rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
+  const strategyOf = (d: ReturnType<typeof decide>): unknown => d.desired.works.get('c1')?.spec.manifestConfigs[0]?.updateStrategy?.type;
+  assert.equal(strategyOf(decide()), 'Update');
+  const ssa = decide(new Map([['widgetpolicies.example.com', { statusSubresource: false, crdUid: 'crd-1' }]]));
+  assert.equal(strategyOf(ssa), 'ServerSideApply');
+  assert.match(ssa.desired.works.get('c1')?.metadata.annotations['policysync.kuadrant.io/source-ref'] ?? '', /"crdUid":"crd-1"/);
+});
+
+test('decidePolicy: with spoke agents a first copy waits for a report (AwaitingSpokeReport) and is kept out of the works and the retained set; no-agent mode places it', () => {
+  const input = { gvr: WIDGETS, policy: widget(), observed: [], controller: controllerLabelValue('c'), rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 };
+  const withAgents = decidePolicy(new SnapshotView(snapshot(params(), { spokeAgents: true })), input);
+  assert.deepEqual(withAgents.awaiting.map((a) => a.cluster), ['c1']);
+  assert.deepEqual([...withAgents.desired.works.keys()], []);
+  assert.deepEqual([...withAgents.wanted.keys()], []);
+  const noAgent = decidePolicy(new SnapshotView(snapshot(params())), input);
+  assert.deepEqual(noAgent.awaiting, []);
+  assert.deepEqual([...noAgent.desired.works.keys()], ['c1']);
+});
+
+test('decidePolicy: a kind listed in params but not served is not in force: its targets report the kind not synced, no work', () => {
+  const d = decidePolicy(new SnapshotView(snapshot(params(), { servedKinds: new Set() })), { gvr: WIDGETS, policy: widget(), observed: [], controller: controllerLabelValue('c'), rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
+  assert.deepEqual([...d.desired.works.keys()], []);
+  assert.equal(d.desired.targets[0]?.state, 'rejected');
+});

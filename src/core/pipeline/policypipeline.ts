@@ -1,0 +1,361 @@
+// Everything the hub decides for one hub policy, in one pure function over a read-only view of the hub
+// (hubview.ts): the Gateways it targets (each one's class, params and placement, the tenant lane it holds
+// against same-named Gateways), the desired works (core/works/desiredworks.ts), where a same-named policy is
+// older and keeps the spoke object, what the spoke agents' reports say (a name held by another object, local
+// policies covering the copy, evidence missing for a first copy), the rollout strategy and plan, and the
+// problems to report. The hub controller (src/hub/policyreconciler.ts) calls it and writes what it returns;
+// `policy-sync diff` (core/rollout/preview.ts) calls it and shows what it returns. A rule added here is in
+// both; a rule written anywhere else is a drift. docs/architecture.md#the-decision-pipeline.
+import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../k8s/gvr.ts';
+import { namespacedKey, objectKey, type KubeObject } from '../k8s/objects.ts';
+import { workKeyOf, type WorkKey } from '../keys.ts';
+import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { OBSERVED_GENERATION_TEXT } from '../params/classparams.ts';
+import { renderDownstreamNamespace } from '../params/params.ts';
+import { planRollout, recordedRollout, type RolloutPlan } from '../rollout/plan.ts';
+import { workCopy } from '../rollout/revision.ts';
+import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { coverage, usesOverrides } from '../spoke/conflicts.ts';
+import { awaitingFirstCopies, type AwaitingCluster } from '../spoke/firstcopy.ts';
+import { localPoliciesIn, occupantOf, type SpokeReport } from '../spoke/spokereport.ts';
+import { readPolicyStatus } from '../status/annotation.ts';
+import type { LocalNote, PolicyProblem } from '../status/policystatus.ts';
+import type { LaneReport, LocalVerdicts } from '../status/statusinput.ts';
+import { laneConflicts, mayShareLane, refusedClusters, type GatewayLane, type LaneConflict } from '../targets/lanes.ts';
+import { possibleRivals } from '../targets/rivals.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
+import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../works/desiredworks.ts';
+import { holdersOf } from '../works/heldlanes.ts';
+import { adoptLegacyName, type ManifestWork } from '../works/manifestwork.ts';
+import { classOfGateway, type HubView } from './hubview.ts';
+
+export interface PolicyPipelineInput {
+  gvr: GroupVersionResource;
+  policy: KubeObject;
+  /** The policy's ManifestWorks as they are (identity validated: name, label and source-ref agree). */
+  observed: readonly KubeObject[];
+  /** The hub controller's label value (controllerLabelValue). */
+  controller: string;
+  /** Works carry the raw `conditions` feedback rule (the agent's RawFeedbackJsonString gate). */
+  rawFeedback: boolean;
+  maxWorkBytes: number;
+  /**
+   * Progressive: since when each cluster has succeeded at the revision (the soak clocks of the last plan of this
+   * revision); the hub remembers them between passes, a preview starts from none.
+   */
+  soak?: ReadonlyMap<string, number>;
+  /** Wall time, ms since the epoch. */
+  now: number;
+}
+
+/** A cluster the policy wants, that gets no copy (or keeps the one it has), and why. */
+export interface ClusterRefusal {
+  cluster: string;
+  message: string;
+}
+
+export interface PolicyDecision {
+  /**
+   * The works to have in place now: per cluster, the copy of the policy's revision — or, under a Progressive
+   * rollout, the one the plan writes now — with no work for the clusters refused below.
+   */
+  desired: DesiredWorks;
+  /** The work each wanted cluster would get at the policy's revision, before the rollout chose when. */
+  wanted: ReadonlyMap<string, ManifestWork>;
+  /** Conflicts between the lanes of the policy's Gateways and other hub Gateways. */
+  lanes: LaneReport[];
+  /** Where a same-named policy's copy or another object holds the spoke object: nothing placed there. */
+  losses: ClusterRefusal[];
+  /** Of the losses, those a spoke report showed (the name held there by another object). */
+  nameTaken: ClusterRefusal[];
+  /** What local policies do to the copies. */
+  local: LocalVerdicts;
+  /** Clusters whose first copy waits for a fresh report from their spoke agent. */
+  awaiting: AwaitingCluster[];
+  /** The GatewayClasses of the Gateways the policy targets, sorted. */
+  targetClasses: string[];
+  strategy: RolloutStrategy;
+  /** Progressive: the rollout plan (All writes every work at once: none). */
+  rollout?: RolloutPlan;
+  /** Works whose cluster is left as it is (too large, name taken, awaiting a report, held by the rollout): never deleted for it. */
+  retain: Set<WorkKey>;
+  /** Observed works the rollout keeps as they are. */
+  kept: KubeObject[];
+  /** What keeps the policy, or some targets or clusters, from syncing. */
+  problems: PolicyProblem[];
+}
+
+/** What the hub decides for `input.policy` over `view`. */
+export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyDecision {
+  const { gvr, policy, observed } = input;
+  const lanes: LaneConflict[] = [];
+  const problems: PolicyProblem[] = [];
+  const desired = desiredWorks(view, input, policy, sentCopies(observed), lanes, problems);
+  // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
+  for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
+  // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a first
+  // copy waits below; a copy already placed is kept and updated).
+  for (const cluster of desired.works.keys()) {
+    const evidence = view.evidence(cluster);
+    if (view.spokeAgents && evidence.state === 'refused') {
+      problems.push({ reason: 'SpokeReportRefused', message: `cluster ${cluster}: the spoke agent's report is refused (${evidence.why}); local policies there are not known` });
+    }
+  }
+  // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is placed
+  // (OCM's agent would merge into it and take it over) and nothing there is removed.
+  const nameTaken = takenNames(view, gvr, policy, desired.works);
+  for (const t of nameTaken) desired.works.delete(t.cluster);
+  const losses = [...collisionLosses(view, input, desired), ...nameTaken];
+  for (const loss of losses) desired.works.delete(loss.cluster);
+  // Where local policies cover the whole copy, they are what is enforced there: no copy.
+  const local = localVerdicts(view, gvr, policy, desired.works);
+  for (const o of local.overridden) desired.works.delete(o.cluster);
+  // No evidence is not evidence of absence: a first copy waits for a fresh report that vouches for its name
+  // and says whether local policies cover it. Removed before the rollout plans, like the taken names, so no
+  // wave writes there; a work already there stays as it is (never withdrawn for doubt).
+  const awaiting = view.spokeAgents ? awaitingFirstCopies(groupResourceKey(gvr), desired.works, observed, (c) => view.evidence(c)) : [];
+  for (const a of awaiting) desired.works.delete(a.cluster);
+  const wanted = new Map(desired.works);
+
+  // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their works
+  // as they are (docs/architecture.md#rolling-out-a-change).
+  const targetClasses = classesTargeted(view, policy);
+  const { strategy, problem } = strategyFor(view, policy, targetClasses);
+  if (problem) problems.push(problem);
+  const rollout = plan(view, input, strategy, desired.works, awaiting.map((a) => a.cluster));
+  if (rollout) {
+    desired.works.clear();
+    for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);
+  }
+  const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
+  // A work grown too large is not written; the last good one on that cluster stays in place.
+  const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
+  const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
+  return { desired, wanted, lanes: laneReports(view, lanes), losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
+}
+
+/** The copy each observed work places now, by cluster (for the keys a copy dropped, core/works/droppedkeys.ts). */
+function sentCopies(observed: readonly KubeObject[]): Map<string, KubeObject> {
+  const sent = new Map<string, KubeObject>();
+  for (const w of observed) {
+    const copy = workCopy(w);
+    if (copy) sent.set(w.metadata.namespace ?? '', copy);
+  }
+  return sent;
+}
+
+/**
+ * The works a policy wants; `lanes` and `problems` collect what its Gateways' placement refused. Each Gateway is
+ * looked at once, however many targets and passes ask for it.
+ */
+function desiredWorks(view: HubView, input: PolicyPipelineInput, policy: KubeObject, sent?: ReadonlyMap<string, KubeObject>, lanes: LaneConflict[] = [], problems: PolicyProblem[] = []): DesiredWorks {
+  const { gvr } = input;
+  const classes = new Set<string>();
+  const looked = new Map<string, GatewayPlacement | undefined>();
+  const lookAt = (namespace: string, name: string): GatewayPlacement | undefined => {
+    const gateway = view.gateway(namespace, name);
+    if (!gateway) return undefined;
+    const className = classOfGateway(gateway) ?? '';
+    const params = view.params(className);
+    if (!params) return { managed: false, downstreamNamespaceTemplate: '', clusters: [], kindAllowed: false };
+    classes.add(className);
+    // Forged decisions and clusters outside the namespace's ManagedClusterSets count for nothing; said.
+    const placed = view.placement(gateway);
+    for (const r of placed.refused) problems.push({ reason: 'PlacementRefused', message: `Gateway ${namespace}/${name}: ${r.message}` });
+    const lane = laneOf(view, gateway, placed.clusters);
+    const others = view.gatewaysNamed(name).flatMap((g) => (g === gateway ? [] : (laneOf(view, g) ?? [])));
+    // The works on a cluster are read only where another Gateway could share this one's lane at all.
+    const conflicts = lane && mayShareLane(lane, others) ? laneConflicts(lane, others, (cluster, downstream) => holdersOf(view.worksOn(cluster), downstream)) : [];
+    lanes.push(...conflicts);
+    const refused = lane ? refusedClusters(lane, conflicts) : new Set<string>();
+    return {
+      managed: true,
+      downstreamNamespaceTemplate: params.downstreamNamespace,
+      clusters: placed.clusters.filter((c) => !refused.has(c)),
+      kindAllowed: view.kindInForce(className, gvr) !== undefined,
+    };
+  };
+  const lookup = (namespace: string, name: string): GatewayPlacement | undefined => {
+    const key = namespacedKey(namespace, name);
+    if (!looked.has(key)) looked.set(key, lookAt(namespace, name));
+    return looked.get(key);
+  };
+  const facts = view.kind(gvr);
+  const base = {
+    gvr,
+    policy,
+    gateways: lookup,
+    rawFeedback: input.rawFeedback,
+    maxWorkBytes: input.maxWorkBytes,
+    controller: input.controller,
+    ...(facts.crdUid === undefined ? {} : { crdUid: facts.crdUid }),
+    updateStrategy: facts.statusSubresource ? ('Update' as const) : ('ServerSideApply' as const),
+    ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
+  };
+  const first = desiredWorksForPolicy({ ...base, statusFeedback: [] });
+  // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a first
+  // pass over the targets.
+  const statusFeedback = [...classes]
+    .flatMap((c) => view.kindInForce(c, gvr)?.statusFeedback ?? [])
+    .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
+  return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...base, statusFeedback });
+}
+
+/** A Gateway of a class in force, as its tenant lane; undefined otherwise. */
+function laneOf(view: HubView, gateway: KubeObject, clusters?: readonly string[]): GatewayLane | undefined {
+  const className = classOfGateway(gateway);
+  const params = className === undefined ? undefined : view.params(className);
+  if (!params) return undefined;
+  const namespace = gateway.metadata.namespace ?? '';
+  return {
+    namespace,
+    name: gateway.metadata.name,
+    ...(gateway.metadata.creationTimestamp ? { creationTimestamp: gateway.metadata.creationTimestamp } : {}),
+    downstreamNamespace: renderDownstreamNamespace(params.downstreamNamespace, namespace),
+    clusters: clusters ?? view.placement(gateway).clusters,
+  };
+}
+
+/** The lane conflicts as the status reports them, once each, with the two hub Gateways to tell. */
+function laneReports(view: HubView, conflicts: readonly LaneConflict[]): LaneReport[] {
+  const seen = new Set<string>();
+  const gatewayAt = (key: string): KubeObject[] => {
+    const slash = key.indexOf('/');
+    const g = view.gateway(key.slice(0, slash), key.slice(slash + 1));
+    return g ? [g] : [];
+  };
+  return conflicts.flatMap((c) => {
+    if (seen.has(c.message)) return [];
+    seen.add(c.message);
+    return [{ message: c.message, gateways: [c.keeper, c.refused].flatMap(gatewayAt) }];
+  });
+}
+
+/**
+ * Where this policy's copy would be the same spoke object as another hub policy's (a downstreamNamespace without
+ * `{namespace}`), the older policy keeps it.
+ */
+function collisionLosses(view: HubView, input: PolicyPipelineInput, desired: DesiredWorks): ClusterRefusal[] {
+  const { policy, gvr } = input;
+  const templateOf = (namespace: string, name: string): string | undefined => {
+    const g = view.gateway(namespace, name);
+    const className = g ? classOfGateway(g) : undefined;
+    return className === undefined ? undefined : view.params(className)?.downstreamNamespace;
+  };
+  const rivals = possibleRivals(policy, view.policiesNamed(gvr, policy.metadata.name), templateOf).filter((p) => !p.metadata.deletionTimestamp);
+  if (rivals.length === 0) return [];
+  const candidates = [
+    ...collisionCandidates(gvr, policy, desired.works),
+    ...rivals.flatMap((rival) => collisionCandidates(gvr, rival, desiredWorks(view, input, rival).works)),
+  ];
+  const mine = objectKey(policy);
+  return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
+}
+
+function freshReport(view: HubView, cluster: string): SpokeReport | undefined {
+  const evidence = view.evidence(cluster);
+  return evidence.state === 'fresh' ? evidence.report : undefined;
+}
+
+/**
+ * Clusters whose fresh report shows the copy's kind, namespace and name held by an object that is not a copy of
+ * this hub policy: a local policy, or a copy of another hub policy. A report that does not cover the kind says
+ * nothing.
+ */
+function takenNames(view: HubView, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): ClusterRefusal[] {
+  const kind = groupResourceKey(gr);
+  const source = objectKey(policy);
+  const taken: ClusterRefusal[] = [];
+  for (const [cluster, work] of works) {
+    const report = freshReport(view, cluster);
+    const copy = work.spec.workload.manifests[0];
+    if (!report || !copy) continue;
+    const at = namespacedKey(copy.metadata.namespace ?? '', copy.metadata.name);
+    const occupant = occupantOf(report, kind, copy.metadata.namespace ?? '', copy.metadata.name);
+    if (occupant.state === 'local') {
+      taken.push({ cluster, message: `${copy.kind} ${at} on cluster ${cluster} is the cluster's own policy, not a copy of this one: nothing is placed there until the name is free` });
+    } else if (occupant.state === 'synced' && occupant.source !== source) {
+      taken.push({ cluster, message: `${copy.kind} ${at} on cluster ${cluster} is a copy of hub policy ${occupant.source}, not of this one: nothing is placed there until the name is free` });
+    }
+  }
+  return taken;
+}
+
+/** What local policies do to each cluster's copy. A hub policy using GEP-713 overrides is placed anyway. */
+function localVerdicts(view: HubView, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): LocalVerdicts {
+  const overridden: ClusterRefusal[] = [];
+  const notes = new Map<string, LocalNote>();
+  const kind = groupResourceKey(gr);
+  for (const [cluster, work] of works) {
+    const report = freshReport(view, cluster);
+    const copy = work.spec.workload.manifests[0];
+    if (!report || !copy) continue;
+    const locals = localPoliciesIn(report, kind, copy.metadata.namespace ?? '');
+    if (!locals || locals.length === 0) continue;
+    const verdict = coverage(copy.kind, copy, locals);
+    if (verdict.state === 'None') continue;
+    if (usesOverrides(policy)) {
+      notes.set(cluster, { reason: 'OverridesLocal', message: `${copy.kind} overrides [${verdict.by.join(', ')}] on the cluster: the hub policy uses overrides` });
+    } else if (verdict.state === 'Overridden') overridden.push({ cluster, message: verdict.message });
+    else notes.set(cluster, { reason: 'PartiallyEnforced', message: verdict.message });
+  }
+  return { overridden, notes };
+}
+
+/** The classes of the Gateways the policy targets, sorted. */
+function classesTargeted(view: HubView, policy: KubeObject): string[] {
+  const classes = readTargets(policy)
+    .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
+    .flatMap((t) => {
+      const g = view.gateway(t.namespace ?? policy.metadata.namespace ?? '', t.name);
+      const cls = g ? classOfGateway(g) : undefined;
+      return cls === undefined ? [] : [cls];
+    });
+  return [...new Set(classes)].sort();
+}
+
+/**
+ * The strategy for the policy: its annotation, else the targeted classes' params. An invalid annotation is a
+ * problem of the policy, and so is one selecting Progressive for a kind it cannot gate on (the class says so of
+ * its own strategy): the strategy is the one selected all the same, a person decides.
+ */
+export function strategyFor(view: HubView, policy: KubeObject, classes: readonly string[]): { strategy: RolloutStrategy; problem?: PolicyProblem } {
+  const byClass = new Map<string, RolloutStrategy>();
+  for (const c of classes) {
+    const params = view.params(c);
+    if (params) byClass.set(c, params.rolloutStrategy);
+  }
+  const { strategy, error } = policyRolloutStrategy(policy.metadata.annotations, classesRolloutStrategy(byClass));
+  if (error !== undefined) return { strategy, problem: { reason: 'InvalidRolloutStrategy', message: error } };
+  const selected = policy.metadata.annotations?.[ROLLOUT_STRATEGY_ANNOTATION] !== undefined;
+  const ungated = selected && strategy.type === 'Progressive' ? view.ungatedKind(policy.apiVersion, policy.kind) : undefined;
+  if (ungated === undefined) return { strategy };
+  const message =
+    `${ROLLOUT_STRATEGY_ANNOTATION} selects Progressive, but no cluster can succeed for ${ungated}: its CRD has no ${OBSERVED_GENERATION_TEXT}, ` +
+    'so no verdict of the controller is known to be about the revision a cluster runs, and each cluster fails at progressDeadline (roll it out All)';
+  return { strategy, problem: { reason: 'NoObservedGeneration', message } };
+}
+
+/** The rollout plan for the policy's revision; none under All, or for a policy with no generation (never from an apiserver). */
+function plan(view: HubView, input: PolicyPipelineInput, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, awaiting: readonly string[]): RolloutPlan | undefined {
+  const { policy } = input;
+  const revision = policy.metadata.generation;
+  if (strategy.type === 'All' || typeof revision !== 'number') return undefined;
+  const byCluster = new Map(input.observed.map((w) => [w.metadata.namespace ?? '', w]));
+  // That this revision's rollout completed, or halted, is said on the policy, by the status this hub wrote there.
+  const reported = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.rollout;
+  return planRollout({
+    strategy,
+    revision,
+    resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
+    ...recordedRollout(reported, revision),
+    clusters: [...desired].map(([cluster, work]) => {
+      const observedWork = byCluster.get(cluster);
+      return { cluster, labels: view.clusterLabels(cluster), desired: work, ...(observedWork ? { observed: observedWork } : {}) };
+    }),
+    ...(awaiting.length > 0 ? { awaiting } : {}),
+    soak: new Map(input.soak ?? []),
+    now: input.now,
+    maxWorkBytes: input.maxWorkBytes,
+  });
+}

@@ -1,0 +1,84 @@
+// The hub controller's HubView (core/pipeline/hubview.ts): the decision pipeline's reads, answered from the
+// informers' caches and what the class reconciler put in force. Reads only; the pipeline decides.
+import type { PlacedClusters } from '../core/fleet/placement.ts';
+import type { GroupResource } from '../core/k8s/gvr.ts';
+import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
+import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
+import type { HubView, KindFacts } from '../core/pipeline/hubview.ts';
+import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
+import type { DynamicInformers } from '../kube/dynamicinformers.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { ClassConfigs } from './classconfigs.ts';
+import { BY_CLUSTER, BY_NAME } from './indexes.ts';
+import type { GatewayPlacements } from './placements.ts';
+import type { SpokeReports } from './spokereports.ts';
+import type { UngatedKinds } from './ungatedkinds.ts';
+
+export interface CachedHubViewSources {
+  /** The policy informers, each indexed BY_NAME. */
+  watches: DynamicInformers;
+  /** Hub Gateways, indexed BY_NAME. */
+  gateways: Informer;
+  placed: GatewayPlacements;
+  managedClusters: Informer;
+  /** Our ManifestWorks, indexed BY_CLUSTER. */
+  works: Informer;
+  configs: ClassConfigs;
+  /** The spoke agents' reports; undefined when no spoke configuration is placed (no-agent mode). */
+  reports?: SpokeReports;
+  /** The kinds a Progressive rollout cannot gate on, as the class reconciler found them. */
+  ungatedKinds?: UngatedKinds;
+}
+
+export class CachedHubView implements HubView {
+  readonly spokeAgents: boolean;
+
+  constructor(private readonly sources: CachedHubViewSources) {
+    this.spokeAgents = sources.reports !== undefined;
+  }
+
+  gateway(namespace: string, name: string): KubeObject | undefined {
+    return this.sources.gateways.store.get(namespacedKey(namespace, name));
+  }
+
+  gatewaysNamed(name: string): readonly KubeObject[] {
+    return this.sources.gateways.store.byIndex(BY_NAME, name);
+  }
+
+  params(className: string): SyncParams | undefined {
+    return this.sources.configs.get(className)?.params;
+  }
+
+  kindInForce(className: string, gr: GroupResource): PolicyKindConfig | undefined {
+    return this.sources.configs.kind(className, gr)?.config;
+  }
+
+  placement(gateway: KubeObject): PlacedClusters {
+    return this.sources.placed.of(gateway);
+  }
+
+  clusterLabels(cluster: string): Readonly<Record<string, string>> {
+    return this.sources.managedClusters.store.get(cluster)?.metadata.labels ?? {};
+  }
+
+  worksOn(cluster: string): readonly KubeObject[] {
+    return this.sources.works.store.byIndex(BY_CLUSTER, cluster);
+  }
+
+  policiesNamed(gr: GroupResource, name: string): readonly KubeObject[] {
+    return this.sources.watches.informer(gr)?.store.byIndex(BY_NAME, name) ?? [];
+  }
+
+  evidence(cluster: string): ReportEvidence {
+    return this.sources.reports?.evidence(cluster) ?? { state: 'absent' };
+  }
+
+  kind(gr: GroupResource): KindFacts {
+    const crdUid = this.sources.configs.crdUid(gr);
+    return { ...(crdUid === undefined ? {} : { crdUid }), statusSubresource: this.sources.configs.statusSubresource(gr) };
+  }
+
+  ungatedKind(apiVersion: string | undefined, kind: string | undefined): string | undefined {
+    return this.sources.ungatedKinds?.find(apiVersion, kind)?.name;
+  }
+}
