@@ -134,3 +134,27 @@ export function filesUnder(dir: string, keep: (name: string) => boolean): string
     return e.isDirectory() ? filesUnder(path, keep) : keep(e.name) ? [path] : [];
   });
 }
+
+/** Top-level folders whose paths the docs name in code spans. */
+const NAMED_ROOTS = /^(?:src|testkit|hack|test|deploy|charts|crds|examples|bin|docs)\//;
+
+/**
+ * The files the docs name that do not exist: a code span holding a repository path (`src/hub/routes.ts`), or a
+ * bare source file name (`routes.ts`) that no file of the repository has. Spans with wildcards or placeholders
+ * (`*`, `<…>`, `{…}`, `…`) name no one file and are skipped.
+ */
+export function missingNamedFiles(root: string, files: readonly string[]): BrokenLink[] {
+  const names = new Set(['src', 'testkit', 'hack', 'test', 'deploy', 'bin', 'charts'].flatMap((d) => filesUnder(join(root, d), () => true)).map((f) => f.slice(f.lastIndexOf('/') + 1)));
+  const out: BrokenLink[] = [];
+  for (const file of files) {
+    outsideFences(readFileSync(file, 'utf8')).forEach((line, i) => {
+      for (const m of line.matchAll(/`([^`\s]+)`/g)) {
+        const span = m[1]!.replace(/[.,:;)]+$/, '');
+        if (/[*<>{}…]/.test(span)) continue;
+        const missing = NAMED_ROOTS.test(span) ? !existsSync(join(root, span)) : /^[\w-]+\.(?:ts|js|sh)$/.test(span) && !names.has(span);
+        if (missing) out.push({ file: relative(root, file), line: i + 1, target: span, why: 'no such file in the repository' });
+      }
+    });
+  }
+  return out;
+}

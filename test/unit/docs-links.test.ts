@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { anchors, brokenCodeReferences, brokenMarkdownLinks, filesUnder, slug, unresolved } from '../../hack/docs/links.ts';
+import { anchors, brokenCodeReferences, brokenMarkdownLinks, filesUnder, missingNamedFiles, slug, unresolved } from '../../hack/docs/links.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -54,6 +54,13 @@ test('every relative link and anchor in README.md, CHANGELOG.md and docs/ resolv
   );
 });
 
+test('every file the docs name exists', () => {
+  assert.deepEqual(
+    missingNamedFiles(ROOT, markdownPages()).map((b) => `${b.file}:${b.line}: ${b.target}`),
+    [],
+  );
+});
+
 test('every docs reference in the code resolves, but the moved anchors src/ has still to follow', () => {
   const broken = brokenCodeReferences(ROOT, codeFiles());
   const unexpected = broken.filter((b) => MOVED_ANCHORS_AWAITING_SRC[b.target] === undefined || !b.file.startsWith('src/'));
@@ -90,5 +97,12 @@ test('the checker finds a missing page, a missing anchor and a bad code referenc
   assert.deepEqual(
     brokenCodeReferences(root, [join(root, 'code.ts')]).map((b) => b.target),
     ['docs/a.md#gone'],
+  );
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src', 'here.ts'), '');
+  writeFileSync(join(root, 'docs', 'files.md'), '`src/here.ts`, `here.ts`, `src/gone.ts`, `gone.ts`, `src/**/*.ts`, `<name>.ts`\n```\nsrc/fenced.ts\n```\n');
+  assert.deepEqual(
+    missingNamedFiles(root, [join(root, 'docs', 'files.md')]).map((b) => b.target),
+    ['src/gone.ts', 'gone.ts'],
   );
 });
