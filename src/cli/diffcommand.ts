@@ -6,7 +6,7 @@
 //   policy-sync diff authpolicy/NS/NAME -f edit.yaml the file holds an edited version of that hub policy
 //   policy-sync diff authpolicy/NS/NAME              the hub policy as it is, against what each cluster runs
 import { readFileSync } from 'node:fs';
-import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { formatKubeTime } from '../core/k8s/kubetime.ts';
@@ -24,18 +24,16 @@ import { isNotFound, type KubeHttp } from '../kube/http.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { CliError, errorLine, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
+import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import { formatDiffs, formatDiffsJson, type PolicyChange, type PolicyDiff } from './diffformat.ts';
 import { withSchemaDefaults, type DefaultingSchema } from './schemadefaults.ts';
 import { isPolicyWork, parsePolicyReference, policyResource, policyWorksSelector, readSyncedKinds, resolveKind, type PolicyReference, type SyncedKind, type SyncedKinds } from './status.ts';
 
 export const DIFF_OUTPUTS = ['text', 'json'] as const;
 
-interface DiffFlags extends HubFlags {
+interface DiffFlags extends HubFlags, DecisionFlags {
   filename?: string;
   output: (typeof DIFF_OUTPUTS)[number];
-  trustDecisionLabels: boolean;
-  maxWorkBytes: number;
-  rawFeedback: boolean;
 }
 
 /** One policy document of the file, where it came from (for errors that name it). */
@@ -339,23 +337,14 @@ async function runDiff(http: KubeHttp, target: string | undefined, { ref, docs }
   return formatDiffs(diffs, terminalWidth());
 }
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
-  return n;
-}
-
 export function diffCommand(): Command {
-  return hubOptions(new Command('diff'))
+  return addDecisionOptions(hubOptions(new Command('diff')), { for: 'preview' })
     .description(
       'preview a policy change before it is applied: which clusters it reaches, in which rollout waves, and each spoke copy\'s diff against what runs there now; reads the hub only, writes nothing',
     )
     .addArgument(new Argument('[policy]', '<resource>/[<namespace>/]<name>: a hub policy; with -f, the file holds an edited version of it; alone, the policy as it is on the hub'))
     .option('-f, --filename <file>', 'the policy (or policies) as they would be applied: YAML or JSON, several documents or a List; - for stdin')
     .addOption(new Option('-o, --output <format>', 'text: the plan and unified diffs; json: the same for scripts').choices(DIFF_OUTPUTS).default('text'))
-    .option('--trust-decision-labels', "as the hub controller's flag: take PlacementDecisions by their label alone", false)
-    .addOption(new Option('--max-work-bytes <n>', "as the hub controller's flag: largest ManifestWork written").argParser(positiveInt).default(500 * 1024, '512000'))
-    .option('--raw-feedback', "as the hub controller's flag: works carry the raw conditions feedback rule", false)
     .action(async (target: string | undefined, flags: DiffFlags) => {
       // A usage mistake or a bad file is told before the hub is reached (or found missing).
       let asked: Request;

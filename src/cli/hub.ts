@@ -8,6 +8,7 @@ import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
+import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
 import { runUntilSignalled } from '../kube/manager.ts';
 import { duration, positiveDurationOrMs } from './duration.ts';
@@ -15,18 +16,15 @@ import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
 import { namespacedName, positiveInt, positiveNumber, type NamespacedName } from './options.ts';
 import { DEFAULT_SPOKE_CONFIG } from './spoke.ts';
 
-interface HubFlags extends ElectionFlags, ConnectionFlags {
+interface HubFlags extends ElectionFlags, ConnectionFlags, DecisionFlags {
   kubeconfig?: string;
   controllerName: string;
   concurrency: number;
   qps: number;
   burst: number;
-  maxWorkBytes: number;
-  rawFeedback: boolean;
   statusCoalesce: number;
   spokeConfig?: NamespacedName;
   spokeReportStaleAfter: number;
-  trustDecisionLabels: boolean;
   healthProbeBindAddress: string;
   metricsBindAddress: string;
   logLevel: string;
@@ -46,8 +44,6 @@ export function hubCommand(): Command {
     .option('--concurrency <n>', 'policies reconciled at once', positiveInt, 4)
     .option('--qps <n>', 'client-side write rate limit (writes per second)', positiveNumber, 100)
     .option('--burst <n>', 'client-side write burst', positiveInt, 200)
-    .option('--max-work-bytes <n>', 'largest ManifestWork written (OCM default limit 500 KiB)', positiveInt, 500 * 1024)
-    .option('--raw-feedback', 'add the raw `conditions` feedback rule (needs the agent gate RawFeedbackJsonString)', false)
     .addOption(
       new Option('--status-coalesce <duration>', 'least time between two status annotation writes of one policy (a bare number: milliseconds)')
         .argParser(positiveDurationOrMs)
@@ -63,16 +59,11 @@ export function hubCommand(): Command {
         .argParser(duration)
         .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )
-    .option(
-      '--trust-decision-labels',
-      "take PlacementDecisions by their placement label alone, as MGC did (decisions written by a tool of one's own, no tenants); by default only decisions the Placement owns, for clusters of ManagedClusterSets bound to the Gateway's namespace, count",
-      false,
-    )
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
     .addOption(new Option('--log-format <format>', 'log format').choices(['json', 'pretty']).default('json'));
-  return addElectionOptions(addConnectionOptions(command), 'policy-sync-hub').action(async (flags: HubFlags) => {
+  return addElectionOptions(addConnectionOptions(addDecisionOptions(command, { for: 'hub' })), 'policy-sync-hub').action(async (flags: HubFlags) => {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
     const metrics = new Metrics();
     boundHeapGrowth();
