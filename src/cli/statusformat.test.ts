@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterFeedback, FeedbackCondition } from '../core/works/feedback.ts';
-import { aggregatePolicyStatus, type ClusterInput, type PolicyProblem, type PolicyStatus } from '../core/status/policystatus.ts';
+import { MAX_OVERRIDDEN_BY, aggregatePolicyStatus, type ClusterInput, type PolicyProblem, type PolicyStatus } from '../core/status/policystatus.ts';
 import {
   ellipsize,
   formatExplain,
@@ -9,7 +9,6 @@ import {
   formatMatrix,
   formatRows,
   formatRowsJson,
-  parseOverriders,
   rolloutState,
   wrap,
   type PolicyRow,
@@ -33,12 +32,15 @@ function work(enforced: FeedbackCondition | undefined, extra: Partial<ClusterFee
 
 const ENFORCED_CONDITION: FeedbackCondition = { status: 'True', reason: 'Enforced', message: 'AuthPolicy has been successfully enforced' };
 const ENFORCED = work(ENFORCED_CONDITION);
+/** The spoke's controller reports the copy overridden (its own precedence rule): its message names who. */
 const overridden = (by: string): ClusterInput => work({ status: 'False', reason: 'Overridden', message: `AuthPolicy is overridden by [${by}]` });
-const PARTIAL = work({
-  status: 'True',
-  reason: 'PartiallyEnforced',
-  message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [payments/local-https]',
-});
+/** The hub found local policies covering the copy in the spoke agent's report, and withdrew it (core/spoke/conflicts.ts). */
+const withdrawn = (...by: string[]): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [${by.join(', ')}]`, by });
+/** The hub found a local policy taking one listener of the copy; the controller enforces the rest. */
+const PARTIAL: ClusterInput = {
+  ...work(ENFORCED_CONDITION),
+  local: { reason: 'PartiallyEnforced', message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [payments/local-https]', by: ['payments/local-https'] },
+} as ClusterInput;
 const FAILED = work(undefined, { accepted: { status: 'False', reason: 'TargetNotFound', message: 'gateway gw not found' } });
 
 function status(clusters: Record<string, ClusterInput>, problems: PolicyProblem[] = []): PolicyStatus {
@@ -59,7 +61,7 @@ const CROSS_NAMESPACE: PolicyProblem[] = [
   { reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' },
 ];
 
-const AUTH = row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': ENFORCED, 'spoke-2': overridden('payments/local-auth') }));
+const AUTH = row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': ENFORCED, 'spoke-2': withdrawn('payments/local-auth') }));
 const RATE = row('RateLimitPolicy', 'payments', 'payments-rl', status({}, CROSS_NAMESPACE));
 
 function lines(text: string): string[] {
@@ -176,7 +178,7 @@ test('explain: summary, no problems, per cluster state/reason/message/overridden
   assert.deepEqual(lines(formatExplain(AUTH)), [
     'Policy:     AuthPolicy payments/payments-auth',
     'Resource:   authpolicies.kuadrant.io (v1)',
-    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 1 applied',
     'Problems:   none',
     'Clusters:',
     '  spoke-1:',
@@ -192,17 +194,17 @@ test('explain: summary, no problems, per cluster state/reason/message/overridden
     '    message:        AuthPolicy is overridden by [payments/local-auth]',
     '    overridden by:  payments/local-auth',
     '    upToDate:       true',
-    '    applied:        true',
-    '    available:      true',
+    '    applied:        false',
+    '    available:      false',
   ]);
 });
 
-test('explain: several overriding policies one per line; a partial override says where; long messages wrap', () => {
+test('explain: several overriding policies one per line, as the status names them (a controller\'s own Overridden only in its message); long messages wrap', () => {
   const r = row(
     'AuthPolicy',
     'payments',
     'payments-auth',
-    status({ 'spoke-1': overridden('payments/local-auth, payments/local-auth-2'), 'spoke-2': PARTIAL, 'spoke-3': { state: 'pending' } }),
+    status({ 'spoke-1': withdrawn('payments/local-auth', 'payments/local-auth-2'), 'spoke-2': PARTIAL, 'spoke-3': { state: 'pending' }, 'spoke-4': overridden('payments/newer') }),
   );
   assert.deepEqual(lines(formatExplain(r)).slice(4), [
     'Clusters:',
@@ -214,14 +216,14 @@ test('explain: several overriding policies one per line; a partial override says
     '    overridden by:  payments/local-auth',
     '                    payments/local-auth-2',
     '    upToDate:       true',
-    '    applied:        true',
-    '    available:      true',
+    '    applied:        false',
+    '    available:      false',
     '  spoke-2:',
     '    state:          Enforced',
     '    reason:         PartiallyEnforced',
     '    message:        AuthPolicy is partially overridden: listener "https" of',
     '                    Gateway gw by [payments/local-https]',
-    '    overridden by:  payments/local-https (listener "https" of Gateway gw)',
+    '    overridden by:  payments/local-https',
     '    upToDate:       true',
     '    applied:        true',
     '    available:      true',
@@ -232,7 +234,35 @@ test('explain: several overriding policies one per line; a partial override says
     '    upToDate:       false',
     '    applied:        false',
     '    available:      false',
+    '  spoke-4:',
+    '    state:          Overridden',
+    '    reason:         Overridden',
+    '    message:        AuthPolicy is overridden by [payments/newer]',
+    '    upToDate:       true',
+    '    applied:        true',
+    '    available:      true',
   ]);
+});
+
+test('explain: past MAX_OVERRIDDEN_BY overriding policies, the names the status keeps and how many more', () => {
+  const many = Array.from({ length: MAX_OVERRIDDEN_BY + 2 }, (_, i) => `payments/local-${i}`).sort();
+  const out = lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': withdrawn(...many) }))));
+  const at = out.findIndex((l) => l.startsWith('    overridden by:'));
+  assert.deepEqual(out.slice(at, at + MAX_OVERRIDDEN_BY + 1), [
+    `    overridden by:  ${many[0]}`,
+    ...many.slice(1, MAX_OVERRIDDEN_BY).map((n) => `                    ${n}`),
+    '                    and 2 more',
+  ]);
+});
+
+test('explain: an annotation an older hub wrote (no overriddenBy) shows the message, and no names parsed out of it', () => {
+  const old: PolicyStatus = {
+    summary: { clusters: 1, applied: 0, enforced: 0, overridden: 1, pending: 0, failed: 0 },
+    clusters: { 'spoke-1': { state: 'Overridden', applied: false, available: false, enforced: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [payments/l]', upToDate: true } },
+  };
+  const out = lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', old)));
+  assert.ok(out.includes('    message:        AuthPolicy is overridden by [payments/l]'));
+  assert.equal(out.some((l) => l.includes('overridden by:')), false);
 });
 
 test('explain: problems wrapped, no clusters', () => {
@@ -252,7 +282,7 @@ test('explain: a truncated annotation says where the per-cluster part comes from
   const s: PolicyStatus = { ...AUTH.status, summary: { ...AUTH.status.summary, truncated: true } };
   const out = lines(formatExplain({ ...AUTH, status: s }));
   assert.deepEqual(out.slice(2, 6), [
-    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 2 applied',
+    'Summary:    2 clusters: 1 enforced, 1 overridden, 0 pending, 0 failed; 1 applied',
     'Note:       the status annotation was cut short (too large); per-cluster detail',
     '            is read from the ManifestWorks',
     'Problems:   none',
@@ -275,20 +305,6 @@ test('explain: the kind\'s statusFeedback values per cluster, one per line, sort
   ]);
   assert.equal(out.at(-1), '    available:      true', 'a cluster without values shows no statusFeedback line');
   for (const l of out) assert.ok(Array.from(l).length <= 80, l);
-});
-
-test('parseOverriders: the full and the partial message forms', () => {
-  assert.deepEqual(parseOverriders('AuthPolicy is overridden by [ns/a, ns/b]'), [{ policy: 'ns/a' }, { policy: 'ns/b' }]);
-  assert.deepEqual(parseOverriders('AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2, ns/l3]'), [
-    { policy: 'ns/l1', where: 'Gateway a' },
-    { policy: 'ns/l2', where: 'listener "https" of Gateway b' },
-    { policy: 'ns/l3', where: 'listener "https" of Gateway b' },
-  ]);
-  assert.deepEqual(parseOverriders('AuthPolicy has been successfully enforced'), []);
-});
-
-test('parseOverriders: a message cut at 256 characters keeps the complete names only', () => {
-  assert.deepEqual(parseOverriders('AuthPolicy is overridden by [ns/a, ns/b, ns/lo…'), [{ policy: 'ns/a' }, { policy: 'ns/b' }]);
 });
 
 test('wrap and ellipsize', () => {

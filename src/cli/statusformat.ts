@@ -264,40 +264,6 @@ export function formatMatrix(rows: readonly PolicyRowView[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // explain: one policy in detail.
 
-/** A local policy that overrides the synced one, and where (for a partial override). */
-export interface Overrider {
-  policy: string;
-  where?: string;
-}
-
-/**
- * The overriding local policies named by a cluster's Overridden or PartiallyEnforced message (docs/architecture.md#local-policies-win):
- * `AuthPolicy is overridden by [ns/l1, ns/l2]`, or
- * `AuthPolicy is partially overridden: Gateway a by [ns/l1]; listener "https" of Gateway b by [ns/l2]`.
- * A list cut short by the 256-character limit keeps its complete names only. Empty when the message
- * has neither form.
- */
-export function parseOverriders(message: string): Overrider[] {
-  const full = /^\S+ is overridden by \[(.*)$/.exec(message);
-  if (full) return names(full[1]!).map((policy) => ({ policy }));
-  const partial = /^\S+ is partially overridden: (.*)$/.exec(message);
-  if (!partial) return [];
-  const out: Overrider[] = [];
-  for (const part of partial[1]!.split('; ')) {
-    const m = /^(.*?) by \[(.*)$/.exec(part);
-    if (m) for (const policy of names(m[2]!)) out.push({ policy, where: m[1]! });
-  }
-  return out;
-}
-
-/** `ns/a, ns/b]` → [ns/a, ns/b]; without the closing bracket (a cut message), the last, cut, name is dropped. */
-function names(list: string): string[] {
-  const close = list.indexOf(']');
-  const items = (close >= 0 ? list.slice(0, close) : list).split(', ').map((s) => s.trim());
-  if (close < 0) items.pop();
-  return items.filter((s) => /^[^\s/]+\/[^\s/]+$/.test(s));
-}
-
 const TOP_LABEL = 12; // `Resource:` and friends, padded
 const FIELD_INDENT = '    ';
 const FIELD_LABEL = 16; // `overridden by:` and friends, padded
@@ -309,7 +275,7 @@ function field(label: string, value: string, indent: string, labelWidth: number)
 
 /**
  * `policy-sync explain`: the policy, its summary, its problems, and per cluster its state, reason,
- * message, the overriding local policies (parsed from an Overridden / PartiallyEnforced message),
+ * message, the overriding local policies (the status's overriddenBy: the hub's finding from the spoke agent's report),
  * upToDate, applied, available, and the kind's own statusFeedback values.
  */
 export function formatExplain(row: PolicyRow): string {
@@ -351,13 +317,12 @@ export function formatExplain(row: PolicyRow): string {
       out.push(`  ${name}:`);
       const f = (label: string, value: string): string[] => field(label, value, FIELD_INDENT, FIELD_LABEL);
       out.push(...f('state', c.state), ...f('reason', c.reason), ...f('message', c.message));
-      if (c.reason === 'Overridden' || c.reason === 'PartiallyEnforced') {
-        const by = parseOverriders(c.message);
+      // Absent from an annotation an older hub wrote (its message still names them) and where the spoke's own
+      // controller says overridden: nothing is parsed out of a message.
+      if (c.overriddenBy !== undefined && c.overriddenBy.length > 0) {
+        const by = c.overriddenByMore ? [...c.overriddenBy, `and ${c.overriddenByMore} more`] : c.overriddenBy;
         const lead = FIELD_INDENT + pad('overridden by:', FIELD_LABEL);
-        by.forEach((o, i) => {
-          const text = o.where === undefined ? o.policy : `${o.policy} (${o.where})`;
-          out.push(...wrap(text, i === 0 ? lead : ' '.repeat(width(lead)), ' '.repeat(width(lead) + 2)));
-        });
+        by.forEach((text, i) => out.push(...wrap(text, i === 0 ? lead : ' '.repeat(width(lead)), ' '.repeat(width(lead) + 2))));
       }
       out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
       if (c.revision !== undefined) out.push(...f('revision', String(c.revision)));

@@ -108,7 +108,7 @@ async function withdrawnFrom(cluster: string): Promise<void> {
 
 interface HubStatus {
   summary: Record<string, number | boolean>;
-  clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean; revision?: number }>;
+  clusters: Record<string, { state: string; enforced: string; reason: string; message: string; upToDate: boolean; applied: boolean; available: boolean; revision?: number; overriddenBy?: string[] }>;
 }
 
 async function hubStatusWhere(what: string, ok: (s: HubStatus) => boolean): Promise<HubStatus> {
@@ -152,7 +152,7 @@ const OVERRIDDEN_ON_SPOKE_2: HubStatus = {
     'spoke-1': enforcedEntry('AuthPolicy has been successfully enforced'),
     'spoke-2': {
       state: 'Overridden', applied: false, available: false, enforced: 'False', reason: 'Overridden',
-      message: `AuthPolicy is overridden by [${ns}/local-auth]`, upToDate: true,
+      message: `AuthPolicy is overridden by [${ns}/local-auth]`, upToDate: true, overriddenBy: [`${ns}/local-auth`],
     },
   },
 };
@@ -254,6 +254,7 @@ test('a local policy on one listener only: PartiallyEnforced', async () => {
       'spoke-2': {
         state: 'Enforced', applied: true, available: true, enforced: 'True', reason: 'PartiallyEnforced',
         message: `AuthPolicy is partially overridden: listener "https" of Gateway gw by [${ns}/local-https]`, upToDate: true, revision: 1,
+        overriddenBy: [`${ns}/local-https`],
       },
     },
   });

@@ -470,6 +470,7 @@ async function overriddenOnHub(resource: ResourceRef, kind: string, ns: string, 
   assert.deepEqual(status, {
     state: 'Overridden', applied: false, available: false, enforced: 'False', reason: 'Overridden',
     message: `${kind} is overridden by [${locals.map((l) => `${ns}/${l}`).join(', ')}]`, upToDate: true,
+    overriddenBy: locals.map((l) => `${ns}/${l}`),
   });
   await eventually(async () => (await getObject(spoke(cluster), resource, ns, name)) === undefined || undefined, { what: `no copy of ${ns}/${name} on ${cluster}`, context });
   return status;

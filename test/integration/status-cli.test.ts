@@ -145,6 +145,7 @@ const overridden: ClusterStatus = {
   reason: 'Overridden',
   message: `AuthPolicy is overridden by [${ns}/local-auth]`,
   upToDate: true,
+  overriddenBy: [`${ns}/local-auth`],
 };
 const AUTH_STATUS: PolicyStatus = {
   summary: { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 },

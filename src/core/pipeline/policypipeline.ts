@@ -283,7 +283,7 @@ function takenNames(view: HubView, gr: GroupResource, policy: KubeObject, works:
 
 /** What local policies do to each cluster's copy. A hub policy using GEP-713 overrides is placed anyway. */
 function localVerdicts(view: HubView, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): LocalVerdicts {
-  const overridden: ClusterRefusal[] = [];
+  const overridden: (ClusterRefusal & { by: readonly string[] })[] = [];
   const notes = new Map<string, LocalNote>();
   const kind = groupResourceKey(gr);
   for (const [cluster, work] of works) {
@@ -296,8 +296,8 @@ function localVerdicts(view: HubView, gr: GroupResource, policy: KubeObject, wor
     if (verdict.state === 'None') continue;
     if (usesOverrides(policy)) {
       notes.set(cluster, { reason: 'OverridesLocal', message: `${copy.kind} overrides [${verdict.by.join(', ')}] on the cluster: the hub policy uses overrides` });
-    } else if (verdict.state === 'Overridden') overridden.push({ cluster, message: verdict.message });
-    else notes.set(cluster, { reason: 'PartiallyEnforced', message: verdict.message });
+    } else if (verdict.state === 'Overridden') overridden.push({ cluster, message: verdict.message, by: verdict.by });
+    else notes.set(cluster, { reason: 'PartiallyEnforced', message: verdict.message, by: verdict.by });
   }
   return { overridden, notes };
 }

@@ -18,6 +18,10 @@ export interface CoveredTarget {
   by: string[];
 }
 
+/**
+ * `by`: the covering local policies' `namespace/name`, sorted — what the cluster's status names
+ * (ClusterStatus.overriddenBy); the message says the same for people and is never parsed back.
+ */
 export type ConflictVerdict =
   /** Every target is covered: the local policies are enforced instead of the copy. */
   | { state: 'Overridden'; message: string; by: string[] }

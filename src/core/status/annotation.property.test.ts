@@ -53,13 +53,23 @@ const feedback: fc.Arbitrary<ClusterFeedback> = fc.record(
   },
   { requiredKeys: ['applied', 'available', 'appliedObservedCurrent', 'ancestors', 'extra'] },
 );
+/** Overriding local policies (`namespace/name`, as a spoke report's schema allows them): a few mostly, some past the cap, some long. */
+const policyKey = fc.oneof(
+  { weight: 4, arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}\/[a-z][a-z0-9-]{0,14}$/) },
+  { weight: 1, arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{50,61}[a-z0-9]\/[a-z][a-z0-9.-]{200,251}[a-z0-9]$/) },
+);
+const overriders = fc.oneof({ weight: 3, arbitrary: fc.array(policyKey, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: fc.array(policyKey, { minLength: 1, maxLength: 20 }) });
+const localNote = fc.oneof(
+  fc.record({ reason: fc.constant('PartiallyEnforced' as const), message, by: overriders }),
+  fc.record({ reason: fc.constant('OverridesLocal' as const), message }),
+);
 const clusterInput: fc.Arbitrary<ClusterInput> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ state: fc.constant('work' as const), feedback, local: fc.option(fc.record({ reason: fc.constantFrom('PartiallyEnforced' as const, 'OverridesLocal' as const), message }), { nil: undefined }) }) },
+  { weight: 4, arbitrary: fc.record({ state: fc.constant('work' as const), feedback, local: fc.option(localNote, { nil: undefined }) }) },
   fc.constant({ state: 'pending' as const }),
   fc.record({ state: fc.constant('waiting' as const), message }),
   fc.record({ state: fc.constant('tooLarge' as const), message, feedback }, { requiredKeys: ['state'] }),
   fc.record({ state: fc.constant('conflicted' as const), message }),
-  fc.record({ state: fc.constant('overridden' as const), message }),
+  fc.record({ state: fc.constant('overridden' as const), message, by: overriders }),
   fc.record({ state: fc.constant('unknown' as const), reason: fc.constantFrom('Unreachable', 'PlacementAbsent'), message, since: fc.constant('2026-01-01T00:00:00Z'), feedback }, { requiredKeys: ['state', 'reason', 'message'] }),
 );
 /** Cluster names as OCM allows them (DNS subdomains), short mostly, some long. */

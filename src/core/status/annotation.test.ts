@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_STATUS_ANNOTATION_BYTES, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
-import { aggregatePolicyStatus } from './policystatus.ts';
+import { MAX_OVERRIDDEN_BY, aggregatePolicyStatus } from './policystatus.ts';
 import type { ClusterInput } from './policystatus.ts';
 import { statusTransitions } from './transitions.ts';
 import { NOW, manyClusters, work, one } from '../../../testkit/statusfixtures.ts';
@@ -46,7 +46,7 @@ test('policyStatusAnnotation keeps the per-cluster part up to 64 KiB', () => {
 });
 
 test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not applied), and drops those too when they do not fit', () => {
-  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]` });
+  const withdrawn = (i: number): ClusterInput => ({ state: 'overridden', message: `AuthPolicy is overridden by [ns/local-${i}]`, by: [`ns/local-${i}`] });
   const status = aggregatePolicyStatus({
     now: NOW,
     clusters: { ...manyClusters(300), 'gone-1': withdrawn(1), 'gone-2': withdrawn(2), lost: { state: 'conflicted', message: 'synced by another' } },
@@ -57,7 +57,7 @@ test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not a
   assert.deepEqual(read?.clusters?.['gone-1'], status.clusters?.['gone-1']);
 
   const tooMany: Record<string, ClusterInput> = {};
-  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]` };
+  for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]`, by: [`ns/${'l'.repeat(400)}${i}`] };
   const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
   assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
   assert.equal(readPolicyStatus(text)?.clusters, undefined);
@@ -137,4 +137,27 @@ test('policyStatusAnnotation: values within the budget are kept whole and nothin
   const read = readPolicyStatus(text);
   assert.equal(read?.summary.truncated, undefined);
   assert.equal(Object.values(read?.clusters ?? {}).filter((c) => c.statusFeedback !== undefined).length, 20);
+});
+
+test('the overriding local policies stay within the annotation budget: capped per cluster, and cut with the clusters', () => {
+  // The longest names a spoke report allows (a 63-character namespace, a 253-character name), more than the cap.
+  const longest = (i: number, j: number) => `${'n'.repeat(60)}${String(i).padStart(3, '0')}/${'l'.repeat(250)}${String(j).padStart(3, '0')}`;
+  const overridden = (i: number): ClusterInput => ({ state: 'overridden', message: 'AuthPolicy is overridden by […]', by: Array.from({ length: 20 }, (_, j) => longest(i, j)) });
+  const few = readPolicyStatus(policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: { c1: overridden(1), c2: overridden(2) } })));
+  assert.equal(few?.summary.truncated, undefined);
+  assert.equal(few?.clusters?.c1?.overriddenBy?.length, MAX_OVERRIDDEN_BY);
+  assert.equal(few?.clusters?.c1?.overriddenByMore, 20 - MAX_OVERRIDDEN_BY);
+  const many: Record<string, ClusterInput> = {};
+  for (let i = 0; i < 300; i += 1) many[`c${i}`] = overridden(i);
+  const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: many }));
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  assert.deepEqual(readPolicyStatus(text)?.summary, { clusters: 300, applied: 0, enforced: 0, overridden: 300, pending: 0, failed: 0, truncated: true });
+});
+
+test('readPolicyStatus reads an annotation written before overriddenBy was: no names, the rest as it was', () => {
+  const old = '{"clusters":{"c2":{"applied":false,"available":false,"enforced":"False","message":"AuthPolicy is overridden by [ns/local]","reason":"Overridden","state":"Overridden","upToDate":true}},"summary":{"applied":0,"clusters":1,"enforced":0,"failed":0,"overridden":1,"pending":0}}';
+  const read = readPolicyStatus(old);
+  assert.equal(read?.clusters?.c2?.state, 'Overridden');
+  assert.equal(read?.clusters?.c2 && 'overriddenBy' in read.clusters.c2, false);
+  assert.equal(policyStatusAnnotation(read), old, 'and writes it back as it was');
 });

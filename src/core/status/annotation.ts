@@ -106,6 +106,9 @@ const clusterStatusSchema = z.object({
   statusFeedback: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   revision: z.number().int().optional(),
   rollout: z.object({ phase: z.enum(['Succeeded', 'Progressing', 'Failed', 'Waiting', 'Held', 'RolledBack']), message: z.string().optional() }).optional(),
+  // Absent from annotations written before the hub recorded them: read as none.
+  overriddenBy: z.array(z.string()).optional(),
+  overriddenByMore: count.optional(),
 });
 const rolloutStatusSchema = z.object({
   strategy: z.enum(['All', 'Progressive']),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AncestorCondition, ClusterFeedback } from '../works/feedback.ts';
-import { STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, judgePolicy, statusRecheckDelay } from './policystatus.ts';
+import { MAX_OVERRIDDEN_BY, STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, judgePolicy, statusRecheckDelay } from './policystatus.ts';
 import type { ClusterInput, ClusterStatus } from './policystatus.ts';
 import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { statusTransitions } from './transitions.ts';
@@ -342,7 +342,7 @@ test('aggregatePolicyStatus: a cluster carries the kind\'s statusFeedback values
 });
 
 test('aggregatePolicyStatus: a copy kept off a cluster by local policies is Overridden there, naming them, not applied', () => {
-  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'overridden', message: 'AuthPolicy is overridden by [ns/local]' } } });
+  const status = aggregatePolicyStatus({ now: NOW, clusters: { c1: work(), c2: { state: 'overridden', message: 'AuthPolicy is overridden by [ns/local]', by: ['ns/local'] } } });
   assert.deepEqual(status.summary, { clusters: 2, applied: 1, enforced: 1, overridden: 1, pending: 0, failed: 0 });
   assert.deepEqual(status.clusters?.c2, {
     state: 'Overridden',
@@ -352,21 +352,41 @@ test('aggregatePolicyStatus: a copy kept off a cluster by local policies is Over
     reason: 'Overridden',
     message: 'AuthPolicy is overridden by [ns/local]',
     upToDate: true,
+    overriddenBy: ['ns/local'],
   });
 });
 
+test('aggregatePolicyStatus: the overriding local policies are named sorted and once, at most MAX_OVERRIDDEN_BY, the rest counted', () => {
+  const overridden = (by: string[]): ClusterStatus => one({ state: 'overridden', message: 'AuthPolicy is overridden by […]', by });
+  assert.deepEqual(overridden(['ns/b', 'ns/a', 'ns/b']).overriddenBy, ['ns/a', 'ns/b']);
+  assert.equal('overriddenByMore' in overridden(['ns/a']), false, 'nothing left out, no count');
+  const names = Array.from({ length: MAX_OVERRIDDEN_BY + 3 }, (_, i) => `ns/local-${String(i).padStart(2, '0')}`);
+  const capped = overridden([...names].reverse());
+  assert.deepEqual(capped.overriddenBy, names.slice(0, MAX_OVERRIDDEN_BY));
+  assert.equal(capped.overriddenByMore, 3);
+  const none = overridden([]);
+  assert.equal('overriddenBy' in none, false, 'an empty list is no field');
+  // Only the hub's own finding names them: a spoke controller's Overridden says who in its message alone.
+  const byController = one(work({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }));
+  assert.equal(byController.state, 'Overridden');
+  assert.equal('overriddenBy' in byController, false);
+});
+
 test('aggregatePolicyStatus: a local note replaces reason and message only while the controller enforces the copy', () => {
-  const note = { reason: 'PartiallyEnforced' as const, message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [ns/l]' };
+  const note = { reason: 'PartiallyEnforced' as const, message: 'AuthPolicy is partially overridden: listener "https" of Gateway gw by [ns/l]', by: ['ns/l'] };
   const enforced = one({ state: 'work', feedback: feedback(), local: note });
   assert.deepEqual([enforced.state, enforced.reason, enforced.message, enforced.enforced], ['Enforced', 'PartiallyEnforced', note.message, 'True']);
+  assert.deepEqual(enforced.overriddenBy, ['ns/l'], 'the local policies that take part of it are named');
   // The controller's own word stands where it does not enforce the copy (e.g. its own precedence rule).
   const overridden = one({ state: 'work', feedback: feedback({ enforced: { status: 'False', reason: 'Overridden', message: 'AuthPolicy is overridden by [ns/l]' } }), local: note });
   assert.deepEqual([overridden.state, overridden.reason, overridden.message], ['Overridden', 'Overridden', 'AuthPolicy is overridden by [ns/l]']);
+  assert.equal('overriddenBy' in overridden, false, 'nor the names that go with the note');
   const conflicted = one({ ...ancestors({ gw: [CONFLICTED] }), local: { reason: 'OverridesLocal', message: 'm' } } as ClusterInput);
   assert.equal(conflicted.state, 'Failed');
   assert.equal(conflicted.reason, 'Conflicted');
   const gep = one({ ...ancestors({ gw: [ACCEPTED] }), local: { reason: 'OverridesLocal', message: 'BackendTrafficPolicy overrides [ns/l] on the cluster' } } as ClusterInput);
   assert.deepEqual([gep.state, gep.reason, gep.message], ['Enforced', 'OverridesLocal', 'BackendTrafficPolicy overrides [ns/l] on the cluster']);
+  assert.equal('overriddenBy' in gep, false, 'the hub policy overrides them: they override nothing');
 });
 
 test('a spoke reason reaches the status (and its Events) as a valid reason: UpperCamelCase, at most 128 characters', () => {

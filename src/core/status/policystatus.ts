@@ -30,8 +30,11 @@ export type ClusterInput =
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
   /** Another hub policy owns the spoke object here (docs/architecture.md#the-spoke-copy). */
   | { state: 'conflicted'; message: string }
-  /** Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there. */
-  | { state: 'overridden'; message: string }
+  /**
+   * Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there.
+   * `by`: their `namespace/name` (core/spoke/conflicts.ts coverage).
+   */
+  | { state: 'overridden'; message: string; by: readonly string[] }
   /**
    * No first copy is placed until a fresh report of the spoke agent vouches for its name (docs/architecture.md#reports-are-evidence-not-orders):
    * the evidence missing; the feedback of a work kept as it was (its copy of another name), if any.
@@ -47,11 +50,17 @@ export type ClusterInput =
 export const AWAITING_SPOKE_REPORT = 'AwaitingSpokeReport';
 
 /** What local policies do to a placed copy, by the spoke agent's report. */
-export interface LocalNote {
-  /** `PartiallyEnforced` (listeners taken by local policies), `OverridesLocal` (the hub policy uses overrides). */
-  reason: 'PartiallyEnforced' | 'OverridesLocal';
-  message: string;
-}
+export type LocalNote =
+  /** Local policies take some Gateways or listeners of the copy; `by`: their `namespace/name` (conflicts.ts coverage). */
+  | { reason: 'PartiallyEnforced'; message: string; by: readonly string[] }
+  /** The hub policy uses overrides: it is in force over the local policies on its targets. */
+  | { reason: 'OverridesLocal'; message: string };
+
+/**
+ * Most overriding local policies one cluster's status names: the annotation's budget is shared by every
+ * cluster, and a name can be 317 characters. `overriddenByMore` counts the rest.
+ */
+export const MAX_OVERRIDDEN_BY = 8;
 
 export interface ClusterStatus {
   state: ClusterState;
@@ -77,6 +86,14 @@ export interface ClusterStatus {
   revision?: number;
   /** Progressive rollouts: where the cluster stands in the rollout of the policy's revision. */
   rollout?: { phase: ClusterPhase; message?: string };
+  /**
+   * Overridden, or PartiallyEnforced, by local policies as the hub found them in the spoke agent's report: their
+   * `namespace/name`, sorted, at most MAX_OVERRIDDEN_BY. Absent otherwise — also when the spoke's own controller
+   * reports the copy overridden (its message names who, in its words).
+   */
+  overriddenBy?: string[];
+  /** How many overriding local policies overriddenBy leaves out; absent when none. */
+  overriddenByMore?: number;
 }
 
 export interface StatusSummary {
@@ -228,7 +245,7 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
     }
     case 'overridden':
       // The report that decided it is fresh: the verdict is current.
-      return { status: entry('Overridden', { applied: false, available: false, enforced: 'False', upToDate: true }, 'Overridden', input.message) };
+      return { status: { ...entry('Overridden', { applied: false, available: false, enforced: 'False', upToDate: true }, 'Overridden', input.message), ...overriders(input.by) } };
     case 'awaitingReport':
       // Nothing new placed: what a kept work of another name last said, never current.
       return { status: withValues(entry('Pending', notCurrent(input.feedback, now), AWAITING_SPOKE_REPORT, input.message), input.feedback) };
@@ -249,7 +266,10 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
     case 'work': {
       const verdict = fromFeedback(input.feedback, now);
       const { local } = input;
-      const status = local && verdict.status.state === 'Enforced' ? { ...verdict.status, reason: local.reason, message: cutMessage(local.message) } : verdict.status;
+      const status =
+        local && verdict.status.state === 'Enforced'
+          ? { ...verdict.status, reason: local.reason, message: cutMessage(local.message), ...(local.reason === 'PartiallyEnforced' ? overriders(local.by) : {}) }
+          : verdict.status;
       return { ...verdict, status: withValues(status, input.feedback) };
     }
   }
@@ -396,6 +416,14 @@ function gatewayList(names: readonly string[]): string {
 function entry(state: ClusterState, base: Base, reason: string, message: string): ClusterStatus {
   // Many reasons are the spoke's words: the annotation and the Events hold valid, bounded ones only.
   return { state, ...base, reason: eventReason(reason), message: cutMessage(message) };
+}
+
+/** The overriding local policies as a cluster's status names them: sorted, unique, at most MAX_OVERRIDDEN_BY. */
+function overriders(by: readonly string[]): Pick<ClusterStatus, 'overriddenBy' | 'overriddenByMore'> {
+  const names = [...new Set(by)].sort();
+  if (names.length === 0) return {};
+  const kept = names.slice(0, MAX_OVERRIDDEN_BY);
+  return names.length > kept.length ? { overriddenBy: kept, overriddenByMore: names.length - kept.length } : { overriddenBy: kept };
 }
 
 /** The status with the kind's own statusFeedback values of the cluster, sorted by name; unchanged when none. */

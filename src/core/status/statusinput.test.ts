@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { desiredWorksForPolicy, type DesiredWorks } from '../works/desiredworks.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay } from './policystatus.ts';
-import { LANE_CONFLICT_REASON, policyProblems, statusAggregateInput } from './statusinput.ts';
+import { coverage } from '../spoke/conflicts.ts';
+import { STATUS_GRACE_MS, aggregatePolicyStatus, statusRecheckDelay, type LocalNote } from './policystatus.ts';
+import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
+import { LANE_CONFLICT_REASON, policyProblems, statusAggregateInput, type LocalVerdicts } from './statusinput.ts';
 
 const GW = 'gateway.networking.k8s.io';
 const NOW = Date.parse('2026-01-01T00:10:00Z');
@@ -164,4 +166,28 @@ test('statusAggregateInput: the policy\'s problems are its own, then lane confli
     { reason: LANE_CONFLICT_REASON, message: 'lane shared with ns/other' },
     { reason: 'ClustersRefused', message: 'c9' },
   ]);
+});
+
+test('statusAggregateInput: the local policies that override a copy, as coverage found them, are the cluster status\'s overriddenBy, read back from the annotation', () => {
+  const d = desired(['c1', 'c2']);
+  const w2 = d.works.get('c2')!;
+  const copy = w2.spec.workload.manifests[0]!;
+  const gw = (sectionName?: string) => ({ gateway: 'shop', ...(sectionName ? { sectionName } : {}) });
+  // As the hub weighs the spoke reports: c1's local policies take the whole Gateway, c2's one listener only.
+  const whole = coverage(copy.kind, copy, [{ key: 'shop/local-b', targets: [gw()] }, { key: 'shop/local-a', targets: [gw()] }]);
+  const partial = coverage(copy.kind, { ...copy, spec: { targetRefs: [{ group: GW, kind: 'Gateway', name: 'shop', sectionName: 'http' }, { group: GW, kind: 'Gateway', name: 'shop', sectionName: 'https' }] } }, [
+    { key: 'shop/local-https', targets: [gw('https')] },
+  ]);
+  assert.equal(whole.state, 'Overridden');
+  assert.equal(partial.state, 'PartiallyEnforced');
+  if (whole.state !== 'Overridden' || partial.state !== 'PartiallyEnforced') return;
+  const note: LocalNote = { reason: 'PartiallyEnforced', message: partial.message, by: partial.by };
+  const local: LocalVerdicts = { overridden: [{ cluster: 'c1', message: whole.message, by: whole.by }], notes: new Map([['c2', note]]) };
+  const observed = [live(w2, '2026-01-01T00:00:00Z', [str('ancestor0Status', 'True'), str('ancestor0Reason', 'Accepted')])];
+  const status = aggregatePolicyStatus(statusAggregateInput({ desired: d, losses: [], observed, written: [w2], local }, 1000, NOW));
+  assert.deepEqual([status.clusters?.c1?.state, status.clusters?.c1?.overriddenBy], ['Overridden', ['shop/local-a', 'shop/local-b']]);
+  assert.deepEqual([status.clusters?.c2?.reason, status.clusters?.c2?.overriddenBy], ['PartiallyEnforced', ['shop/local-https']]);
+  const read = readPolicyStatus(policyStatusAnnotation(status));
+  assert.deepEqual(read?.clusters?.c1?.overriddenBy, ['shop/local-a', 'shop/local-b']);
+  assert.deepEqual(read?.clusters?.c2?.overriddenBy, ['shop/local-https']);
 });

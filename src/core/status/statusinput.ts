@@ -51,8 +51,8 @@ export interface UnknownCluster {
 }
 
 export interface LocalVerdicts {
-  /** Clusters where local policies cover every target: the copy is not placed there. */
-  overridden: readonly { cluster: string; message: string }[];
+  /** Clusters where local policies cover every target: the copy is not placed there. `by`: the coverage verdict's. */
+  overridden: readonly { cluster: string; message: string; by: readonly string[] }[];
   /** Clusters where the copy is placed and local policies take part of it, or are overridden by it. */
   notes: ReadonlyMap<string, LocalNote>;
 }
@@ -94,7 +94,7 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     clusters[a.cluster] = { state: 'awaitingReport', message: a.message, ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}) };
   }
   for (const loss of losses) clusters[loss.cluster] = { state: 'conflicted', message: loss.message };
-  for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message };
+  for (const o of local?.overridden ?? []) clusters[o.cluster] = { state: 'overridden', message: o.message, by: o.by };
   for (const u of input.unknown ?? []) {
     const live = observedByCluster.get(u.cluster);
     clusters[u.cluster] = {

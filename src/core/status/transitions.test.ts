@@ -66,7 +66,7 @@ test('statusTransitions: a cluster new since before counts; a truncated before g
 });
 
 test('statusTransitions after a truncated before that lists some clusters: only those listed are compared', () => {
-  const before = readPolicyStatus(policyStatusAnnotation(statusOf({ ...manyClusters(300), gone: { state: 'overridden', message: 'by ns/local' } })));
+  const before = readPolicyStatus(policyStatusAnnotation(statusOf({ ...manyClusters(300), gone: { state: 'overridden', message: 'by ns/local', by: ['ns/local'] } })));
   assert.deepEqual(Object.keys(before?.clusters ?? {}), ['gone']);
   const after = statusOf({ 'cluster-0000': work({ applyError: 'x' }), gone: work(), fresh: work() });
   assert.deepEqual(
