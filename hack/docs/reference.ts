@@ -4,8 +4,8 @@
 // table is a marked section of a hand-written page (sections.ts); the prose around it is the author's.
 // test/unit/docs-reference.test.ts fails when a committed page differs from what this writes.
 //
-//   npx tsx hack/docs/reference.ts            rewrite the generated sections of docs/reference/*.md
-//   npx tsx hack/docs/reference.ts --check    exit 1 when a committed page differs from what would be written
+//   npm run docs:reference              rewrite the generated sections of docs/reference/*.md
+//   npm run docs:reference -- --check   exit 1 when a committed page differs from what would be written
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
