@@ -18,10 +18,10 @@ export class HubController {
   /** The configuration at start-up is known (whenConfigKnown); the writers wait for it. Set by startCaches. */
   private configKnown: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: HubOptions) {
-    this.log = o.logger;
-    this.clock = o.clock ?? systemClock;
-    this.hub = assembleHub(o, () => this.leading);
+  constructor(private readonly options: HubOptions) {
+    this.log = options.logger;
+    this.clock = options.clock ?? systemClock;
+    this.hub = assembleHub(options, () => this.leading);
   }
 
   /** The GatewayClass configurations in force. */
@@ -97,7 +97,7 @@ export class HubController {
   private async whenConfigKnown(classNames: readonly string[]): Promise<void> {
     const { caches, configs } = this.hub;
     const started = this.clock.now();
-    const classesRead = (): boolean => classNames.every((n) => !ownsClass(caches.classes.store.get(n), this.o.controllerName) || configs.paramsRead(n));
+    const classesRead = (): boolean => classNames.every((n) => !ownsClass(caches.classes.store.get(n), this.options.controllerName) || configs.paramsRead(n));
     const kindsListed = (): boolean =>
       caches.policies.kinds().every((k) => {
         const informer = caches.policies.informer(k.gvr);

@@ -55,18 +55,18 @@ export class GatewayClassReconciler {
   /** Consecutive passes with a problem, per class: the re-check backoff. */
   private readonly failures = new Map<string, number>();
 
-  constructor(private readonly d: GatewayClassReconcilerDeps) {}
+  constructor(private readonly deps: GatewayClassReconcilerDeps) {}
 
   async reconcile(name: string): Promise<ReconcileResult> {
-    const gatewayClass = this.d.classes.store.get(name);
-    if (!gatewayClass || !ownsClass(gatewayClass, this.d.controllerName)) {
+    const gatewayClass = this.deps.classes.store.get(name);
+    if (!gatewayClass || !ownsClass(gatewayClass, this.deps.controllerName)) {
       this.failures.delete(name);
-      this.d.ungatedKinds?.remove(name);
-      await this.d.paramsRefs.use(name, undefined);
-      if (this.d.configs.remove(name)) this.d.onConfigChanged(name);
+      this.deps.ungatedKinds?.remove(name);
+      await this.deps.paramsRefs.use(name, undefined);
+      if (this.deps.configs.remove(name)) this.deps.onConfigChanged(name);
       return;
     }
-    const log = this.d.logger.child({ gatewayClass: name });
+    const log = this.deps.logger.child({ gatewayClass: name });
     const read = await this.readParams(name, gatewayClass);
     if (read === 'pending') return { requeueAfterMs: this.recheckDelay(name, true) };
 
@@ -78,22 +78,22 @@ export class GatewayClassReconciler {
     let rollout: 'keep' | 'none' | Condition = 'keep';
     if ('params' in read) {
       const validations = await Promise.all(read.params.policiesToSync.map((k) => this.checkKind(k)));
-      const { inForce, checks } = kindsInForce(this.d.configs.get(name)?.kinds, validations);
+      const { inForce, checks } = kindsInForce(this.deps.configs.get(name)?.kinds, validations);
       kinds = checks;
-      changed = this.d.configs.setValid(name, { params: read.params, kinds: inForce });
+      changed = this.deps.configs.setValid(name, { params: read.params, kinds: inForce });
       kinds.forEach((k, i) => {
         if (k.problem) log.warn({ kind: gvrKey(k.gvr), problem: k.problem, keptVersion: k.keptVersion, detail: validations[i]?.detail }, 'policy kind in params is not validated');
       });
       const ungated = validations.flatMap((v) => (v.ungated ? [v.ungated] : []));
       // A CRD's schema changed under the same params: its policies' problems may have too.
-      if (this.d.ungatedKinds?.set(name, ungated) === true) changed = true;
+      if (this.deps.ungatedKinds?.set(name, ungated) === true) changed = true;
       rollout = read.params.rolloutStrategy.type === 'Progressive' ? progressiveRolloutCondition({ generation: gatewayClass.metadata.generation, ungated: ungated.map((k) => k.name) }) : 'none';
     } else {
-      ({ keepingLastGood } = this.d.configs.setInvalid(name));
+      ({ keepingLastGood } = this.deps.configs.setInvalid(name));
       changed = false;
       log.warn({ errors: read.errors, keepingLastGood }, keepingLastGood ? 'GatewayClass params are invalid; the last valid configuration stays in force' : 'GatewayClass params are invalid and none was valid since start-up; its ManifestWorks are kept');
     }
-    if (changed) this.d.onConfigChanged(name);
+    if (changed) this.deps.onConfigChanged(name);
 
     const desired = [
       ...classConditions({
@@ -107,8 +107,8 @@ export class GatewayClassReconciler {
     const written = readConditions(gatewayClass);
     // A class that no longer rolls out Progressive loses the condition (the merge patch replaces the list).
     const existing = rollout === 'none' ? written.filter((c) => c.type !== PROGRESSIVE_ROLLOUT_READY) : written;
-    if (this.d.canWrite() && (existing.length !== written.length || !conditionsUpToDate(existing, desired))) {
-      await mergePatch(this.d.http, RESOURCES.gatewayClasses, undefined, name, {
+    if (this.deps.canWrite() && (existing.length !== written.length || !conditionsUpToDate(existing, desired))) {
+      await mergePatch(this.deps.http, RESOURCES.gatewayClasses, undefined, name, {
         status: { conditions: mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
       }, { subresource: 'status' });
       log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), kinds: kinds.filter((k) => k.problem).map(kindProblemLine) }, 'GatewayClass status written');
@@ -133,9 +133,9 @@ export class GatewayClassReconciler {
 
   private async readParams(className: string, gatewayClass: KubeObject): Promise<'pending' | { params: SyncParams } | { errors: string[] }> {
     const ref = readParamsRef(gatewayClass);
-    await this.d.paramsRefs.use(className, ref.ok ? ref.ref : undefined);
+    await this.deps.paramsRefs.use(className, ref.ok ? ref.ref : undefined);
     if (!ref.ok) return { errors: [ref.error] };
-    const { synced, object, error } = this.d.paramsRefs.read(ref.ref);
+    const { synced, object, error } = this.deps.paramsRefs.read(ref.ref);
     if (!synced) {
       // The params object's watch has not listed yet: say why when the list fails (the PolicySyncParams
       // CRD not installed, no RBAC) rather than waiting in silence.
@@ -151,17 +151,17 @@ export class GatewayClassReconciler {
   private async checkKind(config: PolicyKindConfig): Promise<KindChecked> {
     const gvr = { group: config.group, version: config.version, resource: config.resource };
     try {
-      const served = await findServedResource(this.d.http, gvr);
+      const served = await findServedResource(this.deps.http, gvr);
       if (!served) return { gvr, problem: 'NotFound' };
-      const crd = await readCrd(this.d.http, gvr);
+      const crd = await readCrd(this.deps.http, gvr);
       const schema = crdVersionSchema(crd, gvr.version);
       if (!schemaIsPolicy(schema)) return { gvr, problem: 'NotAPolicy' };
-      if (!(await canI(this.d.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
+      if (!(await canI(this.deps.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
       const good = { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}) };
       // A schema that has none of the fields the rollout judges a verdict by (one that keeps some of the way
       // open may still have them: that is not named).
       if (schemaHasObservedGeneration(schema) !== false) return { gvr, good };
-      this.d.logger.debug({ kind: gvrKey(gvr), fields: OBSERVED_GENERATION_FIELDS }, 'policy kind has no observedGeneration in its CRD schema');
+      this.deps.logger.debug({ kind: gvrKey(gvr), fields: OBSERVED_GENERATION_FIELDS }, 'policy kind has no observedGeneration in its CRD schema');
       const apiVersion = gvr.group === '' ? gvr.version : `${gvr.group}/${gvr.version}`;
       return { gvr, good, ungated: { apiVersion, kind: served.kind, name: gvrKey(gvr) } };
     } catch (err) {

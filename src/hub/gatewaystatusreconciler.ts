@@ -89,7 +89,7 @@ export class GatewayStatusReconciler {
   /** Each cached policy's status annotation, parsed once (the cache replaces the object when it changes). */
   private readonly verdicts = new WeakMap<KubeObject, PolicyStatus | undefined>();
 
-  constructor(private readonly d: GatewayStatusDeps) {}
+  constructor(private readonly deps: GatewayStatusDeps) {}
 
   /**
    * How long a policy-driven look at the Gateway should wait: none after a quiet spell, the rest of the
@@ -97,20 +97,20 @@ export class GatewayStatusReconciler {
    */
   delay(gatewayKey: string, now = Date.now()): number {
     const last = this.lastWrite.get(gatewayKey);
-    return last === undefined ? 0 : Math.max(0, last + this.d.coalesceMs - now);
+    return last === undefined ? 0 : Math.max(0, last + this.deps.coalesceMs - now);
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
-    const gateway = this.d.gateways.store.get(key);
+    const gateway = this.deps.gateways.store.get(key);
     const [className] = gateway ? gatewayClassOf(gateway) : [];
-    const gatewayClass = className === undefined ? undefined : this.d.classes.store.get(className);
+    const gatewayClass = className === undefined ? undefined : this.deps.classes.store.get(className);
     // Gone, or going: nothing is written, nothing of it is kept.
     if (!gateway || gateway.metadata.deletionTimestamp || className === undefined) {
       this.forget(key);
       this.held.delete(key);
       return;
     }
-    if (!ownsClass(gatewayClass, this.d.controllerName)) {
+    if (!ownsClass(gatewayClass, this.deps.controllerName)) {
       this.forget(key);
       // Certain: the class exists and names another controller; what we wrote there goes. An absent class
       // is doubt (it may come back, ours): what the Gateway has stays, as for a class whose params are unknown.
@@ -120,7 +120,7 @@ export class GatewayStatusReconciler {
     this.held.set(key, className);
     // What is in force for the class is not known yet (params not read, or its conditions not written for
     // its generation): what the Gateway has stays; the class's change brings the key back.
-    const classState = gatewayClass && this.d.configs.paramsRead(className) ? classStateOf(gatewayClass) : undefined;
+    const classState = gatewayClass && this.deps.configs.paramsRead(className) ? classStateOf(gatewayClass) : undefined;
     if (!classState) return;
 
     // Enforcement first, and one write per change: while policies wait to be reconciled (a fan-out, a
@@ -128,7 +128,7 @@ export class GatewayStatusReconciler {
     // have (computing it on every poll of a fan-out cost more than the fan-out's own reconciles).
     const now = Date.now();
     const since = this.deferredSince.get(key) ?? now;
-    if (this.d.policiesPending() && now - since < MAX_DEFER_MS) {
+    if (this.deps.policiesPending() && now - since < MAX_DEFER_MS) {
       this.deferredSince.set(key, since);
       return { requeueAfterMs: DEFER_POLL_MS };
     }
@@ -153,7 +153,7 @@ export class GatewayStatusReconciler {
     const writeKey = gatewayStatusWriteKey(key);
     if (this.expectations.observe(key, cachedFingerprint(existing, owned, desired)).specHash === wanted) {
       // What the Gateway has (or what we wrote and the cache does not show yet) is what is wanted.
-      this.d.writes.cancel(writeKey);
+      this.deps.writes.cancel(writeKey);
       return;
     }
     const body: KubeObject = {
@@ -162,7 +162,7 @@ export class GatewayStatusReconciler {
       metadata: { namespace, name: gateway.metadata.name },
       status: { conditions: conditionsToApply(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
     };
-    await this.d.writes.submit(writeKey, () => this.apply(key, body, wanted));
+    await this.deps.writes.submit(writeKey, () => this.apply(key, body, wanted));
   }
 
   /**
@@ -181,7 +181,7 @@ export class GatewayStatusReconciler {
       return;
     }
     const writtenFor = classOfOurConditions(existing, owned);
-    const ours = this.held.has(key) || (writtenFor !== undefined && ownsClass(this.d.classes.store.get(writtenFor), this.d.controllerName));
+    const ours = this.held.has(key) || (writtenFor !== undefined && ownsClass(this.deps.classes.store.get(writtenFor), this.deps.controllerName));
     if (!ours) return;
     const wanted = wantedFingerprint([]);
     if (this.expectations.observe(key, cachedFingerprint(existing, owned, [])).specHash === wanted) return;
@@ -194,16 +194,16 @@ export class GatewayStatusReconciler {
       status: { conditions: [] },
     };
     const className = gatewayClassOf(gateway)[0];
-    await this.d.writes.submit(gatewayStatusWriteKey(key), async () => {
+    await this.deps.writes.submit(gatewayStatusWriteKey(key), async () => {
       await this.apply(key, body, wanted);
       this.held.delete(key);
-      this.d.logger.info({ gateway: key, gatewayClass: className, removed: [...owned].sort() }, 'Gateway moved to a class of another controller: our conditions removed');
+      this.deps.logger.info({ gateway: key, gatewayClass: className, removed: [...owned].sort() }, 'Gateway moved to a class of another controller: our conditions removed');
     });
   }
 
   /** The Gateway went, or is no longer ours: nothing of it is kept or held. */
   forget(key: string): void {
-    this.d.writes.cancel(gatewayStatusWriteKey(key));
+    this.deps.writes.cancel(gatewayStatusWriteKey(key));
     this.lastWrite.delete(key);
     this.deferredSince.delete(key);
   }
@@ -213,7 +213,7 @@ export class GatewayStatusReconciler {
     try {
       // Forced: the types we apply are ours alone (the Gateway CRD's defaults, Accepted and Programmed
       // Pending, are taken over); the list is a map keyed by type, so no other type is touched.
-      await serverSideApply(this.d.http, RESOURCES.gateways, body, { subresource: 'status', force: true, discardResponse: true });
+      await serverSideApply(this.deps.http, RESOURCES.gateways, body, { subresource: 'status', force: true, discardResponse: true });
     } catch (err) {
       undo();
       // Deleted meanwhile: its DELETED event forgets it.
@@ -222,16 +222,16 @@ export class GatewayStatusReconciler {
     }
     this.lastWrite.set(key, Date.now());
     const conditions = (body.status as { conditions: { type: string; status: string; reason: string }[] }).conditions;
-    this.d.logger.debug({ gateway: key, conditions: conditions.map((c) => `${c.type}=${c.status}/${c.reason}`) }, 'Gateway status written');
+    this.deps.logger.debug({ gateway: key, conditions: conditions.map((c) => `${c.type}=${c.status}/${c.reason}`) }, 'Gateway status written');
   }
 
   private placement(gateway: KubeObject): GatewayPlacement {
-    const placed = this.d.placed.of(gateway);
+    const placed = this.deps.placed.of(gateway);
     const [placement] = placementOfGateway(gateway);
     // A cluster OCM cannot vouch for now (or being deleted) is named missing. One absent from the
     // ManagedClusters is taken as decided (decisions written by a tool of one's own, --trust-decision-labels).
     const unavailable = placed.clusters.flatMap((cluster) => {
-      const health = clusterHealth(this.d.managedClusters.store.get(cluster));
+      const health = clusterHealth(this.deps.managedClusters.store.get(cluster));
       if (health.state === 'unavailable') return [{ cluster, message: health.message }];
       if (health.state === 'deleting') return [{ cluster, message: `cluster ${cluster} is being deleted` }];
       return [];
@@ -248,14 +248,14 @@ export class GatewayStatusReconciler {
 
   /** The kinds in force for the class, each with its Kind name as a cached policy of it says. */
   private kinds(className: string): SyncedKind[] {
-    return [...(this.d.configs.get(className)?.kinds.values() ?? [])].map(({ gvr }) => {
-      const kind = this.d.policiesOfKind(gvr)[0]?.kind;
+    return [...(this.deps.configs.get(className)?.kinds.values() ?? [])].map(({ gvr }) => {
+      const kind = this.deps.policiesOfKind(gvr)[0]?.kind;
       return { group: gvr.group, resource: gvr.resource, ...(kind ? { kind } : {}) };
     });
   }
 
   private policies(gateway: KubeObject): TargetingPolicy[] {
-    return this.d.policiesTargeting(gateway).map(({ gr, policy }) => ({
+    return this.deps.policiesTargeting(gateway).map(({ gr, policy }) => ({
       group: gr.group,
       resource: gr.resource,
       ...(policy.kind ? { kind: policy.kind } : {}),

@@ -18,13 +18,13 @@ export interface PlacementCaches {
 
 export class GatewayPlacements {
   constructor(
-    private readonly c: PlacementCaches,
+    private readonly caches: PlacementCaches,
     private readonly trustDecisionLabels: boolean,
   ) {}
 
   /** Every cache this reads has synced. */
   get synced(): boolean {
-    return [this.c.decisions, this.c.placements, this.c.managedClusters, this.c.clusterSets, this.c.bindings].every((i) => i.synced);
+    return [this.caches.decisions, this.caches.placements, this.caches.managedClusters, this.caches.clusterSets, this.caches.bindings].every((i) => i.synced);
   }
 
   /** The Gateway's placement: nothing when it names no Placement. */
@@ -34,16 +34,16 @@ export class GatewayPlacements {
     const namespace = gateway.metadata.namespace ?? '';
     return placedClusters({
       placementKey: key,
-      placement: this.c.placements.store.get(key),
-      decisions: this.c.decisions.store.byIndex(BY_PLACEMENT, key),
+      placement: this.caches.placements.store.get(key),
+      decisions: this.caches.decisions.store.byIndex(BY_PLACEMENT, key),
       trustDecisionLabels: this.trustDecisionLabels,
       bind: (clusters) =>
         clustersBoundTo(
           namespace,
           clusters,
-          boundSets(this.c.bindings.store.byIndex(BY_NAMESPACE, namespace)),
-          (name) => this.c.managedClusters.store.get(name),
-          (name) => this.c.clusterSets.store.get(name),
+          boundSets(this.caches.bindings.store.byIndex(BY_NAMESPACE, namespace)),
+          (name) => this.caches.managedClusters.store.get(name),
+          (name) => this.caches.clusterSets.store.get(name),
         ),
     });
   }

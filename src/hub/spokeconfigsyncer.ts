@@ -33,25 +33,25 @@ export interface SpokeConfigSyncerDeps {
 }
 
 export class SpokeConfigSyncer {
-  constructor(private readonly d: SpokeConfigSyncerDeps) {}
+  constructor(private readonly deps: SpokeConfigSyncerDeps) {}
 
   async reconcile(): Promise<ReconcileResult> {
-    const kinds = this.d.configs.wantedKinds().map((k) => k.gvr);
-    const controller = controllerLabelValue(this.d.controllerName);
+    const kinds = this.deps.configs.wantedKinds().map((k) => k.gvr);
+    const controller = controllerLabelValue(this.deps.controllerName);
     const desired: ManifestWork[] = this.clusters().flatMap((cluster) => [
-      buildSpokeConfigWork({ cluster, kinds, configMap: this.d.configMap, controller }),
-      buildSpokeHeartbeatWork({ cluster, configMap: this.d.configMap, controller }),
+      buildSpokeConfigWork({ cluster, kinds, configMap: this.deps.configMap, controller }),
+      buildSpokeHeartbeatWork({ cluster, configMap: this.deps.configMap, controller }),
     ]);
-    const observed = this.d.works.store.list().filter(isSpokeConfigWork);
-    const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.d.controllerName)).map((c) => c.metadata.name);
-    const plan = this.d.applier.plan(desired, observed);
+    const observed = this.deps.works.store.list().filter(isSpokeConfigWork);
+    const owned = this.deps.classes.store.list().filter((c) => ownsClass(c, this.deps.controllerName)).map((c) => c.metadata.name);
+    const plan = this.deps.applier.plan(desired, observed);
     // Without a configuration for every owned class the set of clusters is not known: delete nothing.
     // (The spoke configuration only tells the agent what to watch; it never carries enforcement.)
-    const known = this.d.works.synced && this.d.configs.completeFor(owned) && this.fleetKnown();
+    const known = this.deps.works.synced && this.deps.configs.completeFor(owned) && this.fleetKnown();
     const now = Date.now();
-    const health = (key: string) => clusterHealth(this.d.managedClusters.store.get(key.slice(0, key.indexOf('/'))), now);
+    const health = (key: string) => clusterHealth(this.deps.managedClusters.store.get(key.slice(0, key.indexOf('/'))), now);
     const deletions = known ? plan.delete.filter((key) => health(key).state !== 'unavailable') : [];
-    await this.d.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: deletions }, this.d.logger.child({ kinds: kinds.length }));
+    await this.deps.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: deletions }, this.deps.logger.child({ kinds: kinds.length }));
     // A cluster just back keeps its configuration for the recovery grace; no event marks its end.
     const rechecks = plan.delete.flatMap((key) => {
       const h = health(key);
@@ -62,21 +62,21 @@ export class SpokeConfigSyncer {
 
   /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
   private fleetKnown(): boolean {
-    if (!this.d.gateways.synced || !this.d.placed.synced) return false;
-    return this.d.gateways.store.list().every((gateway) => {
+    if (!this.deps.gateways.synced || !this.deps.placed.synced) return false;
+    return this.deps.gateways.store.list().every((gateway) => {
       const [className] = gatewayClassOf(gateway);
-      if (className !== undefined && this.d.classes.store.get(className) === undefined) return false;
-      return this.d.placed.state(gateway).state === 'settled';
+      if (className !== undefined && this.deps.classes.store.get(className) === undefined) return false;
+      return this.deps.placed.state(gateway).state === 'settled';
     });
   }
 
   /** Clusters where some Gateway of an owned class with a configuration in force is placed. */
   private clusters(): string[] {
     const clusters = new Set<string>();
-    for (const gateway of this.d.gateways.store.list()) {
+    for (const gateway of this.deps.gateways.store.list()) {
       const [className] = gatewayClassOf(gateway);
-      if (!className || !this.d.configs.get(className)) continue;
-      for (const c of this.d.placed.clusters(gateway)) clusters.add(c);
+      if (!className || !this.deps.configs.get(className)) continue;
+      for (const c of this.deps.placed.clusters(gateway)) clusters.add(c);
     }
     return [...clusters].sort();
   }

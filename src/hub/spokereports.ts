@@ -67,8 +67,8 @@ export class SpokeReports {
   /** evidence(): when each stale report went stale (hub wall time), by entry and the freshUntil it passed. */
   private readonly staleSince = new WeakMap<Entry, { freshUntil: number; since: string }>();
 
-  constructor(private readonly o: SpokeReportsOptions) {
-    this.clock = o.clock ?? systemClock;
+  constructor(private readonly options: SpokeReportsOptions) {
+    this.clock = options.clock ?? systemClock;
   }
 
   /** The report of `cluster` if it is fresh and was not refused; undefined otherwise (unknown: conclude nothing). */
@@ -137,19 +137,19 @@ export class SpokeReports {
     } else {
       const parsed = parseSpokeReport(text, previous?.report && { text: previous.text, report: previous.report });
       const seenAt = this.clock.now();
-      const entry: Entry = { text, seenAt, freshUntil: seenAt + this.o.staleAfterMs };
+      const entry: Entry = { text, seenAt, freshUntil: seenAt + this.options.staleAfterMs };
       if (parsed.ok) {
         entry.report = parsed.report;
         if (parsed.report.version === 3) {
           entry.digest = reportDigest(text);
           this.settle(cluster, entry);
-        } else entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.o.staleAfterMs);
-        if (previous?.refused !== undefined) this.o.logger.info({ cluster }, 'spoke agent report readable again');
+        } else entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.options.staleAfterMs);
+        if (previous?.refused !== undefined) this.options.logger.info({ cluster }, 'spoke agent report readable again');
       } else {
         entry.refused = `${parsed.field}: ${parsed.message}`;
         // Once per distinct refusal, not at every heartbeat.
         if (previous?.refused !== entry.refused) {
-          this.o.logger.error({ cluster, field: parsed.field, problem: parsed.message }, 'spoke agent report refused: it breaks the schema or a cap, and counts as no report (nothing is withdrawn for it)');
+          this.options.logger.error({ cluster, field: parsed.field, problem: parsed.message }, 'spoke agent report refused: it breaks the schema or a cap, and counts as no report (nothing is withdrawn for it)');
         }
       }
       this.entries.set(cluster, entry);
@@ -173,7 +173,7 @@ export class SpokeReports {
       if (parsed.ok) seen.heartbeat = parsed.heartbeat;
       else {
         seen.refused = parsed.message;
-        if (previous?.refused !== seen.refused) this.o.logger.error({ cluster, problem: parsed.message }, 'spoke agent heartbeat refused: the report it would vouch for does not count (nothing is withdrawn for it)');
+        if (previous?.refused !== seen.refused) this.options.logger.error({ cluster, problem: parsed.message }, 'spoke agent heartbeat refused: the report it would vouch for does not count (nothing is withdrawn for it)');
       }
       this.heartbeats.set(cluster, seen);
     }
@@ -197,7 +197,7 @@ export class SpokeReports {
     const now = this.clock.now();
     if (heartbeat?.heartbeat !== undefined && entry.digest !== undefined && heartbeat.heartbeat.report === entry.digest) {
       entry.seenAt = Math.max(entry.seenAt, heartbeat.seenAt);
-      entry.freshUntil = heartbeat.seenAt + this.o.staleAfterMs;
+      entry.freshUntil = heartbeat.seenAt + this.options.staleAfterMs;
       if (!entry.cancel && entry.freshUntil > now) entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), entry.freshUntil - now);
     } else {
       entry.freshUntil = Math.min(entry.freshUntil, now);
@@ -215,13 +215,13 @@ export class SpokeReports {
       return;
     }
     delete entry.cancel;
-    this.o.logger.warn({ cluster, heartbeat: entry.report.heartbeat, staleAfterMs: this.o.staleAfterMs }, 'spoke agent report went stale (no new heartbeat for the stale limit): what it says is no longer acted on');
+    this.options.logger.warn({ cluster, heartbeat: entry.report.heartbeat, staleAfterMs: this.options.staleAfterMs }, 'spoke agent report went stale (no new heartbeat for the stale limit): what it says is no longer acted on');
     this.notify(cluster, entry.report, undefined);
   }
 
   private notify(cluster: string, before: SpokeReport | undefined, after: SpokeReport | undefined): void {
     if (before === after) return;
     const scopes = changedScopes(before, after);
-    if (scopes.length > 0) this.o.onChange(cluster, scopes);
+    if (scopes.length > 0) this.options.onChange(cluster, scopes);
   }
 }

@@ -65,8 +65,8 @@ export class StatusReporter {
   private readonly feedbackSeen = new Map<string, number[]>();
   private readonly clock: Clock;
 
-  constructor(private readonly d: StatusReporterDeps) {
-    this.clock = d.clock ?? systemClock;
+  constructor(private readonly deps: StatusReporterDeps) {
+    this.clock = deps.clock ?? systemClock;
   }
 
   /**
@@ -75,7 +75,7 @@ export class StatusReporter {
    * ended by the annotation write that reports it.
    */
   workChanged(change: StoreChange<KubeObject>, keys: readonly string[]): void {
-    if (!this.d.metrics || change.type !== 'MODIFIED' || !change.old || !statusChanged(change.old, change.object)) return;
+    if (!this.deps.metrics || change.type !== 'MODIFIED' || !change.old || !statusChanged(change.old, change.object)) return;
     const now = this.clock.now();
     for (const key of keys) {
       const seen = this.feedbackSeen.get(key);
@@ -95,7 +95,7 @@ export class StatusReporter {
    */
   delay(key: string, now = Date.now()): number {
     const last = this.lastWrite.get(key);
-    return last === undefined ? 0 : Math.max(0, last + this.d.coalesceMs - now);
+    return last === undefined ? 0 : Math.max(0, last + this.deps.coalesceMs - now);
   }
 
   /** Clusters by state summed over every policy of a watched kind (by groupResourceKey). */
@@ -133,7 +133,7 @@ export class StatusReporter {
   }
 
   forget(key: string): void {
-    this.d.writes.cancel(key);
+    this.deps.writes.cancel(key);
     this.lastWrite.delete(key);
     this.lastStatus.delete(key);
     this.counts.delete(key);
@@ -152,7 +152,7 @@ export class StatusReporter {
     if (n === 0) this.awaiting.delete(key);
     else this.awaiting.set(key, n);
     this.awaitingTotal += n - before;
-    this.d.metrics?.clustersAwaitingReport(this.awaitingTotal);
+    this.deps.metrics?.clustersAwaitingReport(this.awaitingTotal);
   }
 
   /**
@@ -167,7 +167,7 @@ export class StatusReporter {
     input: StatusInput,
     o: { now?: number; read?: FeedbackMark } = {},
   ): Promise<{ requeueAfterMs: number } | undefined> {
-    const report = reportPolicyStatus(input, this.d.maxWorkBytes, o.now ?? Date.now());
+    const report = reportPolicyStatus(input, this.deps.maxWorkBytes, o.now ?? Date.now());
     this.counts.set(key, report.counts);
     this.countAwaiting(key, input.awaiting?.length ?? 0);
     await this.write(key, gvr, policy, report.annotations, report.status, input.lanes ?? [], o.read);
@@ -193,12 +193,12 @@ export class StatusReporter {
     const wanted = canonicalJson(desired);
     if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) {
       // What is on the policy (or written and not cached yet) is what is wanted: a write held is moot.
-      this.d.writes.cancel(key);
+      this.deps.writes.cancel(key);
       // The feedback seen by now changed nothing the hub reports: no write reflects it, none is timed.
       this.feedbackReported(key, read, false);
       return;
     }
-    await this.d.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes, read));
+    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes, read));
   }
 
   /** The feedback changes seen up to `read` are reflected on the policy now: timed when `written` now, else let go. */
@@ -207,7 +207,7 @@ export class StatusReporter {
     if (!seen) return;
     const now = this.clock.now();
     const later = seen.filter((at) => at > read!);
-    if (written) for (const at of seen) if (at <= read!) this.d.metrics?.feedbackLatency(now - at);
+    if (written) for (const at of seen) if (at <= read!) this.deps.metrics?.feedbackLatency(now - at);
     if (later.length > 0) this.feedbackSeen.set(key, later);
     else this.feedbackSeen.delete(key);
   }
@@ -225,7 +225,7 @@ export class StatusReporter {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
     const undo = this.expectations.applied(key, wanted);
     try {
-      await mergePatch(this.d.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
+      await mergePatch(this.deps.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
     } catch (err) {
       undo();
       throw err;
@@ -239,7 +239,7 @@ export class StatusReporter {
     // Against the status last written (the cache may lag), else the annotation as it was: a restart
     // raises no Event for what was already reported.
     const before = readPolicyStatus(previousStatus ?? policy.metadata.annotations?.[STATUS_ANNOTATION]);
-    for (const e of statusEvents(policy, before, status, lanes)) await this.d.events.record(e.object, e.type, e.reason, e.message);
+    for (const e of statusEvents(policy, before, status, lanes)) await this.deps.events.record(e.object, e.type, e.reason, e.message);
   }
 }
 

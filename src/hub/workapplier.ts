@@ -44,12 +44,12 @@ export class WorkApplier {
   private writesInFlight = 0;
   private lastWriteEnded = -Infinity;
 
-  constructor(private readonly d: WorkApplierDeps) {}
+  constructor(private readonly deps: WorkApplierDeps) {}
 
   /** Starts handing back owners of expired expectations (see WriteExpectations.expired). */
   start(): void {
-    if (this.sweeper || !this.d.onExpired) return;
-    const onExpired = this.d.onExpired;
+    if (this.sweeper || !this.deps.onExpired) return;
+    const onExpired = this.deps.onExpired;
     this.sweeper = setInterval(() => this.expectations.expired().forEach(onExpired), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -107,7 +107,7 @@ export class WorkApplier {
    * Creates, applies and deletes (all attempted; the first failure is thrown after). A delete refused by its
    * preconditions (409: the work changed or was re-created since it was observed) or answered 404 is done.
    */
-  async execute(owner: string, plan: FencedPlan, log: Logger = this.d.logger): Promise<void> {
+  async execute(owner: string, plan: FencedPlan, log: Logger = this.deps.logger): Promise<void> {
     const failures: unknown[] = [];
     const written = { created: [] as string[], applied: [] as string[] };
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
@@ -115,7 +115,7 @@ export class WorkApplier {
       this.writesInFlight++;
       try {
         const created = create && (await this.create(work));
-        if (!created) await serverSideApply(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
+        if (!created) await serverSideApply(this.deps.http, RESOURCES.manifestWorks, work, { discardResponse: true });
         (created ? written.created : written.applied).push(workKeyOf(work));
       } catch (err) {
         undo();
@@ -138,7 +138,7 @@ export class WorkApplier {
         }
         const undo = this.expectations.deleted(key, owner);
         try {
-          const deleted = await deleteObject(this.d.http, RESOURCES.manifestWorks, cluster, name, preconditions);
+          const deleted = await deleteObject(this.deps.http, RESOURCES.manifestWorks, cluster, name, preconditions);
           log.info({ cluster, work: name }, deleted ? 'ManifestWork deleted' : 'ManifestWork already gone');
         } catch (err) {
           undo();
@@ -159,7 +159,7 @@ export class WorkApplier {
   /** False when the work exists after all (the cache had not shown it yet): the caller applies instead. */
   private async create(work: ManifestWork): Promise<boolean> {
     try {
-      await createObject(this.d.http, RESOURCES.manifestWorks, work, { discardResponse: true });
+      await createObject(this.deps.http, RESOURCES.manifestWorks, work, { discardResponse: true });
       return true;
     } catch (err) {
       if (isAlreadyExists(err)) return false;

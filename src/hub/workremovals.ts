@@ -51,7 +51,7 @@ export interface ClusterRemovals {
 }
 
 export class WorkRemovals {
-  constructor(private readonly d: WorkRemovalsDeps) {}
+  constructor(private readonly deps: WorkRemovalsDeps) {}
 
   /**
    * One decision per cluster for the observed works the policy no longer wants — what OCM says of each
@@ -107,17 +107,17 @@ export class WorkRemovals {
 
   /** The targeted owned classes whose params are not known yet: what to report is unknown too. */
   unknownClasses(targetClasses: readonly string[]): string[] {
-    const owned = targetClasses.filter((c) => ownsClass(this.d.classes.store.get(c), this.d.controllerName));
-    return [...this.d.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
+    const owned = targetClasses.filter((c) => ownsClass(this.deps.classes.store.get(c), this.deps.controllerName));
+    return [...this.deps.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
   }
 
   /** What OCM says of a cluster the policy no longer wants a copy on, and of the Placements of its Gateways. */
   private clusterKnowledge(cluster: string, policy: KubeObject): NonNullable<RemovalInput['cluster']> {
-    const health = clusterHealth(this.d.managedClusters.store.get(cluster), Date.now());
+    const health = clusterHealth(this.deps.managedClusters.store.get(cluster), Date.now());
     let placements: PlacementState = { state: 'settled' };
     for (const gw of targetedGateways(policy)) {
-      const gateway = this.d.gateways.store.get(gw);
-      const state: PlacementState = gateway ? this.d.placed.state(gateway) : placements;
+      const gateway = this.deps.gateways.store.get(gw);
+      const state: PlacementState = gateway ? this.deps.placed.state(gateway) : placements;
       if (state.state === 'unsettled') placements = state;
     }
     return { health, placements };
@@ -125,22 +125,22 @@ export class WorkRemovals {
 
   /** The owned classes (from the class cache) and what is known of their configurations. */
   private input(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster'], worksClasses: readonly string[] = []): RemovalInput {
-    const owned = this.d.classes.store.list().filter((c) => ownsClass(c, this.d.controllerName)).map((c) => c.metadata.name);
-    const informer = this.d.watches.informer(gr);
+    const owned = this.deps.classes.store.list().filter((c) => ownsClass(c, this.deps.controllerName)).map((c) => c.metadata.name);
+    const informer = this.deps.watches.informer(gr);
     // A policy's own Gateways' classes; for a kind no longer watched, those of the Gateways its works were for.
     const named = policy ? policy.targetClasses : worksClasses;
     return {
       groupResource: groupResourceKey(gr),
       caches: {
-        works: this.d.works.synced,
-        classes: this.d.classes.synced,
-        gateways: this.d.gateways.synced,
-        decisions: this.d.decisions.synced,
-        clusters: this.d.managedClusters.synced,
-        placements: this.d.placed.synced,
+        works: this.deps.works.synced,
+        classes: this.deps.classes.synced,
+        gateways: this.deps.gateways.synced,
+        decisions: this.deps.decisions.synced,
+        clusters: this.deps.managedClusters.synced,
+        placements: this.deps.placed.synced,
       },
-      classes: this.d.configs.knowledge(owned),
-      absentClasses: new Set(named.filter((name) => this.d.classes.store.get(name) === undefined)),
+      classes: this.deps.configs.knowledge(owned),
+      absentClasses: new Set(named.filter((name) => this.deps.classes.store.get(name) === undefined)),
       ...(informer ? { watch: { synced: informer.synced } } : {}),
       ...(policy ? { policy } : {}),
       ...(cluster ? { cluster } : {}),
@@ -149,7 +149,7 @@ export class WorkRemovals {
 
   /** Deletes the observed works (all unwanted here), if the deletion rule allows it. */
   private async removeAll(log: Logger, key: string, observed: readonly KubeObject[], input: RemovalInput, decided?: RemovalDecision): Promise<void> {
-    const plan = this.d.applier.plan([], observed);
+    const plan = this.deps.applier.plan([], observed);
     if (plan.delete.length === 0) return;
     const decision = decided ?? decideRemoval(input);
     if (decision.action !== 'delete') {
@@ -157,14 +157,14 @@ export class WorkRemovals {
       return;
     }
     log.info({ reason: decision.reason, works: plan.delete.length }, 'deleting unwanted ManifestWorks');
-    await this.d.applier.execute(key, { ...plan, create: [], apply: [] }, log);
+    await this.deps.applier.execute(key, { ...plan, create: [], apply: [] }, log);
   }
 
   /** Live reads behind a deletion: is the policy really gone, and is its CRD the one its works were written under? */
   private async confirmGone(gvr: GroupVersionResource, namespace: string, name: string, observed: readonly KubeObject[]): Promise<{ policyExists: boolean; crd: CrdState }> {
     let policyExists = true;
     try {
-      await this.d.http.request('GET', objectPath({ ...gvr, namespaced: true }, namespace, name));
+      await this.deps.http.request('GET', objectPath({ ...gvr, namespaced: true }, namespace, name));
     } catch (err) {
       if (!isNotFound(err)) throw err;
       policyExists = false;
@@ -175,7 +175,7 @@ export class WorkRemovals {
   private async crdState(gr: GroupResource, observed: readonly KubeObject[]): Promise<CrdState> {
     if (gr.group === '') return 'builtin';
     try {
-      const crd = await readCrd(this.d.http, gr);
+      const crd = await readCrd(this.deps.http, gr);
       if (!crd) return 'absent';
       if (crd.terminating) return 'terminating';
       const recorded = new Set(observed.map((w) => readSourceRef(w)?.crdUid).filter((u): u is string => u !== undefined));
@@ -198,7 +198,7 @@ export class WorkRemovals {
       return readTargets(copy)
         .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
         .flatMap((t) => {
-          const gateway = this.d.gateways.store.get(namespacedKey(source.namespace, t.name));
+          const gateway = this.deps.gateways.store.get(namespacedKey(source.namespace, t.name));
           return gateway ? gatewayClassOf(gateway) : [];
         });
     });

@@ -56,14 +56,14 @@ export class LeaderElector {
   private cancelDeadline: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly o: LeaderElectorOptions) {
-    validateTiming(o);
-    this.clock = o.clock ?? systemClock;
+  constructor(private readonly options: LeaderElectorOptions) {
+    validateTiming(options);
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Leading, with a renewal within the renew deadline: writes are safe. */
   get isLeader(): boolean {
-    return this.leading && this.clock.now() - this.lastRenewSent < this.o.renewDeadlineMs;
+    return this.leading && this.clock.now() - this.lastRenewSent < this.options.renewDeadlineMs;
   }
 
   /**
@@ -74,14 +74,14 @@ export class LeaderElector {
    */
   inFlightMs(): number {
     if (!this.leading) return 0;
-    const margin = (this.o.leaseDurationMs - this.o.renewDeadlineMs) / 2;
-    return this.lastRenewSent + this.o.leaseDurationMs - margin - this.clock.now();
+    const margin = (this.options.leaseDurationMs - this.options.renewDeadlineMs) / 2;
+    return this.lastRenewSent + this.options.leaseDurationMs - margin - this.clock.now();
   }
 
   /** Starts campaigning in the background. */
   start(): void {
     this.loop ??= this.run().catch((err: unknown) => {
-      this.o.logger?.error({ err: String(err) }, 'leader election failed');
+      this.options.logger?.error({ err: String(err) }, 'leader election failed');
     });
   }
 
@@ -94,11 +94,11 @@ export class LeaderElector {
     this.leading = false;
     try {
       const lease = await this.read();
-      if (lease?.spec?.holderIdentity !== this.o.identity) return;
-      await this.o.http.request('PUT', this.path(), { body: { ...lease, spec: released(lease.spec, microTime(Date.now())) } });
-      this.o.logger?.info({ lease: this.o.lease.name }, 'lease released');
+      if (lease?.spec?.holderIdentity !== this.options.identity) return;
+      await this.options.http.request('PUT', this.path(), { body: { ...lease, spec: released(lease.spec, microTime(Date.now())) } });
+      this.options.logger?.info({ lease: this.options.lease.name }, 'lease released');
     } catch (err) {
-      this.o.logger?.warn({ err: String(err) }, 'could not release the lease; it will expire');
+      this.options.logger?.warn({ err: String(err) }, 'could not release the lease; it will expire');
     }
   }
 
@@ -108,20 +108,20 @@ export class LeaderElector {
     while (!signal.aborted) {
       sent = this.clock.now();
       // An acquire answered after the renew deadline leaves no time to lead: the next round renews it first.
-      if ((await this.tryAcquireOrRenew()) && this.clock.now() - sent < this.o.renewDeadlineMs) break;
-      await this.pause(this.o.retryPeriodMs * (1 + Math.random() * (JITTER - 1)));
+      if ((await this.tryAcquireOrRenew()) && this.clock.now() - sent < this.options.renewDeadlineMs) break;
+      await this.pause(this.options.retryPeriodMs * (1 + Math.random() * (JITTER - 1)));
     }
     if (signal.aborted) return;
     this.leading = true;
     this.renewed(sent);
-    this.o.logger?.info({ lease: this.o.lease.name, identity: this.o.identity }, 'became leader');
-    this.o.onStartedLeading();
+    this.options.logger?.info({ lease: this.options.lease.name, identity: this.options.identity }, 'became leader');
+    this.options.onStartedLeading();
     while (!signal.aborted && this.leading) {
-      await this.pause(this.o.retryPeriodMs);
+      await this.pause(this.options.retryPeriodMs);
       if (signal.aborted || !this.leading) return;
       // The round may take only what is left of the renew deadline.
       const started = this.clock.now();
-      const left = this.o.renewDeadlineMs - (started - this.lastRenewSent);
+      const left = this.options.renewDeadlineMs - (started - this.lastRenewSent);
       const round = new AbortController();
       const cancel = this.clock.setTimer(() => round.abort(), Math.max(0, left));
       const ok = await this.tryAcquireOrRenew(AbortSignal.any([signal, round.signal]));
@@ -134,14 +134,14 @@ export class LeaderElector {
   private renewed(sentAt: number): void {
     this.lastRenewSent = sentAt;
     this.cancelDeadline?.();
-    this.cancelDeadline = this.clock.setTimer(() => this.lose(), this.o.renewDeadlineMs - (this.clock.now() - sentAt));
+    this.cancelDeadline = this.clock.setTimer(() => this.lose(), this.options.renewDeadlineMs - (this.clock.now() - sentAt));
   }
 
   private lose(): void {
     if (!this.leading || this.abort.signal.aborted) return;
     this.leading = false;
-    this.o.logger?.error({ lease: this.o.lease.name }, 'leadership lost: no renewal within the renew deadline');
-    this.o.onStoppedLeading();
+    this.options.logger?.error({ lease: this.options.lease.name }, 'leadership lost: no renewal within the renew deadline');
+    this.options.onStoppedLeading();
   }
 
   private async pause(ms: number): Promise<void> {
@@ -153,12 +153,12 @@ export class LeaderElector {
   }
 
   private path(): string {
-    return objectPath(RESOURCES.leases, this.o.lease.namespace, this.o.lease.name);
+    return objectPath(RESOURCES.leases, this.options.lease.namespace, this.options.lease.name);
   }
 
   private async read(signal?: AbortSignal): Promise<Lease | undefined> {
     try {
-      return await this.o.http.request<Lease>('GET', this.path(), { signal });
+      return await this.options.http.request<Lease>('GET', this.path(), { signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -177,16 +177,16 @@ export class LeaderElector {
       const decision = decide({
         current: lease?.spec,
         observation: this.observation,
-        identity: this.o.identity,
-        leaseDurationMs: this.o.leaseDurationMs,
+        identity: this.options.identity,
+        leaseDurationMs: this.options.leaseDurationMs,
         now: sent,
         wallTime: microTime(Date.now()),
       });
       if (decision.action === 'wait') return false;
-      const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...(lease?.metadata ?? {}), name: this.o.lease.name, namespace: this.o.lease.namespace }, spec: decision.record };
+      const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...(lease?.metadata ?? {}), name: this.options.lease.name, namespace: this.options.lease.namespace }, spec: decision.record };
       const written = lease
-        ? await this.o.http.request<Lease>('PUT', this.path(), { body, signal })
-        : await this.o.http.request<Lease>('POST', collectionPath(RESOURCES.leases, this.o.lease.namespace), { body, signal });
+        ? await this.options.http.request<Lease>('PUT', this.path(), { body, signal })
+        : await this.options.http.request<Lease>('POST', collectionPath(RESOURCES.leases, this.options.lease.namespace), { body, signal });
       this.observation = observe(this.observation, written.spec ?? decision.record, this.clock.now());
       return true;
     } catch (err) {
@@ -194,7 +194,7 @@ export class LeaderElector {
       // answer (after an apiserver outage, it waits out a whole lease once the apiserver is back).
       this.observation = undefined;
       // A conflict means someone else wrote first; anything else is retried in the next round.
-      if (!isConflict(err)) this.o.logger?.warn({ lease: this.o.lease.name, err: String(err) }, 'lease update failed');
+      if (!isConflict(err)) this.options.logger?.warn({ lease: this.options.lease.name, err: String(err) }, 'lease update failed');
       return false;
     }
   }

@@ -14,19 +14,19 @@ export interface ProbeServerOptions {
 export class ProbeServer {
   private server: Server | undefined;
 
-  constructor(private readonly o: ProbeServerOptions) {}
+  constructor(private readonly options: ProbeServerOptions) {}
 
   async start(): Promise<AddressInfo> {
-    const [host, port] = splitAddress(this.o.address);
+    const [host, port] = splitAddress(this.options.address);
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       const reply = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
         res.writeHead(code, { 'Content-Type': type }).end(body);
       };
       if (path === '/healthz') return reply(200, 'ok\n');
-      if (path === '/readyz') return this.o.ready() ? reply(200, 'ok\n') : reply(503, 'caches not synced\n');
-      if (path === '/metrics' && this.o.metrics) {
-        this.o.metrics().then((m) => reply(200, m.body, m.contentType), (err: unknown) => reply(500, `${String(err)}\n`));
+      if (path === '/readyz') return this.options.ready() ? reply(200, 'ok\n') : reply(503, 'caches not synced\n');
+      if (path === '/metrics' && this.options.metrics) {
+        this.options.metrics().then((m) => reply(200, m.body, m.contentType), (err: unknown) => reply(500, `${String(err)}\n`));
         return;
       }
       reply(404, 'not found\n');

@@ -34,8 +34,8 @@ export class YieldingWrites {
   private flushing = false;
   private stopped = false;
 
-  constructor(private readonly o: YieldingWritesOptions) {
-    this.clock = o.clock ?? systemClock;
+  constructor(private readonly options: YieldingWritesOptions) {
+    this.clock = options.clock ?? systemClock;
   }
 
   /**
@@ -47,7 +47,7 @@ export class YieldingWrites {
     if (this.stopped) return;
     const held = this.held.get(key);
     const since = held?.since ?? this.clock.now();
-    if (this.o.busy() && this.clock.now() - since < this.o.maxDelayMs) {
+    if (this.options.busy() && this.clock.now() - since < this.options.maxDelayMs) {
       this.held.set(key, { write, since });
       this.arm();
       return;
@@ -83,7 +83,7 @@ export class YieldingWrites {
     this.timer = this.clock.setTimer(() => {
       this.timer = undefined;
       void this.flush();
-    }, this.o.pollMs ?? 250);
+    }, this.options.pollMs ?? 250);
   }
 
   /** Makes the held writes whose turn came: all of them once not busy, else those that waited their longest. */
@@ -92,8 +92,8 @@ export class YieldingWrites {
     try {
       const due = (): [string, Held] | undefined => {
         const now = this.clock.now();
-        const idle = !this.o.busy();
-        for (const entry of this.held) if (idle || now - entry[1].since >= this.o.maxDelayMs) return entry;
+        const idle = !this.options.busy();
+        for (const entry of this.held) if (idle || now - entry[1].since >= this.options.maxDelayMs) return entry;
         return undefined;
       };
       const worker = async (): Promise<void> => {
@@ -103,11 +103,11 @@ export class YieldingWrites {
           try {
             await this.run(key, write);
           } catch (err) {
-            this.o.onError(key, err);
+            this.options.onError(key, err);
           }
         }
       };
-      await Promise.all(Array.from({ length: this.o.concurrency ?? 4 }, worker));
+      await Promise.all(Array.from({ length: this.options.concurrency ?? 4 }, worker));
     } finally {
       this.flushing = false;
       if (this.held.size > 0) this.arm();

@@ -32,7 +32,7 @@ export interface KindsReconcilerDeps {
 export class KindsReconciler {
   private kinds = new Map<string, ServedKind>();
 
-  constructor(private readonly d: KindsReconcilerDeps) {}
+  constructor(private readonly deps: KindsReconcilerDeps) {}
 
   /** The kinds being watched, by gvrKey. */
   watched(): ServedKind[] {
@@ -47,28 +47,28 @@ export class KindsReconciler {
     let missing = false;
     for (const gvr of wanted) {
       const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
-      const served = await findServedResource(this.d.http, plain);
+      const served = await findServedResource(this.deps.http, plain);
       if (!served) {
-        this.d.logger.warn({ kind: gvrKey(plain) }, 'policy kind is not served on this cluster; looking again later');
+        this.deps.logger.warn({ kind: gvrKey(plain) }, 'policy kind is not served on this cluster; looking again later');
         missing = true;
         continue;
       }
       resolved.set(gvrKey(plain), { ...plain, namespaced: served.namespaced });
     }
     this.kinds = resolved;
-    await this.d.informers.reconcile([...resolved.values()].map((k) => ({ gvr: { group: k.group, version: k.version, resource: k.resource }, namespaced: k.namespaced })));
-    this.d.onKindsChanged();
+    await this.deps.informers.reconcile([...resolved.values()].map((k) => ({ gvr: { group: k.group, version: k.version, resource: k.resource }, namespaced: k.namespaced })));
+    this.deps.onKindsChanged();
     return missing ? { requeueAfterMs: RECHECK_MISSING_KINDS_MS } : undefined;
   }
 
   /** The wanted kinds, as the flag or the ConfigMap says; undefined when the ConfigMap is unusable. */
   private wanted(): GroupVersionResource[] | undefined {
-    if (this.d.policies) return this.d.policies;
-    const { namespace, name } = this.d.configMap;
-    const read = kindsOfParamsConfigMap(this.d.config?.store.get(namespacedKey(namespace, name)));
+    if (this.deps.policies) return this.deps.policies;
+    const { namespace, name } = this.deps.configMap;
+    const read = kindsOfParamsConfigMap(this.deps.config?.store.get(namespacedKey(namespace, name)));
     if (read.ok) return read.kinds;
-    if (read.missing) this.d.logger.warn({ configMap: this.d.configMap }, 'params ConfigMap not found; keeping the kinds watched so far');
-    else this.d.logger.error({ configMap: this.d.configMap, errors: read.errors }, 'params ConfigMap is invalid; keeping the kinds watched so far');
+    if (read.missing) this.deps.logger.warn({ configMap: this.deps.configMap }, 'params ConfigMap not found; keeping the kinds watched so far');
+    else this.deps.logger.error({ configMap: this.deps.configMap, errors: read.errors }, 'params ConfigMap is invalid; keeping the kinds watched so far');
     return undefined;
   }
 }

@@ -66,21 +66,21 @@ export class ReportReconciler {
   private readonly startedAt: number;
   private readonly now: () => number;
 
-  constructor(private readonly d: ReportReconcilerDeps) {
-    this.now = d.now ?? Date.now;
+  constructor(private readonly deps: ReportReconcilerDeps) {
+    this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
   }
 
   async reconcile(): Promise<ReconcileResult> {
     const now = this.now();
     // What is on the spoke must be known before it is kept or replaced.
-    if (!this.d.reportCache.synced) return { requeueAfterMs: NOT_LIVE_RETRY_MS };
+    if (!this.deps.reportCache.synced) return { requeueAfterMs: NOT_LIVE_RETRY_MS };
     const live = new Map<string, readonly KubeObject[]>();
     const unsynced: string[] = [];
     const failing: Record<string, string> = {};
-    for (const gvr of this.d.kinds()) {
+    for (const gvr of this.deps.kinds()) {
       const key = groupResourceKey(gvr);
-      const informer = this.d.informers.informer(gvr);
+      const informer = this.deps.informers.informer(gvr);
       if (!informer?.synced) unsynced.push(key);
       else if (!informer.live) failing[key] = String(informer.lastError);
       else live.set(key, informer.store.list());
@@ -90,15 +90,15 @@ export class ReportReconciler {
     // knew: wait for it, up to one heartbeat (a kind that never syncs must not silence the others) — but
     // not once a watch fails: that kind must leave the report now.
     const waitingSince = this.lastHeartbeat ?? this.startedAt;
-    if (unsynced.length > 0 && !anyFailing && now - waitingSince < this.d.heartbeatMs) return { requeueAfterMs: NOT_LIVE_RETRY_MS };
+    if (unsynced.length > 0 && !anyFailing && now - waitingSince < this.deps.heartbeatMs) return { requeueAfterMs: NOT_LIVE_RETRY_MS };
 
     const { report, leftOut } = buildSpokeReport(live, new Date(now));
     const gaps = canonicalJson({ failing, leftOut });
     if (gaps !== this.lastGaps) {
-      if (anyFailing) this.d.logger.warn({ failing }, 'watch of a policy kind failing: the kind is left out of the report (unknown to the hub) until it works again');
+      if (anyFailing) this.deps.logger.warn({ failing }, 'watch of a policy kind failing: the kind is left out of the report (unknown to the hub) until it works again');
       // Never cut short: a kind that does not fit is left out whole, so the hub knows it does not know.
-      if (leftOut.length > 0) this.d.logger.warn({ leftOut }, 'policy kinds left out of the report: they would break its schema or caps');
-      if (!anyFailing && leftOut.length === 0) this.d.logger.info('every live policy kind is in the report again');
+      if (leftOut.length > 0) this.deps.logger.warn({ leftOut }, 'policy kinds left out of the report: they would break its schema or caps');
+      if (!anyFailing && leftOut.length === 0) this.deps.logger.info('every live policy kind is in the report again');
       this.lastGaps = gaps;
     }
     const content = reportContent(report);
@@ -114,36 +114,36 @@ export class ReportReconciler {
     let wrote = false;
     if (content !== this.last?.content || drifted) {
       const text = serializeSpokeReport(report);
-      await this.apply(this.d.report, SPOKE_REPORT_KEY, text);
+      await this.apply(this.deps.report, SPOKE_REPORT_KEY, text);
       if (content !== this.last?.content) {
-        this.d.logger.info({ kinds: Object.keys(report.objects), unsynced, failing: Object.keys(failing), leftOut: leftOut.map((l) => l.kind), objects: reportedCount(report), bytes: text.length }, 'report of policy objects written');
+        this.deps.logger.info({ kinds: Object.keys(report.objects), unsynced, failing: Object.keys(failing), leftOut: leftOut.map((l) => l.kind), objects: reportedCount(report), bytes: text.length }, 'report of policy objects written');
       } else {
-        this.d.logger.warn({ report: this.d.report }, 'report ConfigMap missing or not as written: written again');
+        this.deps.logger.warn({ report: this.deps.report }, 'report ConfigMap missing or not as written: written again');
       }
       this.last = { text, content };
       this.echoUntil = now + OWN_WRITE_ECHO_MS;
       wrote = true;
     }
     // The heartbeat that names the report follows it at once, so that the hub counts the new content.
-    if (wrote || this.lastHeartbeat === undefined || now - this.lastHeartbeat >= this.d.heartbeatMs) {
+    if (wrote || this.lastHeartbeat === undefined || now - this.lastHeartbeat >= this.deps.heartbeatMs) {
       const heartbeat = serializeSpokeHeartbeat({ heartbeat: new Date(now).toISOString(), report: reportDigest(this.last.text) });
-      await this.apply(this.d.heartbeat, SPOKE_HEARTBEAT_KEY, heartbeat);
+      await this.apply(this.deps.heartbeat, SPOKE_HEARTBEAT_KEY, heartbeat);
       this.lastHeartbeat = now;
     }
     const echoPending = this.echoUntil > now && onSpoke !== this.last.text;
-    const next = unsynced.length > 0 || anyFailing || echoPending ? NOT_LIVE_RETRY_MS : this.lastHeartbeat + this.d.heartbeatMs - now;
+    const next = unsynced.length > 0 || anyFailing || echoPending ? NOT_LIVE_RETRY_MS : this.lastHeartbeat + this.deps.heartbeatMs - now;
     return { requeueAfterMs: Math.max(1, next) };
   }
 
   /** The report's text as the spoke has it now (cached); undefined when there is none. */
   private reportOnSpoke(): string | undefined {
-    const cm = this.d.reportCache.store.get(namespacedKey(this.d.report.namespace, this.d.report.name));
+    const cm = this.deps.reportCache.store.get(namespacedKey(this.deps.report.namespace, this.deps.report.name));
     const text = (cm?.data as Record<string, unknown> | undefined)?.[SPOKE_REPORT_KEY];
     return typeof text === 'string' ? text : undefined;
   }
 
   private async apply(at: { namespace: string; name: string }, key: string, text: string): Promise<void> {
-    await serverSideApply(this.d.http, RESOURCES.configMaps, {
+    await serverSideApply(this.deps.http, RESOURCES.configMaps, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: at.name, namespace: at.namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
