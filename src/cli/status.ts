@@ -55,7 +55,7 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
   const classes = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.gatewayClasses));
   const owned: string[] = [];
   const configured: string[] = [];
-  const wanted = new Map<string, GroupVersionResource>();
+  const listed = new Map<string, GroupVersionResource>();
   const paramsOf = new Map<string, SyncParams>();
   for (const cls of classes.items) {
     if ((cls.spec as { controllerName?: string } | undefined)?.controllerName !== controllerName) continue;
@@ -71,12 +71,12 @@ export async function readSyncedKinds(http: KubeHttp, controllerName: string): P
     // One entry per resource and group: two versions of a kind list the same objects.
     for (const k of parsed.params.policiesToSync) {
       const key = `${k.resource}.${k.group}`;
-      if (!wanted.has(key)) wanted.set(key, { group: k.group, version: k.version, resource: k.resource });
+      if (!listed.has(key)) listed.set(key, { group: k.group, version: k.version, resource: k.resource });
     }
   }
   const kinds: SyncedKind[] = [];
   const discovery = new Map<string, Promise<ApiResource[] | undefined>>();
-  for (const gvr of wanted.values()) {
+  for (const gvr of listed.values()) {
     const gv = `${gvr.group}/${gvr.version}`;
     let list = discovery.get(gv);
     if (!list) {

@@ -137,7 +137,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     pokeSpokeConfig();
     queues.gatewayStatus.addAll(caches.gatewaysOfClass(className).map(objectKey));
     try {
-      await caches.policies.reconcile(configs.wantedKinds());
+      await caches.policies.reconcile(configs.kindsToWatch());
     } catch (err) {
       log.error({ err: String(err) }, 'could not adjust policy watches');
     }

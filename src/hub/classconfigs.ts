@@ -70,7 +70,7 @@ export class ClassConfigs {
    * The kinds to watch: the union of the kinds in force over all classes, one per group+resource. Two
    * classes naming different versions of one resource watch the version of the first class by name.
    */
-  wantedKinds(): WatchedKind[] {
+  kindsToWatch(): WatchedKind[] {
     const kinds = new Map<string, WatchedKind>();
     for (const [, s] of [...this.states].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       for (const [key, k] of s.config?.kinds ?? []) if (!kinds.has(key)) kinds.set(key, { gvr: k.gvr, namespaced: k.namespaced });

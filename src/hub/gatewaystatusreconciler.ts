@@ -20,7 +20,7 @@ import {
   conditionsToApply,
   gatewayConditions,
   ownedConditionTypes,
-  wantedFingerprint,
+  desiredFingerprint,
   type GatewayPlacement,
   type SyncedKind,
   type TargetingPolicy,
@@ -149,10 +149,10 @@ export class GatewayStatusReconciler {
       existing,
       owned,
     });
-    const wanted = wantedFingerprint(desired);
+    const desiredHash = desiredFingerprint(desired);
     const writeKey = gatewayStatusWriteKey(key);
-    if (this.expectations.observe(key, cachedFingerprint(existing, owned, desired)).specHash === wanted) {
-      // What the Gateway has (or what we wrote and the cache does not show yet) is what is wanted.
+    if (this.expectations.observe(key, cachedFingerprint(existing, owned, desired)).specHash === desiredHash) {
+      // What the Gateway has (or what we wrote and the cache does not show yet) is what is desiredHash.
       this.deps.writes.cancel(writeKey);
       return;
     }
@@ -162,7 +162,7 @@ export class GatewayStatusReconciler {
       metadata: { namespace, name: gateway.metadata.name },
       status: { conditions: conditionsToApply(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z')) },
     };
-    await this.deps.writes.submit(writeKey, () => this.apply(key, body, wanted));
+    await this.deps.writes.submit(writeKey, () => this.apply(key, body, desiredHash));
   }
 
   /**
@@ -183,8 +183,8 @@ export class GatewayStatusReconciler {
     const writtenFor = classOfOurConditions(existing, owned);
     const ours = this.held.has(key) || (writtenFor !== undefined && ownsClass(this.deps.classes.store.get(writtenFor), this.deps.controllerName));
     if (!ours) return;
-    const wanted = wantedFingerprint([]);
-    if (this.expectations.observe(key, cachedFingerprint(existing, owned, [])).specHash === wanted) return;
+    const desiredHash = desiredFingerprint([]);
+    if (this.expectations.observe(key, cachedFingerprint(existing, owned, [])).specHash === desiredHash) return;
     const namespace = gateway.metadata.namespace ?? '';
     const body: KubeObject = {
       apiVersion: `${RESOURCES.gateways.group}/${RESOURCES.gateways.version}`,
@@ -195,7 +195,7 @@ export class GatewayStatusReconciler {
     };
     const className = gatewayClassOf(gateway)[0];
     await this.deps.writes.submit(gatewayStatusWriteKey(key), async () => {
-      await this.apply(key, body, wanted);
+      await this.apply(key, body, desiredHash);
       this.held.delete(key);
       this.deps.logger.info({ gateway: key, gatewayClass: className, removed: [...owned].sort() }, 'Gateway moved to a class of another controller: our conditions removed');
     });
@@ -208,8 +208,8 @@ export class GatewayStatusReconciler {
     this.deferredSince.delete(key);
   }
 
-  private async apply(key: string, body: KubeObject, wanted: string): Promise<void> {
-    const undo = this.expectations.applied(key, wanted);
+  private async apply(key: string, body: KubeObject, desiredHash: string): Promise<void> {
+    const undo = this.expectations.applied(key, desiredHash);
     try {
       // Forced: the types we apply are ours alone (the Gateway CRD's defaults, Accepted and Programmed
       // Pending, are taken over); the list is a map keyed by type, so no other type is touched.

@@ -36,7 +36,7 @@ export class SpokeConfigSyncer {
   constructor(private readonly deps: SpokeConfigSyncerDeps) {}
 
   async reconcile(): Promise<ReconcileResult> {
-    const kinds = this.deps.configs.wantedKinds().map((k) => k.gvr);
+    const kinds = this.deps.configs.kindsToWatch().map((k) => k.gvr);
     const controller = controllerLabelValue(this.deps.controllerName);
     const desired: ManifestWork[] = this.clusters().flatMap((cluster) => [
       buildSpokeConfigWork({ cluster, kinds, configMap: this.deps.configMap, controller }),

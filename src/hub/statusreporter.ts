@@ -190,15 +190,15 @@ export class StatusReporter {
     lanes: readonly LaneReport[] = [],
     read?: FeedbackMark,
   ): Promise<void> {
-    const wanted = canonicalJson(desired);
-    if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === wanted) {
-      // What is on the policy (or written and not cached yet) is what is wanted: a write held is moot.
+    const desiredHash = canonicalJson(desired);
+    if (this.expectations.observe(key, reportedAnnotations(policy)).specHash === desiredHash) {
+      // What is on the policy (or written and not cached yet) is what is desiredHash: a write held is moot.
       this.deps.writes.cancel(key);
       // The feedback seen by now changed nothing the hub reports: no write reflects it, none is timed.
       this.feedbackReported(key, read, false);
       return;
     }
-    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, wanted, status, lanes, read));
+    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, desiredHash, status, lanes, read));
   }
 
   /** The feedback changes seen up to `read` are reflected on the policy now: timed when `written` now, else let go. */
@@ -217,13 +217,13 @@ export class StatusReporter {
     gvr: GroupVersionResource,
     policy: KubeObject,
     desired: Record<string, string | undefined>,
-    wanted: string,
+    desiredHash: string,
     status: PolicyStatus | undefined,
     lanes: readonly LaneReport[],
     read: FeedbackMark | undefined,
   ): Promise<void> {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
-    const undo = this.expectations.applied(key, wanted);
+    const undo = this.expectations.applied(key, desiredHash);
     try {
       await mergePatch(this.deps.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
     } catch (err) {

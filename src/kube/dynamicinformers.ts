@@ -42,9 +42,9 @@ export class DynamicInformers {
     private readonly options: DynamicInformersOptions,
   ) {}
 
-  /** Makes the set of running informers equal `wanted`; returns the kinds started and stopped. */
-  async reconcile(wanted: WatchedKind[]): Promise<{ started: string[]; stopped: string[] }> {
-    const want = new Map(wanted.map((k) => [groupResourceKey(k.gvr), k]));
+  /** Makes the set of running informers equal `kinds`; returns the kinds started and stopped. */
+  async reconcile(kinds: WatchedKind[]): Promise<{ started: string[]; stopped: string[] }> {
+    const want = new Map(kinds.map((k) => [groupResourceKey(k.gvr), k]));
     const started: string[] = [];
     const stopped: string[] = [];
     for (const [key, { kind, informer }] of [...this.informers]) {

@@ -39,13 +39,13 @@ export class KindsReconciler {
     return [...this.kinds.values()];
   }
 
-  /** Resolves the wanted kinds against this cluster and makes the watches match. */
+  /** Resolves the kinds to watch against this cluster and makes the watches match. */
   async reconcile(): Promise<ReconcileResult> {
-    const wanted = this.wanted();
-    if (!wanted) return;
+    const kinds = this.kindsToWatch();
+    if (!kinds) return;
     const resolved = new Map<string, ServedKind>();
     let missing = false;
-    for (const gvr of wanted) {
+    for (const gvr of kinds) {
       const plain = { group: gvr.group, version: gvr.version, resource: gvr.resource };
       const served = await findServedResource(this.deps.http, plain);
       if (!served) {
@@ -61,8 +61,8 @@ export class KindsReconciler {
     return missing ? { requeueAfterMs: RECHECK_MISSING_KINDS_MS } : undefined;
   }
 
-  /** The wanted kinds, as the flag or the ConfigMap says; undefined when the ConfigMap is unusable. */
-  private wanted(): GroupVersionResource[] | undefined {
+  /** The kinds to watch, as the flag or the ConfigMap says; undefined when the ConfigMap is unusable. */
+  private kindsToWatch(): GroupVersionResource[] | undefined {
     if (this.deps.policies) return this.deps.policies;
     const { namespace, name } = this.deps.configMap;
     const read = kindsOfParamsConfigMap(this.deps.config?.store.get(namespacedKey(namespace, name)));

@@ -169,7 +169,7 @@ test('restart on the unchanged world: no write of any verb to any resource', { t
   await eventually(
     () => {
       const c = hub.controller;
-      if (!c.cachesSynced || c.configs.wantedKinds().length !== KINDS.length || !c.idle()) return Promise.resolve(undefined);
+      if (!c.cachesSynced || c.configs.kindsToWatch().length !== KINDS.length || !c.idle()) return Promise.resolve(undefined);
       const reconciled = new Set(logs.filter((l) => l.msg === 'reconciled' && l.controller === 'policy').map((l) => l.key));
       return Promise.resolve(policyKeys.every((k) => reconciled.has(k)) || undefined);
     },

@@ -85,7 +85,7 @@ test('decidePolicy: with spoke agents a first copy waits for a report (AwaitingS
   const withAgents = decidePolicy(new SnapshotView(snapshot(params(), { spokeAgents: true })), input);
   assert.deepEqual(withAgents.awaiting.map((a) => a.cluster), ['c1']);
   assert.deepEqual([...withAgents.desired.works.keys()], []);
-  assert.deepEqual([...withAgents.wanted.keys()], []);
+  assert.deepEqual([...withAgents.revisionWorks.keys()], []);
   const noAgent = decidePolicy(new SnapshotView(snapshot(params())), input);
   assert.deepEqual(noAgent.awaiting, []);
   assert.deepEqual([...noAgent.desired.works.keys()], ['c1']);

@@ -60,8 +60,8 @@ export interface PolicyDecision {
    * rollout, the one the plan writes now — with no work for the clusters refused below.
    */
   desired: DesiredWorks;
-  /** The work each wanted cluster would get at the policy's revision, before the rollout chose when. */
-  wanted: ReadonlyMap<string, ManifestWork>;
+  /** The work each cluster the policy is placed on would get at its revision, before the rollout chose when. */
+  revisionWorks: ReadonlyMap<string, ManifestWork>;
   /** Conflicts between the lanes of the policy's Gateways and other hub Gateways. */
   lanes: LaneReport[];
   /** Where a same-named policy's copy or another object holds the spoke object: nothing placed there. */
@@ -115,7 +115,7 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   // wave writes there; a work already there stays as it is (never withdrawn for doubt).
   const awaiting = view.spokeAgents ? awaitingFirstCopies(groupResourceKey(gvr), desired.works, observed, (c) => view.evidence(c)) : [];
   for (const a of awaiting) desired.works.delete(a.cluster);
-  const wanted = new Map(desired.works);
+  const revisionWorks = new Map(desired.works);
 
   // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their works
   // as they are (docs/architecture.md#rolling-out-a-change).
@@ -131,7 +131,7 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   // A work grown too large is not written; the last good one on that cluster stays in place.
   const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
   const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
-  return { desired, wanted, lanes: laneReports(view, lanes), losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
+  return { desired, revisionWorks, lanes: laneReports(view, lanes), losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
 }
 
 /** The copy each observed work places now, by cluster (for the keys a copy dropped, core/works/droppedkeys.ts). */

@@ -205,8 +205,8 @@ class ProgressivePlanner {
     const found = rolloutHold(observed);
     const hold = found && found.revision === this.R && !(this.input.resume && found.cause === 'RolledBack') ? found : undefined;
     const atRevision = observed !== undefined && copyRevision(current) === this.R && hold === undefined;
-    const wanted = workCopy(desired);
-    const ungated = observed !== undefined && !atRevision && hold === undefined && (sameSpec(wanted, current) || sameSpec(wanted, previous));
+    const desiredCopy = workCopy(desired);
+    const ungated = observed !== undefined && !atRevision && hold === undefined && (sameSpec(desiredCopy, current) || sameSpec(desiredCopy, previous));
     return { input, ...(current ? { current } : {}), ...(previous ? { previous } : {}), ...(hold ? { hold } : {}), atRevision, ungated };
   }
 

@@ -101,7 +101,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const revision = typeof policy.metadata.generation === 'number' ? policy.metadata.generation : 1;
   // The hub's own decisions (core/pipeline): the preview adds only what it shows.
   const decision = decidePolicy(new SnapshotView(input.hub), { ...input, policy: { ...policy, metadata: { ...policy.metadata, generation: revision } } });
-  const { desired, wanted, strategy, problems } = decision;
+  const { desired, revisionWorks, strategy, problems } = decision;
   for (const l of decision.lanes) problems.push({ reason: LANE_CONFLICT_REASON, message: l.message });
   const strategyError = problems.find((p) => p.reason === 'InvalidRolloutStrategy')?.message;
 
@@ -115,14 +115,14 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   for (const a of decision.awaiting) skipped.set(a.cluster, `AwaitingSpokeReport: ${a.message}`);
 
   const observedBy = new Map(input.observed.map((w) => [w.metadata.namespace ?? '', w]));
-  // All writes every wanted work at once; the planner says where that leaves the rollout.
+  // All writes every work of the revision at once; the planner says where that leaves the rollout.
   const plan =
     decision.rollout ??
     planRollout({
       strategy,
       revision,
       resume: false,
-      clusters: [...wanted].map(([cluster, work]) => {
+      clusters: [...revisionWorks].map(([cluster, work]) => {
         const observed = observedBy.get(cluster);
         return { cluster, labels: {}, desired: work, ...(observed ? { observed } : {}) };
       }),
@@ -133,12 +133,12 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
 
   const progressive = strategy.type === 'Progressive';
   const clusters: ClusterPreview[] = [];
-  for (const [cluster, work] of wanted) {
+  for (const [cluster, work] of revisionWorks) {
     const observed = observedBy.get(cluster);
     const current = workCopy(observed);
-    const wantedCopy = workCopy(work)!;
+    const desiredCopy = workCopy(work)!;
     const phase = plan.clusters[cluster];
-    const entry: ClusterPreview = { cluster, action: 'write', message: '', desired: wantedCopy, ...(current ? { current } : {}) };
+    const entry: ClusterPreview = { cluster, action: 'write', message: '', desired: desiredCopy, ...(current ? { current } : {}) };
     if (progressive && phase) {
       if (phase.wave !== undefined) entry.wave = phase.wave;
       entry.phase = phase.phase;
@@ -156,7 +156,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
         entry.written = copy;
         entry.message = phase?.message ?? `gets revision ${revisionText(copy)} for now`;
       } else if (progressive && ungated) {
-        entry.action = sameSpec(wantedCopy, current) ? 'relabel' : 'rollback';
+        entry.action = sameSpec(desiredCopy, current) ? 'relabel' : 'rollback';
         entry.message =
           entry.action === 'relabel'
             ? `the spec it runs stays: only the copy's metadata or revision changes, written at once whatever the wave`
@@ -183,7 +183,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
     outside.push({ cluster, action: 'skip', message, ...(current ? { current } : {}) });
   }
   for (const [cluster, work] of observedBy) {
-    if (wanted.has(cluster) || skipped.has(cluster)) continue;
+    if (revisionWorks.has(cluster) || skipped.has(cluster)) continue;
     const current = workCopy(work);
     outside.push({ cluster, action: 'remove', message: 'no longer targeted there: its ManifestWork is deleted, once the hub knows it is unwanted (kept while OCM cannot vouch for the cluster)', ...(current ? { current } : {}) });
   }

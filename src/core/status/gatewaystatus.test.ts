@@ -14,7 +14,7 @@ import {
   gatewayConditions,
   ownedConditionTypes,
   ownedConditionsEntry,
-  wantedFingerprint,
+  desiredFingerprint,
   type GatewayStatusInput,
   type TargetingPolicy,
 } from './gatewaystatus.ts';
@@ -236,13 +236,13 @@ test('fingerprints: equal exactly when nothing needs writing — a changed field
   const written = conditionsToApply([], desired, '2025-01-01T00:00:00Z');
   const foreign: Condition = { type: 'other.io/Thing', status: 'True', reason: 'X', message: '' };
   const owned = new Set(desired.map((c) => c.type));
-  assert.equal(cachedFingerprint([...written, foreign], owned, desired), wantedFingerprint(desired), 'others\' conditions and times do not count');
-  assert.equal(cachedFingerprint([...written], new Set(), desired), wantedFingerprint(desired), 'ownership of what is already right does not matter');
+  assert.equal(cachedFingerprint([...written, foreign], owned, desired), desiredFingerprint(desired), 'others\' conditions and times do not count');
+  assert.equal(cachedFingerprint([...written], new Set(), desired), desiredFingerprint(desired), 'ownership of what is already right does not matter');
   const bumped = gatewayConditions(input({ generation: 4 }));
-  assert.notEqual(cachedFingerprint(written, owned, bumped), wantedFingerprint(bumped), 'a new generation is written');
+  assert.notEqual(cachedFingerprint(written, owned, bumped), desiredFingerprint(bumped), 'a new generation is written');
   const stale: Condition = { type: 'policysync.kuadrant.io/GoneAffected', status: 'True', reason: 'Affected', message: '' };
-  assert.notEqual(cachedFingerprint([...written, stale], new Set([...owned, stale.type]), desired), wantedFingerprint(desired), 'ours to remove');
-  assert.equal(cachedFingerprint([...written, stale], owned, desired), wantedFingerprint(desired), 'the same type written by someone else is theirs');
+  assert.notEqual(cachedFingerprint([...written, stale], new Set([...owned, stale.type]), desired), desiredFingerprint(desired), 'ours to remove');
+  assert.equal(cachedFingerprint([...written, stale], owned, desired), desiredFingerprint(desired), 'the same type written by someone else is theirs');
 });
 
 test('ownedConditionTypes reads the types our status applies own from managedFields, and reads back what a cache keeps', () => {

@@ -121,7 +121,7 @@ export function conditionsToApply(existing: readonly Condition[], desired: reado
 
 /**
  * What of the cached Gateway a write of ours would change, as text: the conditions of our types (those
- * we own and those we want), as the ones wanted are compared. Equal to `wantedFingerprint(desired)`
+ * we own and those we want), as the ones wanted are compared. Equal to `desiredFingerprint(desired)`
  * exactly when nothing needs writing.
  */
 export function cachedFingerprint(existing: readonly Condition[], owned: ReadonlySet<string>, desired: readonly Condition[]): string {
@@ -129,7 +129,7 @@ export function cachedFingerprint(existing: readonly Condition[], owned: Readonl
   return fingerprint(existing.filter((c) => types.has(c.type)));
 }
 
-export function wantedFingerprint(desired: readonly Condition[]): string {
+export function desiredFingerprint(desired: readonly Condition[]): string {
   return fingerprint(desired);
 }
 
