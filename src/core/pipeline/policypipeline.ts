@@ -64,6 +64,8 @@ export interface PolicyDecision {
   revisionWorks: ReadonlyMap<string, ManifestWork>;
   /** Conflicts between the lanes of the policy's Gateways and other hub Gateways. */
   lanes: LaneReport[];
+  /** Clusters where another hub Gateway keeps the downstream Gateway (its lane): no copy through the policy's Gateway there. */
+  laneRefused: ClusterRefusal[];
   /** Where a same-named policy's copy or another object holds the spoke object: nothing placed there. */
   losses: ClusterRefusal[];
   /** Of the losses, those a spoke report showed (the name held there by another object). */
@@ -91,6 +93,9 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   const lanes: LaneConflict[] = [];
   const problems: PolicyProblem[] = [];
   const desired = desiredWorks(view, input, policy, sentCopies(observed), lanes, problems);
+  // A cluster one of the policy's Gateways lost its lane on, and that no other of its Gateways reaches.
+  const targeted = new Set(readTargets(policy).map((t) => namespacedKey(t.namespace ?? policy.metadata.namespace ?? '', t.name)));
+  const laneRefused = uniqueByCluster(lanes.filter((c) => targeted.has(c.refused) && !desired.works.has(c.cluster) && !desired.tooLarge.includes(c.cluster)));
   // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
   for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
   // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a first
@@ -131,7 +136,13 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   // A work grown too large is not written; the last good one on that cluster stays in place.
   const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
   const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
-  return { desired, revisionWorks, lanes: laneReports(view, lanes), losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
+  return { desired, revisionWorks, lanes: laneReports(view, lanes), laneRefused, losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
+}
+
+function uniqueByCluster(conflicts: readonly LaneConflict[]): ClusterRefusal[] {
+  const byCluster = new Map<string, string>();
+  for (const c of conflicts) if (!byCluster.has(c.cluster)) byCluster.set(c.cluster, c.message);
+  return [...byCluster].map(([cluster, message]) => ({ cluster, message }));
 }
 
 /** The copy each observed work places now, by cluster (for the keys a copy dropped, core/works/droppedkeys.ts). */

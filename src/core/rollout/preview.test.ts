@@ -242,7 +242,8 @@ test("tenant lanes as the hub decides them: where a newer tenant's works hold th
   assert.deepEqual(summary(previewRollout(input(policy(1, 'allow = false'), snapshot()))).map(([c]) => c), ['spoke-1', 'spoke-2']);
   // team-b's works hold it there: ours is refused on spoke-1 only, and told why.
   const p = previewRollout(input(policy(1, 'allow = false'), snapshot([...theirWorks.values()])));
-  assert.deepEqual(summary(p).map(([c]) => c), ['spoke-2']);
+  assert.deepEqual(summary(p).map(([c, a]) => [c, a]), [['spoke-2', 'write'], ['spoke-1', 'skip']]);
+  assert.match(p.clusters[1]!.message, /^DownstreamGatewayConflict: .*team-b\/gw/);
   const lane = p.problems.find((x) => x.reason === 'DownstreamGatewayConflict');
   assert.match(lane?.message ?? '', /team-b\/gw \(its policies' copies are there already\) keeps it, the policies of payments\/gw are not placed there/);
 });

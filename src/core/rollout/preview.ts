@@ -55,7 +55,10 @@ export type ClusterAction =
   | 'wait'
   /** No longer targeted there: its work goes once the hub knows it is unwanted (never on doubt). */
   | 'remove'
-  /** Not placed there: local policies cover the copy, its spoke name is taken, or the work is too large. */
+  /**
+   * Not placed there: local policies cover the copy, its spoke name is taken, another hub Gateway keeps the
+   * downstream Gateway (its lane), the spoke agent has not vouched for the name yet, or the work is too large.
+   */
   | 'skip';
 
 export interface ClusterPreview {
@@ -107,6 +110,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
 
   const skipped = new Map<string, string>();
   for (const t of desired.tooLarge) skipped.set(t, `the ManifestWork would exceed ${input.maxWorkBytes} bytes: not written (TooLarge); the last one written stays`);
+  for (const lane of decision.laneRefused) skipped.set(lane.cluster, `${LANE_CONFLICT_REASON}: ${lane.message}`);
   for (const loss of decision.losses) skipped.set(loss.cluster, `Conflicted: ${loss.message}`);
   for (const o of decision.local.overridden) {
     const withdrawn = input.observed.some((w) => w.metadata.namespace === o.cluster) ? ': its copy is withdrawn' : '';
