@@ -310,7 +310,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     });
   }
   caches.works.onChange((c) => {
-    const keys = routeWorkChange(c);
+    const keys = routeWorkChange(c, caches);
     reporter.workChanged(c, keys.policies);
     if (keys.spokeConfig) pokeSpokeConfig();
     if (c.type === 'ADDED' && keys.policies.length > 0 && policyWorks.confirmsCreate(c.object)) return;

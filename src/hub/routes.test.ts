@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { objectKey } from '../core/k8s/objects.ts';
+import { desiredWorksForPolicy } from '../core/works/desiredworks.ts';
+import { controllerLabelValue } from '../core/works/manifestwork.ts';
 import {
   gatewayStatusOfClass,
   gatewayStatusOfCluster,
@@ -26,6 +28,8 @@ import {
 const AUTH = { group: 'kuadrant.io', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
 const obj = (namespace: string, name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { namespace, name, ...extra } });
+/** For changes that free no lane: no Gateway looked up. */
+const NO_LOOKUPS = { sameNamedGateways: (): KubeObject[] => [], policiesTargeting: (): KindedPolicy[] => [] };
 
 test('a policy change maps to itself and the possible rivals of its old and new versions, without version', () => {
   const rivals: Record<string, KubeObject[]> = { 'a/p:1': [obj('b', 'p')], 'a/p:2': [obj('c', 'p'), obj('b', 'p')] };
@@ -73,19 +77,48 @@ test('a PlacementDecision change maps to the policies on the Gateways of its Pla
 test('a work change maps to its source policy by group+resource, or to the spoke configuration', () => {
   const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
   const work = obj('c1', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } });
-  assert.deepEqual(routeWorkChange({ object: work }), { spokeConfig: false, policies: ['authpolicies.kuadrant.io|ns/p'] });
-  assert.deepEqual(routeWorkChange({ object: obj('c1', 'w') }), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
-  assert.deepEqual(routeWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }), { spokeConfig: true, policies: [] });
+  assert.deepEqual(routeWorkChange({ object: work }, NO_LOOKUPS), { spokeConfig: false, policies: ['authpolicies.kuadrant.io|ns/p'] });
+  assert.deepEqual(routeWorkChange({ object: obj('c1', 'w') }, NO_LOOKUPS), { spokeConfig: false, policies: [] }, 'a work without a source-ref maps to nothing');
+  assert.deepEqual(routeWorkChange({ object: obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' } }) }, NO_LOOKUPS), { spokeConfig: true, policies: [] });
+});
+
+test("a work that held a tenant lane, gone or moved off it: the policies on the same-named Gateways of other namespaces are looked at again (they may take the lane now)", () => {
+  const policy: KubeObject = {
+    apiVersion: 'kuadrant.io/v1',
+    kind: 'AuthPolicy',
+    metadata: { namespace: 'team-b', name: 'p', uid: 'u', generation: 1 },
+    spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } },
+  };
+  const workFor = (template: string): KubeObject =>
+    desiredWorksForPolicy({
+      gvr: { ...AUTH, version: 'v1' },
+      policy,
+      gateways: () => ({ managed: true, downstreamNamespaceTemplate: template, clusters: ['c1'], kindAllowed: true }),
+      rawFeedback: false,
+      statusFeedback: [],
+      maxWorkBytes: 1 << 20,
+      controller: controllerLabelValue('c'),
+    }).works.get('c1')!;
+  const held = workFor('gateways');
+  const lookups = {
+    sameNamedGateways: (name: string): KubeObject[] => (name === 'gw' ? [obj('team-a', 'gw'), obj('team-b', 'gw')] : []),
+    policiesTargeting: (g: KubeObject): KindedPolicy[] => [{ gr: AUTH, policy: obj(g.metadata.namespace ?? '', `on-${g.metadata.namespace}`) }],
+  };
+  const own = 'authpolicies.kuadrant.io|team-b/p';
+  assert.deepEqual(routeWorkChange({ old: held, object: held }, lookups).policies, [own, 'authpolicies.kuadrant.io|team-a/on-team-a'], 'deleted: team-a may take gateways/gw on c1');
+  assert.deepEqual(routeWorkChange({ old: held, object: workFor('team-b-gateways') }, lookups).policies, [own, 'authpolicies.kuadrant.io|team-a/on-team-a'], 'moved to another downstream namespace');
+  assert.deepEqual(routeWorkChange({ old: held, object: { ...held, status: { changed: true } } }, lookups).policies, [own], 'a status update frees nothing');
+  assert.deepEqual(routeWorkChange({ object: held }, lookups).policies, [own], 'created: frees nothing');
 });
 
 test('a spoke configuration work wakes the syncer when what it wrote changed or the work goes, not on a status update (a report heartbeat)', () => {
   const config = (hash: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
     ({ ...obj('c1', 's', { labels: { 'policysync.kuadrant.io/spoke-config': 'true' }, annotations: { 'policysync.kuadrant.io/spec-hash': hash }, ...extra }), status: { n: hash } });
   const before = config('h1');
-  assert.equal(routeWorkChange({ old: before, object: { ...config('h1'), status: { heartbeat: 2 } } }).spokeConfig, false);
-  assert.equal(routeWorkChange({ old: before, object: config('h2') }).spokeConfig, true);
-  assert.equal(routeWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }).spokeConfig, true);
-  assert.equal(routeWorkChange({ old: before, object: before }).spokeConfig, true, 'a delete (old and object the same) wakes it');
+  assert.equal(routeWorkChange({ old: before, object: { ...config('h1'), status: { heartbeat: 2 } } }, NO_LOOKUPS).spokeConfig, false);
+  assert.equal(routeWorkChange({ old: before, object: config('h2') }, NO_LOOKUPS).spokeConfig, true);
+  assert.equal(routeWorkChange({ old: before, object: config('h1', { deletionTimestamp: '2026-11-23T00:00:00Z' }) }, NO_LOOKUPS).spokeConfig, true);
+  assert.equal(routeWorkChange({ old: before, object: before }, NO_LOOKUPS).spokeConfig, true, 'a delete (old and object the same) wakes it');
 });
 
 test('a Placement change maps to the policies on the Gateways it places', () => {

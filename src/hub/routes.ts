@@ -6,6 +6,7 @@ import { canonicalJson } from '../core/k8s/canonical.ts';
 import { clusterHealth } from '../core/fleet/clusterhealth.ts';
 import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { readSourceRef } from '../core/works/manifestwork.ts';
+import { heldLanes } from '../core/works/heldlanes.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { SPEC_HASH_ANNOTATION, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
@@ -130,11 +131,22 @@ export function routeClusterSetChange(l: Pick<HubLookups, 'allGateways' | 'polic
 /**
  * A ManifestWork changed: the spoke configuration, or the policy it was written for. The spoke
  * configuration's status changes with every report heartbeat of its agent; only a change to what the
- * syncer wrote (its spec-hash), its deletion or its appearance is the syncer's business.
+ * syncer wrote (its spec-hash), its deletion or its appearance is the syncer's business. A work gone (or
+ * moved) that held a tenant lane on its cluster (core/works/heldlanes.ts) frees it: the policies on the
+ * same-named Gateways of other namespaces, refused there while it was held, may take it now.
  */
-export function routeWorkChange(change: Change): { spokeConfig: boolean; policies: PolicyKey[] } {
+export function routeWorkChange(change: Change, l: Pick<HubLookups, 'sameNamedGateways' | 'policiesTargeting'>): { spokeConfig: boolean; policies: PolicyKey[] } {
   if (isSpokeConfigWork(change.object)) return { spokeConfig: !statusOnly(change), policies: [] };
-  return { spokeConfig: false, policies: unique(sides(change).flatMap(sourceKeyOfWork)) };
+  const own = sides(change).flatMap(sourceKeyOfWork);
+  const deleted = change.old === change.object;
+  const kept = deleted ? [] : heldLanes(change.object);
+  const released = (change.old ? heldLanes(change.old) : []).filter((lane) => !kept.some((k) => k.downstream === lane.downstream && k.holder === lane.holder));
+  const newcomers = released.flatMap((lane) => {
+    const slash = lane.holder.indexOf('/');
+    const [namespace, name] = [lane.holder.slice(0, slash), lane.holder.slice(slash + 1)];
+    return l.sameNamedGateways(name).filter((g) => g.metadata.namespace !== namespace);
+  });
+  return { spokeConfig: false, policies: unique([...own, ...keysTargeting(newcomers, l)]) };
 }
 
 function statusOnly({ old, object }: Change): boolean {

@@ -171,4 +171,9 @@ test("an older tenant's Placement growing onto a cluster where a newer tenant ho
   );
   assert.deepEqual([...(await worksOf(older, 'a-auth')).keys()], ['spoke-2'], "the older tenant's policy is not placed on spoke-1");
   assert.equal(await get(spoke1, AUTH_POLICIES, shared, 'a-auth'), undefined, "no copy of the older tenant's policy on spoke-1");
+
+  // The holder's policy deleted: its work goes, the lane is free, and the older tenant's policy takes it.
+  await remove(hub, authPolicy(newer, 'b-auth', 'gw'));
+  await eventually(async () => (await worksOf(older, 'a-auth')).has('spoke-1') || undefined, { what: "the older tenant's work on spoke-1 once the lane is free", context: agentLogs });
+  await eventually(() => get(spoke1, AUTH_POLICIES, shared, 'a-auth'), { what: "the older tenant's copy on spoke-1", context: agentLogs });
 });
