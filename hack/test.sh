@@ -26,7 +26,7 @@ esac
 
 if [ "$tier" = all ]; then
   echo "== type-check"; npx tsc --noEmit
-  echo "== lint"; npx eslint .
+  echo "== lint"; npx eslint . && npm run -s lint:cycles
   # What the container image runs: the compiled CLI, with no TypeScript loader.
   echo "== build"; rm -rf .local/dist-check
   npx tsc -p tsconfig.build.json --outDir .local/dist-check

@@ -6,7 +6,8 @@ import { AUTH_POLICIES, apply, authPolicy, get } from '../../../testkit/fixtures
 import { hashes, worksFor } from '../../../testkit/world.ts';
 import { log, type Bench, type ResultDraft } from '../config.ts';
 import { report, workWrites } from '../writes.ts';
-import type { PolicySyncTrackers, World } from './fanout.ts';
+import type { PolicySyncTrackers } from './fanout.ts';
+import type { World } from './world.ts';
 
 /** Changes the first policy; fills in `result.writes.change`. `afterFanout`: the counters the fan-out ended on. */
 export async function changeOnePolicy(bench: Bench, world: World, trackers: PolicySyncTrackers, afterFanout: { snapshot: Snapshot }, result: ResultDraft): Promise<void> {

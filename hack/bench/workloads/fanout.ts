@@ -6,7 +6,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../../../src/core/metadatakeys.ts';
 import { policiesSyncedAnnotation } from '../../../src/core/status/policiessynced.ts';
 import { controllerLabelValue, readSpecHash, type ManifestWork } from '../../../src/core/works/manifestwork.ts';
@@ -24,11 +23,7 @@ import { median, type BenchResult, type FanoutResult, type FanoutRound, type Wri
 import { Tracker } from '../tracker.ts';
 import { fanoutWrites, report } from '../writes.ts';
 import { ocmBaseline } from './ocm.ts';
-
-export interface World {
-  clusters: string[];
-  policies: KubeObject[];
-}
+import type { World } from './world.ts';
 
 /** Watches on policy-sync's works and the policies' policies-synced annotations, with what they must reach. */
 export interface PolicySyncTrackers {

@@ -15,7 +15,7 @@ import { CpuWindow, planePids } from '../controller.ts';
 import type { BenchResult } from '../report.ts';
 import { Tracker } from '../tracker.ts';
 import { report } from '../writes.ts';
-import type { World } from './fanout.ts';
+import type { World } from './world.ts';
 
 export async function ocmBaseline(bench: Bench, world: World, label: string): Promise<NonNullable<BenchResult['fanout']['ocm']>> {
   const { sandbox, kubeConfig, http } = bench;
