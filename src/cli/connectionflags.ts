@@ -1,5 +1,5 @@
 // The connection flags shared by `hub` and `spoke`: how long a request may take, and how long a watch may
-// stay silent before it is torn down and restarted (docs/architecture.md#live-connections: every connection is live or replaced).
+// stay silent before it is torn down and restarted (docs/design/runtime.md#live-connections: every connection is live or replaced).
 import { hostname } from 'node:os';
 import { Option, type Command } from 'commander';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_WATCH_IDLE_TIMEOUT_MS, type ConnectionOptions } from '../kube/http.ts';

@@ -1,6 +1,6 @@
 // `policy-sync status` and `policy-sync explain`: read the hub and show, per synced policy, where it is
 // enforced, overridden, pending or failed — from the `policysync.kuadrant.io/status` annotation the hub
-// controller keeps (docs/architecture.md#status-on-the-hub), or from the policy's ManifestWorks when that annotation was truncated.
+// controller keeps (docs/design/status.md#status-on-the-hub), or from the policy's ManifestWorks when that annotation was truncated.
 // This file does the reading; the commands are statuscommand.ts and waitcommand.ts, the renderings
 // tableformat.ts and statusformat.ts.
 import { InvalidArgumentError } from 'commander';

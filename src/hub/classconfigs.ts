@@ -1,5 +1,5 @@
 // The configuration in force for each owned GatewayClass: what the class reconciler decided and the
-// policy reconciler reads. Invalid params keep the last valid configuration (docs/architecture.md#params-validation); a class whose
+// policy reconciler reads. Invalid params keep the last valid configuration (docs/design/configuration.md#params-validation); a class whose
 // params were never valid since start-up has none and is *unknown* — the deletion rule (core/removal.ts)
 // then keeps every work that might be its. Kinds are keyed by group+resource, never version.
 import { canonicalJson } from '../core/k8s/canonical.ts';

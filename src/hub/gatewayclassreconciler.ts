@@ -1,4 +1,4 @@
-// GatewayClass params reconciler (docs/architecture.md#gatewayclass-params, #params-validation): for each class whose controllerName is ours, read
+// GatewayClass params reconciler (docs/design/configuration.md#gatewayclass-params, #params-validation): for each class whose controllerName is ours, read
 // the params object, validate the document and every policy kind it lists, record the configuration in
 // force, and write the `Accepted` and `PoliciesSynced` conditions — recomputed on every pass, written
 // only when they changed.
@@ -147,7 +147,7 @@ export class GatewayClassReconciler {
     return parsed.ok ? { params: parsed.params } : { errors: parsed.errors };
   }
 
-  /** docs/architecture.md#params-validation: served by discovery, a policy by its CRD schema, and list/watch allowed. */
+  /** docs/design/configuration.md#params-validation: served by discovery, a policy by its CRD schema, and list/watch allowed. */
   private async checkKind(config: PolicyKindConfig): Promise<KindChecked> {
     const gvr = { group: config.group, version: config.version, resource: config.resource };
     try {

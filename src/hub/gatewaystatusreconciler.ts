@@ -1,4 +1,4 @@
-// The hub Gateway's status (docs/architecture.md#gateway-status): for each Gateway of a class we own, the
+// The hub Gateway's status (docs/design/status.md#gateway-status): for each Gateway of a class we own, the
 // conditions core/status/gatewaystatus.ts computes from the caches — the class reconciler's conditions,
 // the placement, and the verdicts the status reporter wrote on the policies targeting it — applied
 // server-side on the status subresource when they differ from what the cache shows (or from what we

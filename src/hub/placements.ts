@@ -1,4 +1,4 @@
-// Where each hub Gateway is placed, read from the OCM caches (docs/architecture.md#placement, #tenant-lanes): the clusters of its
+// Where each hub Gateway is placed, read from the OCM caches (docs/design/configuration.md#placement, #tenant-lanes): the clusters of its
 // Placement's decisions that count (core/placement.ts placedClusters), what was refused and why, and whether
 // the decisions are settled. One reader for the policy reconciler and the spoke-configuration syncer.
 import { boundSets, clustersBoundTo } from '../core/fleet/clustersets.ts';

@@ -1,4 +1,4 @@
-// What the hub remembers of each hub policy's Progressive rollout between passes (docs/architecture.md#rolling-out-a-change):
+// What the hub remembers of each hub policy's Progressive rollout between passes (docs/design/rollout.md#rolling-out-a-change):
 // since when each cluster has succeeded at the revision (minSuccessTime), lost on a restart at the cost of one more
 // soak, and, for the metrics, where each rollout stands. The plan itself is the decision pipeline's
 // (core/pipeline/policypipeline.ts); the works say which revision runs where, and the status this hub wrote on the

@@ -1,8 +1,8 @@
 // Places the spoke agent's configuration (the policy kinds in force) on every cluster where a managed
 // Gateway is placed, through one ManifestWork per cluster that also reads the agent's report back, and a
-// second that reads its heartbeat back (docs/architecture.md#local-policies-win). Works of clusters that left are
+// second that reads its heartbeat back (docs/design/tenancy.md#local-policies-win). Works of clusters that left are
 // deleted — only while every owned GatewayClass has a configuration in force, no Gateway names a class
-// that is absent, no Placement is in flux, and OCM vouches for the cluster (docs/architecture.md#never-delete-on-doubt): the agent's report
+// that is absent, no Placement is in flux, and OCM vouches for the cluster (docs/design/deletion.md#never-delete-on-doubt): the agent's report
 // is what keeps a copy off a cluster where local policies win, and an agent unconfigured by a partition
 // would let the copies back on when the cluster returns.
 import type { Logger } from 'pino';

@@ -1,4 +1,4 @@
-// No evidence is not evidence of absence (docs/architecture.md#reports-are-evidence-not-orders): which clusters
+// No evidence is not evidence of absence (docs/design/tenancy.md#reports-are-evidence-not-orders): which clusters
 // get no first copy of a policy for want of a fresh spoke report that vouches for the copy's name, and why — the
 // evidence as SpokeReports holds it, judged by core/spoke/firstcopy.ts as the decision pipeline does.
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // The spoke agents' reports as the hub last read them, one per cluster, from the feedback of the
 // spoke-configuration works (core/spokereport.ts), and their heartbeats, from the feedback of the heartbeat
-// works (core/spokeheartbeat.ts). A report is evidence, not orders (docs/architecture.md#reports-are-evidence-not-orders):
+// works (core/spokeheartbeat.ts). A report is evidence, not orders (docs/design/tenancy.md#reports-are-evidence-not-orders):
 // - it counts only while fresh, on the hub's own clock: until staleAfterMs after the hub last saw a
 //   heartbeat vouching for it — one that names the digest of the very report text the hub holds (a
 //   heartbeat naming another digest says the hub's copy is behind the spoke: not fresh until the report

@@ -1,4 +1,4 @@
-// Reports a hub policy's sync state on the policy itself (docs/architecture.md#status-on-the-hub): the RFC annotation
+// Reports a hub policy's sync state on the policy itself (docs/design/status.md#status-on-the-hub): the RFC annotation
 // `kuadrant.io/policies-synced` and the aggregated `policysync.kuadrant.io/status`, in one merge patch
 // written only when a value changed, coalesced per policy (leading edge, then batched), with Events for
 // transitions; and the per-policy cluster counts behind the policysync_clusters gauge, and those awaiting a

@@ -1,4 +1,4 @@
-// The synced kinds a Progressive rollout cannot gate on (docs/architecture.md#rolling-out-a-change): their CRD
+// The synced kinds a Progressive rollout cannot gate on (docs/design/rollout.md#rolling-out-a-change): their CRD
 // (the version synced) has none of the fields where a controller says which generation it observed, so no
 // verdict is ever known to be about the revision a cluster runs, and every cluster fails at progressDeadline.
 // The class reconciler records them per class as it validates the kinds (its PoliciesSynced check reads the

@@ -1,5 +1,5 @@
 // Which of a hub policy's observed works may go, by the one deletion rule (core/works/removal.ts,
-// docs/architecture.md#never-delete-on-doubt): this gathers what the rule reads — the caches' sync, the
+// docs/design/deletion.md#never-delete-on-doubt): this gathers what the rule reads — the caches' sync, the
 // owned classes and what is known of their params, the watch of the kind, what OCM says of each cluster
 // and of the Placements — asks it once per cluster, and deletes only what it allows. Behind the deletion
 // of a policy's works, live reads confirm it is gone and its CRD is the one they were written under.

@@ -1,4 +1,4 @@
-// What the apiserver serves and allows, for validating `policiesToSync` entries (docs/architecture.md#params-validation):
+// What the apiserver serves and allows, for validating `policiesToSync` entries (docs/design/configuration.md#params-validation):
 // discovery of a group/version, the CRD's openAPIV3Schema, and SelfSubjectAccessReview.
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { isNotFound, type KubeHttp } from './http.ts';

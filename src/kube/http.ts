@@ -4,7 +4,7 @@
 // fully controls, and must not have timestamps turned into Date objects (they would break hashing and
 // diffing).
 //
-// Every connection is live or replaced (docs/architecture.md#live-connections): each request has a deadline, every socket has TCP
+// Every connection is live or replaced (docs/design/runtime.md#live-connections): each request has a deadline, every socket has TCP
 // keepalive (a peer that vanished is noticed), and a watch that delivers nothing — not even the bookmark
 // the apiserver sends about every minute — within the idle timeout is torn down so the watcher restarts it.
 //

@@ -1,4 +1,4 @@
-// Fairness between lanes in front of one token bucket (docs/architecture.md#one-cluster-never-holds-back-another: one cluster's failing or flapping writes
+// Fairness between lanes in front of one token bucket (docs/design/runtime.md#one-cluster-never-holds-back-another: one cluster's failing or flapping writes
 // never delay another cluster's). Each write waits in its lane's FIFO; one dispatcher takes the bucket's tokens
 // and hands them to the lanes in turn, so under contention every lane with writes waiting gets an equal share,
 // and a lane that queued hundreds of writes (a burst for one cluster) cannot starve one that queued a few.

@@ -1,4 +1,4 @@
-// The spoke agent's one reconciler (docs/architecture.md#local-policies-win, #reports-are-evidence-not-orders): the report of the watched kinds' objects
+// The spoke agent's one reconciler (docs/design/tenancy.md#local-policies-win, #reports-are-evidence-not-orders): the report of the watched kinds' objects
 // (core/spokereport.ts), written into a ConfigMap on the spoke whenever what it says changes, and a small
 // heartbeat ConfigMap (core/spokeheartbeat.ts) written every heartbeat interval, naming the digest of the
 // report it vouches for, so that the hub can tell a live agent from a stopped one without the report being

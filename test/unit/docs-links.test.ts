@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { anchors, brokenCodeReferences, brokenMarkdownLinks, filesUnder, missingNamedFiles, slug, unresolved } from '../../hack/docs/links.ts';
+import { anchors, brokenCodeReferences, brokenMarkdownLinks, filesUnder, missingNamedFiles, slug } from '../../hack/docs/links.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -19,32 +19,6 @@ function codeFiles(): string[] {
   const self = join(import.meta.dirname, 'docs-links.test.ts');
   return ['src', 'testkit', 'test', 'hack', 'deploy'].flatMap((d) => filesUnder(join(ROOT, d), (n) => /\.(ts|js|sh|ya?ml)$/.test(n))).filter((f) => f !== self);
 }
-
-/**
- * References in src/ comments to sections that moved out of docs/architecture.md when the docs were split
- * (issue 30), with where each should point now. src/ is being rewritten by others this session, so these are
- * fixed there, not here; an entry must go once nothing references the old anchor.
- */
-const MOVED_ANCHORS_AWAITING_SRC: Record<string, string> = {
-  'docs/architecture.md#bounded-everything': 'docs/design/runtime.md#bounded-everything',
-  'docs/architecture.md#feedback-rules': 'docs/design/works.md#feedback-rules',
-  'docs/architecture.md#gateway-status': 'docs/design/status.md#gateway-status',
-  'docs/architecture.md#gatewayclass-params': 'docs/design/configuration.md#gatewayclass-params',
-  'docs/architecture.md#live-connections': 'docs/design/runtime.md#live-connections',
-  'docs/architecture.md#local-policies-win': 'docs/design/tenancy.md#local-policies-win',
-  'docs/architecture.md#manifestworks': 'docs/design/works.md#manifestworks',
-  'docs/architecture.md#never-delete-on-doubt': 'docs/design/deletion.md#never-delete-on-doubt',
-  'docs/architecture.md#one-cluster-never-holds-back-another': 'docs/design/runtime.md#one-cluster-never-holds-back-another',
-  'docs/architecture.md#params-validation': 'docs/design/configuration.md#params-validation',
-  'docs/architecture.md#placement': 'docs/design/configuration.md#placement',
-  'docs/architecture.md#reading-spoke-status': 'docs/design/status.md#reading-spoke-status',
-  'docs/architecture.md#reports-are-evidence-not-orders': 'docs/design/tenancy.md#reports-are-evidence-not-orders',
-  'docs/architecture.md#rolling-out-a-change': 'docs/design/rollout.md#rolling-out-a-change',
-  'docs/architecture.md#status-on-the-hub': 'docs/design/status.md#status-on-the-hub',
-  'docs/architecture.md#tenant-lanes': 'docs/design/tenancy.md#tenant-lanes',
-  'docs/architecture.md#the-spoke-copy': 'docs/design/works.md#the-spoke-copy',
-  'docs/architecture.md#which-targets-are-synced': 'docs/design/configuration.md#which-targets-are-synced',
-};
 
 test('every relative link and anchor in README.md, CHANGELOG.md and docs/ resolves', () => {
   const broken = brokenMarkdownLinks(ROOT, markdownPages());
@@ -61,17 +35,11 @@ test('every file the docs name exists', () => {
   );
 });
 
-test('every docs reference in the code resolves, but the moved anchors src/ has still to follow', () => {
-  const broken = brokenCodeReferences(ROOT, codeFiles());
-  const unexpected = broken.filter((b) => MOVED_ANCHORS_AWAITING_SRC[b.target] === undefined || !b.file.startsWith('src/'));
+test('every docs reference in the code resolves', () => {
   assert.deepEqual(
-    unexpected.map((b) => `${b.file}:${b.line}: ${b.target}: ${b.why}`),
+    brokenCodeReferences(ROOT, codeFiles()).map((b) => `${b.file}:${b.line}: ${b.target}: ${b.why}`),
     [],
   );
-  for (const [from, to] of Object.entries(MOVED_ANCHORS_AWAITING_SRC)) {
-    assert.ok(broken.some((b) => b.target === from), `nothing references ${from} any more: drop it from MOVED_ANCHORS_AWAITING_SRC`);
-    assert.equal(unresolved(join(ROOT, 'README.md'), to), undefined, `${to}, where ${from} moved, resolves`);
-  }
 });
 
 test('anchors are GitHub\'s heading slugs: case, punctuation, code, links, repeats', () => {

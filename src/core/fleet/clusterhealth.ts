@@ -1,4 +1,4 @@
-// Whether OCM vouches for a cluster (docs/architecture.md#never-delete-on-doubt, "Unknown is not unwanted, for clusters too"): its ManagedCluster
+// Whether OCM vouches for a cluster (docs/design/deletion.md#never-delete-on-doubt, "Unknown is not unwanted, for clusters too"): its ManagedCluster
 // available and untainted. A cluster that leaves a Gateway's decisions while OCM cannot vouch for it (its
 // registration agent stopped renewing its lease: tainted, and dropped by every Placement that does not
 // tolerate the taint) keeps its works — a partition of a few minutes must not switch its policies off. Pure.

@@ -1,4 +1,4 @@
-// Which clusters a namespace may place on (docs/architecture.md#tenant-lanes), as OCM's placement controller decides
+// Which clusters a namespace may place on (docs/design/tenancy.md#tenant-lanes), as OCM's placement controller decides
 // it: the clusters of the ManagedClusterSets bound to that namespace by a ManagedClusterSetBinding (condition
 // Bound=True). A PlacementDecision is only a status that anyone allowed to write one in the namespace can
 // forge; checking its clusters against the bindings keeps a tenant from choosing clusters outside its sets.

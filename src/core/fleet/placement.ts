@@ -1,4 +1,4 @@
-// OCM placement: which clusters a hub Gateway is placed on (MGC convention, docs/architecture.md#placement), and whether
+// OCM placement: which clusters a hub Gateway is placed on (MGC convention, docs/design/configuration.md#placement), and whether
 // those decisions can be taken as a decision (a cluster absent from them may go) or are in flux.
 import type { KubeObject } from '../k8s/objects.ts';
 

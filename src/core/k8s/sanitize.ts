@@ -1,6 +1,6 @@
 // Caps and clean-up for text the hub does not control — a spoke's ManifestWork status (written by its
 // agent, from whatever the spoke's controllers put in a policy's status) — before it reaches an
-// annotation, an Event or the hub's memory (docs/architecture.md#bounded-everything). Pure: no I/O.
+// annotation, an Event or the hub's memory (docs/design/runtime.md#bounded-everything). Pure: no I/O.
 import { DNS1123_SUBDOMAIN_MAX_LENGTH } from './dns.ts';
 
 /** Marks a cut: the reader knows there was more. */

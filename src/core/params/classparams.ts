@@ -1,4 +1,4 @@
-// A GatewayClass's params (docs/architecture.md#gatewayclass-params, #params-validation): which object its parametersRef names, the params document
+// A GatewayClass's params (docs/design/configuration.md#gatewayclass-params, #params-validation): which object its parametersRef names, the params document
 // that object holds, and the conditions reporting both and the validation of each policy kind.
 import type { Condition } from '../k8s/conditions.ts';
 import { groupResourceKey, gvrKey, type GroupVersionResource } from '../k8s/gvr.ts';
@@ -47,7 +47,7 @@ export type KindProblem = 'NotFound' | 'NotAPolicy' | 'Forbidden' | 'CheckFailed
 export interface KindCheck {
   gvr: GroupVersionResource;
   problem?: KindProblem;
-  /** The version whose earlier, good validation stays in force despite the problem (docs/architecture.md#never-delete-on-doubt). */
+  /** The version whose earlier, good validation stays in force despite the problem (docs/design/deletion.md#never-delete-on-doubt). */
   keptVersion?: string;
 }
 
@@ -63,7 +63,7 @@ export interface KindValidation<Good> {
  * The kinds in force for a class after validating its (valid) params, by `resource.group`: each entry that
  * validated; and each that failed but was in force before (same group+resource, any version) keeps its
  * last good entry — a transient failure (RBAC gap, CRD re-installed, discovery error) must not remove a
- * kind; only an edit of valid params does (docs/architecture.md#never-delete-on-doubt). Also the per-entry report for the class status.
+ * kind; only an edit of valid params does (docs/design/deletion.md#never-delete-on-doubt). Also the per-entry report for the class status.
  */
 export function kindsInForce<Good extends { gvr: GroupVersionResource }>(
   previous: ReadonlyMap<string, Good> | undefined,

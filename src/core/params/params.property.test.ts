@@ -57,7 +57,7 @@ const strategyDoc = fc.oneof(
     return parseDuration(deadline)! > 0 && parseDuration(deadline)! >= parseDuration(doc.progressive?.minSuccessTime ?? '0')!;
   }),
 );
-/** A valid params document (docs/architecture.md#gatewayclass-params). */
+/** A valid params document (docs/design/configuration.md#gatewayclass-params). */
 const paramsDoc = fc.record(
   {
     policiesToSync: fc.uniqueArray(policyKind, { selector: (k) => `${k.resource}.${k.group}`, maxLength: 4 }),

@@ -1,4 +1,4 @@
-// The GatewayClass params document (docs/architecture.md#gatewayclass-params), from a ConfigMap's `params` key or a
+// The GatewayClass params document (docs/design/configuration.md#gatewayclass-params), from a ConfigMap's `params` key or a
 // PolicySyncParams spec. Errors name the field, since they are shown on GatewayClass status.
 import { z } from 'zod';
 import { DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, isDns1123Label } from '../k8s/dns.ts';

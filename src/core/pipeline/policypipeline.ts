@@ -123,7 +123,7 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   const revisionWorks = new Map(desired.works);
 
   // The revision reaches the clusters as the rollout strategy says: those it has not reached keep their works
-  // as they are (docs/architecture.md#rolling-out-a-change).
+  // as they are (docs/design/rollout.md#rolling-out-a-change).
   const targetClasses = classesTargeted(view, policy);
   const { strategy, problem } = strategyFor(view, policy, targetClasses);
   if (problem) problems.push(problem);

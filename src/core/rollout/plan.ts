@@ -1,4 +1,4 @@
-// Rolling out a revision of one hub policy (docs/architecture.md#rolling-out-a-change): which cluster gets the
+// Rolling out a revision of one hub policy (docs/design/rollout.md#rolling-out-a-change): which cluster gets the
 // new revision now, which keeps what it runs, which returns to its previous copy; and where the rollout stands.
 // Everything is read from the works as they are (the record of which revision runs where) and the spoke
 // controllers' verdicts in their status, so a restart or a failover continues a rollout where it was: nothing

@@ -1,5 +1,5 @@
 // What the hub would do with a hub policy as it would be after an edit (`policy-sync diff`,
-// docs/architecture.md#rolling-out-a-change): the hub controller's own decisions for it, from the one decision
+// docs/design/rollout.md#rolling-out-a-change): the hub controller's own decisions for it, from the one decision
 // pipeline (core/pipeline/policypipeline.ts) over a snapshot of the hub, told per cluster as an action — so a
 // person sees before the edit which clusters it reaches, in which waves, and what each copy becomes. What is
 // here is the preview's own: naming each cluster's action and why, and the order it is told in. Pure; the CLI

@@ -1,5 +1,5 @@
 // Which revision of a hub policy a cluster runs, read from its ManifestWork: the works are the record of a
-// rollout (docs/architecture.md#rolling-out-a-change). A copy carries the hub policy's metadata.generation it
+// rollout (docs/design/rollout.md#rolling-out-a-change). A copy carries the hub policy's metadata.generation it
 // was rendered from; under Progressive a work also carries the copy its cluster ran before (to roll back to),
 // and, while a cluster is held at an earlier revision during a rollout (it joined during it, or the halt
 // rolled it back), a hold naming that rollout's revision. Pure.

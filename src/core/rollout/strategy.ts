@@ -1,4 +1,4 @@
-// How a new revision of a hub policy reaches its clusters (docs/architecture.md#rolling-out-a-change): `All` at
+// How a new revision of a hub policy reaches its clusters (docs/design/rollout.md#rolling-out-a-change): `All` at
 // once, or `Progressive` in waves gated on each cluster's own controller. The class params hold the default
 // (`rolloutStrategy`, shaped like OCM's ManifestWorkReplicaSet rolloutStrategy), a hub policy may override it
 // by an annotation. Pure; errors name the field, since they are shown on the GatewayClass or the policy.

@@ -1,4 +1,4 @@
-// Spoke-local conflicts (docs/architecture.md#local-policies-win): a locally authored policy wins over a synced copy targeting the same
+// Spoke-local conflicts (docs/design/tenancy.md#local-policies-win): a locally authored policy wins over a synced copy targeting the same
 // Gateway (or listener) in the same namespace. The spoke agent reduces its local policies to their Gateway
 // targets (localPolicyOf) and reports them (spokereport.ts); the hub weighs them against the copy it would
 // place (coverage) and, when they cover it whole, does not place it there. A local policy that its own
@@ -59,7 +59,7 @@ export function localPolicyOf(policy: KubeObject): LocalPolicy | undefined {
 export const CONFLICTED_REASON = 'Conflicted';
 
 /**
- * Whether the policy's own controller rejected it, by the status it wrote (docs/architecture.md#reading-spoke-status):
+ * Whether the policy's own controller rejected it, by the status it wrote (docs/design/status.md#reading-spoke-status):
  * - Kuadrant style, `status.conditions`: Accepted=False;
  * - GEP-713, `status.ancestors[]`: some ancestor entry Accepted=False and none Accepted=True (accepted on
  *   one Gateway, it is in force there).
@@ -68,7 +68,7 @@ export const CONFLICTED_REASON = 'Conflicted';
  *
  * Accepted=False with reason Conflicted is no rejection, and an ancestor entry Conflicted keeps the policy
  * from being rejected: a controller that lets the older policy win (Envoy Gateway) marks a local policy
- * made after the synced copy Conflicted, yet the local one must win (docs/architecture.md#local-policies-win). It has to count so that
+ * made after the synced copy Conflicted, yet the local one must win (docs/design/tenancy.md#local-policies-win). It has to count so that
  * the hub withdraws the copy; its controller then accepts it.
  *
  * No status, no Accepted condition or an unreadable status: not rejected (a controller that has not
@@ -106,7 +106,7 @@ export function coverage(kind: string, copy: KubeObject, locals: readonly LocalP
 }
 
 /**
- * A hub policy using GEP-713 `overrides` is not overridden by a local policy (docs/architecture.md#local-policies-win): it is placed
+ * A hub policy using GEP-713 `overrides` is not overridden by a local policy (docs/design/tenancy.md#local-policies-win): it is placed
  * whatever the locals, and the spoke's controller says which one is in force.
  */
 export function usesOverrides(policy: KubeObject): boolean {

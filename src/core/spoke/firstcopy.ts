@@ -1,4 +1,4 @@
-// No evidence is not evidence of absence (docs/architecture.md#reports-are-evidence-not-orders): which clusters
+// No evidence is not evidence of absence (docs/design/tenancy.md#reports-are-evidence-not-orders): which clusters
 // get no FIRST copy of a policy for want of a spoke agent's fresh report that vouches for the copy's name. A
 // first copy is one the policy has no work for on the cluster (never placed, or withdrawn because local policies
 // covered it), or one whose work would now place a copy of another kind, namespace or name: its name has not been

@@ -1,4 +1,4 @@
-// A set of object names held as truncated hashes, Golomb-Rice coded (docs/architecture.md#local-policies-win):
+// A set of object names held as truncated hashes, Golomb-Rice coded (docs/design/tenancy.md#local-policies-win):
 // how a spoke report names the objects of a namespace too large to list one by one, for the one question
 // the hub asks of them — is this name held? Each name is hashed (SHA-256) into [0, count·2^P); the sorted
 // values are written as their gaps, each gap as its quotient by 2^P in unary and its remainder in P bits.

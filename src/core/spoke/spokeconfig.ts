@@ -1,4 +1,4 @@
-// The two extra ManifestWorks per cluster between the hub and the spoke agent (docs/architecture.md#local-policies-win):
+// The two extra ManifestWorks per cluster between the hub and the spoke agent (docs/design/tenancy.md#local-policies-win):
 // - the spoke configuration: it places a ConfigMap holding the params document (the kinds in force, which
 //   the agent watches), and reads back the agent's report of local policies (spokereport.ts) as a ReadOnly
 //   manifest with a String feedback value — the agent's only channel to the hub;

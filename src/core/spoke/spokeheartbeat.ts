@@ -1,4 +1,4 @@
-// The spoke agent's heartbeat (docs/architecture.md#reports-are-evidence-not-orders): a small ConfigMap the
+// The spoke agent's heartbeat (docs/design/tenancy.md#reports-are-evidence-not-orders): a small ConfigMap the
 // agent rewrites every interval, naming the digest of the report it vouches for. Freshness is apart from
 // content: the report (spokereport.ts) is rewritten only when what it says changes, and each heartbeat
 // costs the hub one small status write of its own ManifestWork (spokeconfig.ts), not a rewrite of the

@@ -1,4 +1,4 @@
-// The spoke agent's report (docs/architecture.md#local-policies-win, #reports-are-evidence-not-orders): every object of each watched kind whose watch is live, by
+// The spoke agent's report (docs/design/tenancy.md#local-policies-win, #reports-are-evidence-not-orders): every object of each watched kind whose watch is live, by
 // namespace — local policies reduced to their Gateway targets and whether their own controller rejected
 // them, synced copies to the hub policy they copy. The agent writes it into a ConfigMap on its spoke when
 // what it says changes; the hub reads it back as a status feedback value of the spoke-configuration

@@ -1,4 +1,4 @@
-// The `policysync.kuadrant.io/status` annotation (docs/architecture.md#status-on-the-hub): a PolicyStatus as bounded, canonical JSON,
+// The `policysync.kuadrant.io/status` annotation (docs/design/status.md#status-on-the-hub): a PolicyStatus as bounded, canonical JSON,
 // and read back. The annotation as a whole is cut here when it grows past its budget; each message is cut where
 // it is made (cutMessage, core/k8s/sanitize.ts).
 import { z } from 'zod';

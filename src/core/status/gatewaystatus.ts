@@ -1,4 +1,4 @@
-// The hub Gateway's status (docs/architecture.md#gateway-status): policy-sync is the controller of its
+// The hub Gateway's status (docs/design/status.md#gateway-status): policy-sync is the controller of its
 // GatewayClasses, so it writes the conditions of their hub Gateways — `Accepted` (the class's params in
 // force), `Programmed` (where the Gateway is placed), one GEP-713-style `<Kind>Affected` per synced kind
 // with policies on the Gateway, and `PoliciesEnforced` (every policy enforced on every placed cluster?).

@@ -7,7 +7,7 @@ import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { statusTransitions } from './transitions.ts';
 import { NOW, JUST_APPLIED, feedback, work, one } from '../../../testkit/statusfixtures.ts';
 
-test('aggregatePolicyStatus: the docs/architecture.md#status-on-the-hub example, one enforced and one overridden cluster', () => {
+test('aggregatePolicyStatus: the docs/design/status.md#status-on-the-hub example, one enforced and one overridden cluster', () => {
   const status = aggregatePolicyStatus({
     now: NOW,
     clusters: {
@@ -151,7 +151,7 @@ test('aggregatePolicyStatus: summary.applied counts applied works across categor
   assert.deepEqual(Object.keys(status.clusters ?? {}), ['a', 'b', 'c', 'd', 'e', 'f']);
 });
 
-// GEP-713 ancestors, and statuses the hub cannot read (docs/architecture.md#reading-spoke-status).
+// GEP-713 ancestors, and statuses the hub cannot read (docs/design/status.md#reading-spoke-status).
 
 const EG = 'gateway.envoyproxy.io/gatewayclass-controller';
 const ACCEPTED: AncestorCondition = { status: 'True', reason: 'Accepted', message: 'Policy has been accepted.', observedGeneration: 2, controllerName: EG };

@@ -1,4 +1,4 @@
-// Aggregated spoke status of a hub policy (docs/architecture.md#status-on-the-hub): each cluster's verdict, decided once, and the
+// Aggregated spoke status of a hub policy (docs/design/status.md#status-on-the-hub): each cluster's verdict, decided once, and the
 // policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
 import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
 import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
@@ -28,7 +28,7 @@ export type ClusterInput =
   | { state: 'waiting'; message: string }
   /** The desired work exceeds --max-work-bytes; feedback of the retained last good work, if any. */
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
-  /** Another hub policy owns the spoke object here (docs/architecture.md#the-spoke-copy). */
+  /** Another hub policy owns the spoke object here (docs/design/works.md#the-spoke-copy). */
   | { state: 'conflicted'; message: string }
   /**
    * Local policies cover every target of the copy (the spoke agent's fresh report): it is not placed there.
@@ -36,13 +36,13 @@ export type ClusterInput =
    */
   | { state: 'overridden'; message: string; by: readonly string[] }
   /**
-   * No first copy is placed until a fresh report of the spoke agent vouches for its name (docs/architecture.md#reports-are-evidence-not-orders):
+   * No first copy is placed until a fresh report of the spoke agent vouches for its name (docs/design/tenancy.md#reports-are-evidence-not-orders):
    * the evidence missing; the feedback of a work kept as it was (its copy of another name), if any.
    */
   | { state: 'awaitingReport'; message: string; feedback?: ClusterFeedback }
   /**
    * The cluster left the decisions while OCM cannot vouch for it, or while the Placement is in flux: its
-   * work is kept as it was (docs/architecture.md#never-delete-on-doubt). OCM's reason and since when; the kept work's last feedback, if any.
+   * work is kept as it was (docs/design/deletion.md#never-delete-on-doubt). OCM's reason and since when; the kept work's last feedback, if any.
    */
   | { state: 'unknown'; reason: string; message: string; since?: string; feedback?: ClusterFeedback };
 
@@ -154,7 +154,7 @@ export interface AggregateInput {
  *  9. Enforced=True (incl. PartiallyEnforced) → Enforced
  * 10. Enforced=Unknown                    → Pending, with the spoke's reason
  * 11. Enforced=False                      → Failed, with the spoke's reason
- * GEP-713 style, `status.ancestors` entries for the copy's Gateways (docs/architecture.md#reading-spoke-status):
+ * GEP-713 style, `status.ancestors` entries for the copy's Gateways (docs/design/status.md#reading-spoke-status):
  * 12. an entry Accepted=False             → Failed, with the controller's reason (Conflicted, Invalid, …)
  * 13. an entry Accepted=Unknown           → Pending, with the controller's reason
  * 14. all True, for every Gateway         → Enforced, with the controller's reason (Accepted)

@@ -1,4 +1,4 @@
-// What a hub policy's aggregated status comes from (docs/architecture.md#status-on-the-hub): the reconciler's decisions for the policy
+// What a hub policy's aggregated status comes from (docs/design/status.md#status-on-the-hub): the reconciler's decisions for the policy
 // (its works as written and as cached, conflicts, local policies' verdicts, clusters awaiting a spoke report,
 // clusters in doubt, lane conflicts) turned into one verdict input per cluster, and the policy's own problems.
 import type { KubeObject } from '../k8s/objects.ts';
@@ -58,7 +58,7 @@ export interface LocalVerdicts {
 }
 
 /**
- * docs/architecture.md#status-on-the-hub: what the aggregated status comes from — each cluster as its work's feedback shows it or
+ * docs/design/status.md#status-on-the-hub: what the aggregated status comes from — each cluster as its work's feedback shows it or
  * as the hub itself decided (too large, conflicted), and the policy's problems.
  */
 export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, now: number): AggregateInput {

@@ -1,4 +1,4 @@
-// Tenant lanes between hub Gateways (docs/architecture.md#tenant-lanes): on a spoke, a hub Gateway is the downstream Gateway
+// Tenant lanes between hub Gateways (docs/design/tenancy.md#tenant-lanes): on a spoke, a hub Gateway is the downstream Gateway
 // `{render(downstreamNamespace), name}`. With a template that does not contain `{namespace}` (MGC's one
 // namespace for downstream Gateways), `team-a/gw` and `team-b/gw` are the same spoke Gateway, and team-a's
 // policies would attach to team-b's Gateway. Where two hub Gateways would be one downstream Gateway on a

@@ -1,4 +1,4 @@
-// Which same-named hub policies of a kind can compete for one spoke object (docs/architecture.md#the-spoke-copy). A copy keeps its
+// Which same-named hub policies of a kind can compete for one spoke object (docs/design/works.md#the-spoke-copy). A copy keeps its
 // policy's name and lives in the downstream namespace its Gateway's class renders; two policies can
 // only collide where they render a common namespace. With `{namespace}` in every template that never
 // happens across hub namespaces, and neither re-enqueueing nor recomputing the others is needed.

@@ -91,7 +91,7 @@ function policyObject(p: PolicyInput): KubeObject {
   };
 }
 
-/** A target the sync takes, by the rule in docs/architecture.md#which-targets-are-synced, decided here independently. */
+/** A target the sync takes, by the rule in docs/design/configuration.md#which-targets-are-synced, decided here independently. */
 interface Synced {
   /** The target as written (its index in spec order: targetRef first). */
   raw: Record<string, unknown>;

@@ -68,7 +68,7 @@ function readEntry(path: string, raw: unknown): TargetEntry {
   return { path, ref };
 }
 
-/** Decides for each target whether it can be synced (docs/architecture.md#which-targets-are-synced). */
+/** Decides for each target whether it can be synced (docs/design/configuration.md#which-targets-are-synced). */
 export function classifyTargets(
   policy: KubeObject,
   isManagedGateway: (namespace: string, name: string) => boolean,

@@ -150,7 +150,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     const shape = JSON.stringify([chosen.downstreamNamespace, kept.map((report) => report.path)]);
     let copy = copies.get(shape);
     if (copy === undefined) {
-      // The downstream Gateway has the hub Gateway's name (docs/architecture.md#placement).
+      // The downstream Gateway has the hub Gateway's name (docs/design/configuration.md#placement).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
       copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
       copies.set(shape, copy);

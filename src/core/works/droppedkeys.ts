@@ -1,5 +1,5 @@
 // Labels and annotations the hub copy no longer carries, so that they leave the spoke copies
-// (docs/architecture.md#manifestworks). Pure.
+// (docs/design/works.md#manifestworks). Pure.
 //
 // OCM's work agent (v1.2.1, pkg/work/spoke/apply/update_apply.go) applies a copy under the `Update` strategy by
 // merging the copy's labels and annotations into the spoke object (library-go resourcemerge.MergeMap): a key the

@@ -358,7 +358,7 @@ test('readClusterFeedback: appliedAt is the later of the Applied transition and 
   assert.equal(unknown.appliedAt, undefined);
 });
 
-// Everything below is written by the spoke agent: a spoke can put anything there (docs/architecture.md#bounded-everything).
+// Everything below is written by the spoke agent: a spoke can put anything there (docs/design/runtime.md#bounded-everything).
 
 test('readClusterFeedback makes spoke reasons valid reasons and caps spoke messages at 4096 code points, marking the cut', () => {
   const feedback = readClusterFeedback(

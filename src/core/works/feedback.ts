@@ -1,4 +1,4 @@
-// One ManifestWork's status read into what the hub aggregates for one cluster (docs/architecture.md#feedback-rules, #status-on-the-hub).
+// One ManifestWork's status read into what the hub aggregates for one cluster (docs/design/works.md#feedback-rules, #status-on-the-hub).
 // Work status is written by the spoke agent: every field is checked, nothing is trusted to be there,
 // and every string and size is capped (core/sanitize.ts) before the hub holds or shows it.
 import { readConditions } from '../k8s/conditions.ts';
@@ -29,7 +29,7 @@ export interface AncestorCondition extends FeedbackCondition {
   controllerName?: string;
 }
 
-/** What the spoke copy's status says for one of its Gateways (docs/architecture.md#reading-spoke-status). */
+/** What the spoke copy's status says for one of its Gateways (docs/design/status.md#reading-spoke-status). */
 export interface AncestorFeedback {
   /** The downstream Gateway's name. */
   gateway: string;

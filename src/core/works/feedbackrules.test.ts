@@ -45,7 +45,7 @@ function copy(spec: Record<string, unknown>): KubeObject {
 
 const gw = (name: string, extra: Record<string, unknown> = {}) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name, ...extra });
 
-test('feedbackRulesFor returns the default JSONPaths rules with the exact docs/architecture.md#feedback-rules paths', () => {
+test('feedbackRulesFor returns the default JSONPaths rules with the exact docs/design/works.md#feedback-rules paths', () => {
   assert.deepEqual(feedbackRulesFor({ rawFeedback: false }), [{ type: 'JSONPaths', jsonPaths: defaults }]);
 });
 

@@ -1,4 +1,4 @@
-// ManifestWork feedback rules (docs/architecture.md#feedback-rules). Scalar JSONPaths work without OCM's
+// ManifestWork feedback rules (docs/design/works.md#feedback-rules). Scalar JSONPaths work without OCM's
 // RawFeedbackJsonString gate; only the opt-in raw `conditions` rule needs it.
 //
 // How the agent evaluates them (open-cluster-management.io/ocm pkg/work/spoke/statusfeedback, with

@@ -1,4 +1,4 @@
-// Which tenant lanes a ManifestWork holds on its cluster (docs/architecture.md#tenant-lanes): the downstream
+// Which tenant lanes a ManifestWork holds on its cluster (docs/design/tenancy.md#tenant-lanes): the downstream
 // Gateways its copy targets, each held by the hub Gateway of that name in the source policy's namespace (a copy
 // targets only Gateways of its policy's own namespace, renamed to nothing: the downstream Gateway has the hub
 // Gateway's name). What the works show is who holds a lane first; core/targets/lanes.ts decides with it. Pure.

@@ -1,4 +1,4 @@
-// One ManifestWork per (policy, cluster) carrying the spoke copy (docs/architecture.md#manifestworks).
+// One ManifestWork per (policy, cluster) carrying the spoke copy (docs/design/works.md#manifestworks).
 import { z } from 'zod';
 import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';

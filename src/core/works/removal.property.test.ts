@@ -1,4 +1,4 @@
-// Properties of the one deletion rule (removal.ts, docs/architecture.md#never-delete-on-doubt) over its whole
+// Properties of the one deletion rule (removal.ts, docs/design/deletion.md#never-delete-on-doubt) over its whole
 // input space — every cache synced or not, owned classes in every state listing the kind or not, classes named
 // but absent (overlapping the owned ones too, an input the reconciler should never give), the kind watched or
 // not, the policy present, deleting or gone, every cluster health and Placement state, every live read: a
@@ -56,7 +56,7 @@ const removalInput: fc.Arbitrary<RemovalInput> = fc.record(
 
 /**
  * The reasons for which the documentation lets the works go, each stated as all its conditions (an
- * independent reading of docs/architecture.md#never-delete-on-doubt and the rule's header, not of its code).
+ * independent reading of docs/design/deletion.md#never-delete-on-doubt and the rule's header, not of its code).
  */
 function justified(input: RemovalInput): Set<RemovalReason> {
   const reasons = new Set<RemovalReason>();

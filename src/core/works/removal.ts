@@ -1,4 +1,4 @@
-// The one deletion rule (docs/architecture.md#never-delete-on-doubt): whether the ManifestWorks of a hub policy that are no longer desired
+// The one deletion rule (docs/design/deletion.md#never-delete-on-doubt): whether the ManifestWorks of a hub policy that are no longer desired
 // may be deleted. Deleting a work deletes the policy on the spoke (for an AuthPolicy: authentication
 // switched off there), so a work goes only when the controller *knows* it is unwanted:
 //   - PolicyDeleted: the policy is gone from a synced cache, confirmed by a live read, and its CRD is the
@@ -13,7 +13,7 @@
 //     replace --force` or a GitOps prune does, takes its kinds with it only for a moment);
 //   - LocallyOverridden: the policy still wants a copy there, but the spoke agent's fresh report shows local
 //     policies covering every target of that copy (and the policy does not use GEP-713 overrides): the local
-//     policies are what is enforced there (docs/architecture.md#local-policies-win). Decided on the same terms as NoLongerTargeted; the
+//     policies are what is enforced there (docs/design/tenancy.md#local-policies-win). Decided on the same terms as NoLongerTargeted; the
 //     reconciler asks only for works whose cluster such a report covers.
 // Everything else — a cache not synced, a class whose params are missing or invalid since start-up, a class
 // that a Gateway names but that does not exist, a kind listed but not (yet) validated, a CRD absent or

@@ -1,4 +1,4 @@
-// The copy of a hub policy placed on a spoke (docs/architecture.md#the-spoke-copy): only what the spoke needs, and never
+// The copy of a hub policy placed on a spoke (docs/design/works.md#the-spoke-copy): only what the spoke needs, and never
 // our own hub annotations (a status write on the hub would otherwise re-apply every copy: a loop).
 import { formatKubeTime } from '../k8s/kubetime.ts';
 import {
@@ -37,7 +37,7 @@ export function buildSpokeCopy(policy: KubeObject, options: SpokeCopyOptions): K
   const originCreation = formatKubeTime(policy.metadata.creationTimestamp);
   if (originCreation !== undefined) annotations[ORIGIN_CREATION_ANNOTATION] = originCreation;
   // The revision (the hub spec's generation) travels with the copy and comes back by feedback, so the hub
-  // knows which revision the spoke controller's verdict is about (docs/architecture.md#rolling-out-a-change).
+  // knows which revision the spoke controller's verdict is about (docs/design/rollout.md#rolling-out-a-change).
   // It changes only with the hub spec: no loop through status writes.
   const { generation } = policy.metadata;
   if (typeof generation === 'number') annotations[REVISION_ANNOTATION] = String(generation);
