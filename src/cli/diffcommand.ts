@@ -19,9 +19,9 @@ import { SPOKE_CONFIG_LABEL, spokeReportText } from '../core/spoke/spokeconfig.t
 import { parseSpokeReport, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { controllerLabelValue, readSourceRef, workIdentity } from '../core/works/manifestwork.ts';
-import { schemaHasObservedGeneration } from '../kube/discovery.ts';
+import { crdVersionHasStatus, crdVersionSchema, readCrd, schemaHasObservedGeneration, type CrdInfo } from '../kube/discovery.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
-import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../kube/resource.ts';
+import { RESOURCES, collectionPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { CliError, errorLine, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
 import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
@@ -160,51 +160,53 @@ async function readSnapshot(http: KubeHttp, flags: DiffFlags, synced: SyncedKind
   };
 }
 
-/** The kind's CRD as far as a preview needs it: its uid, each version's schema and status subresource; why not, when it cannot be read. */
+/** The kind's CRD as the hub's class reconciler reads it (kube/discovery.ts); why not, when it cannot be read. */
 interface KindCrd {
-  uid?: string;
-  schemas: Map<string, DefaultingSchema>;
-  /** The versions whose status is a subresource. */
-  statusSubresource: Set<string>;
+  /** Undefined when the kind has no CRD (a built-in or aggregated resource). */
+  crd?: CrdInfo;
   unreadable?: string;
 }
 
-async function readKindCrd(http: KubeHttp, kind: SyncedKind): Promise<KindCrd | undefined> {
-  if (kind.group === '') return undefined;
+async function readKindCrd(http: KubeHttp, kind: SyncedKind): Promise<KindCrd> {
   try {
-    const crd = await http.request<{
-      metadata: { uid?: string };
-      spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: DefaultingSchema }; subresources?: { status?: unknown } }[] };
-    }>('GET', objectPath(RESOURCES.crds, undefined, `${kind.resource}.${kind.group}`));
-    const versions = crd.spec?.versions ?? [];
-    const schemas = new Map(versions.flatMap((v) => (v.schema?.openAPIV3Schema ? [[v.name, v.schema.openAPIV3Schema] as const] : [])));
-    const statusSubresource = new Set(versions.filter((v) => v.subresources?.status !== undefined).map((v) => v.name));
-    return { ...(crd.metadata.uid ? { uid: crd.metadata.uid } : {}), schemas, statusSubresource };
+    const crd = await readCrd(http, kind);
+    return crd ? { crd } : {};
   } catch (err) {
-    // Not a CRD (an aggregated API): no schema defaults. No right to read CRDs: the file is taken as it is, and said so.
-    return isNotFound(err) ? undefined : { schemas: new Map(), statusSubresource: new Set(), unreadable: errorLine(err) };
+    // No right to read CRDs: the file is taken as it is, and said so.
+    return { unreadable: errorLine(err) };
   }
 }
 
 /**
- * What the hub controller knows of the kind, as its class reconciler reads the same CRD: the uid recorded in each
- * work (as the policy's works carry it, else the CRD's), whether its status is a subresource, and whether a
- * Progressive rollout can gate on it. A CRD that cannot be read: as its works say, with the status subresource.
+ * What the hub controller knows of the kind, read from the same CRD with the same helpers as its class reconciler:
+ * the uid recorded in each work (as the policy's works carry it, else the CRD's), whether its status is a
+ * subresource (none without a CRD, as on the hub), and whether a Progressive rollout can gate on it. A CRD that
+ * cannot be read: the update strategy the policy's works carry, else `Update`.
  */
-function kindFacts(kind: SyncedKind, crd: KindCrd | undefined, observed: readonly KubeObject[]): { facts: KindFacts; ungated?: { apiVersion: string; kind: string; name: string } } {
+function kindFacts(kind: SyncedKind, { crd, unreadable }: KindCrd, observed: readonly KubeObject[]): { facts: KindFacts; ungated?: { apiVersion: string; kind: string; name: string } } {
   const uid = observed.map((w) => readSourceRef(w)?.crdUid).find((u) => u !== undefined) ?? crd?.uid;
-  const readable = crd !== undefined && crd.unreadable === undefined;
-  const facts: KindFacts = { ...(uid === undefined ? {} : { crdUid: uid }), statusSubresource: !readable || crd.statusSubresource.has(kind.version) };
-  const ungated = readable && schemaHasObservedGeneration(crd.schemas.get(kind.version)) === false;
+  const statusSubresource = unreadable === undefined ? crdVersionHasStatus(crd, kind.version) : observedStrategy(observed) === 'Update';
+  const facts: KindFacts = { ...(uid === undefined ? {} : { crdUid: uid }), statusSubresource };
+  const ungated = crd !== undefined && schemaHasObservedGeneration(crdVersionSchema(crd, kind.version)) === false;
   return { facts, ...(ungated ? { ungated: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, name: gvrKey(kind) } } : {}) };
 }
 
+/** The update strategy the policy's works carry for their copy; Update when none says. */
+function observedStrategy(observed: readonly KubeObject[]): 'Update' | 'ServerSideApply' {
+  for (const w of observed) {
+    const type = (w.spec as { manifestConfigs?: { updateStrategy?: { type?: unknown } }[] } | undefined)?.manifestConfigs?.[0]?.updateStrategy?.type;
+    if (type === 'ServerSideApply' || type === 'Update') return type;
+  }
+  return 'Update';
+}
+
 /** The object with the defaults its CRD's schema gives it, as the apiserver stores it: in the file's version, then in the version the hub reads. */
-function defaulted(object: KubeObject, kind: SyncedKind, crd: KindCrd | undefined): KubeObject {
+function defaulted(object: KubeObject, kind: SyncedKind, { crd }: KindCrd): KubeObject {
   const slash = object.apiVersion.indexOf('/');
   const version = slash < 0 ? object.apiVersion : object.apiVersion.slice(slash + 1);
-  const once = withSchemaDefaults(object, crd?.schemas.get(version));
-  return version === kind.version ? once : withSchemaDefaults(once, crd?.schemas.get(kind.version));
+  const schema = (v: string): DefaultingSchema | undefined => crdVersionSchema(crd, v);
+  const once = withSchemaDefaults(object, schema(version));
+  return version === kind.version ? once : withSchemaDefaults(once, schema(kind.version));
 }
 
 /** The policy as it would be once the file is applied: the file's, with what the apiserver keeps or sets. */
@@ -275,7 +277,7 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
     name,
     change,
     ...(hubRevision === undefined ? {} : { hubRevision }),
-    ...(doc && crd?.unreadable !== undefined ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): the file is compared without the defaults the apiserver would give it`] } : {}),
+    ...(doc && crd.unreadable !== undefined ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): the file is compared without the defaults the apiserver would give it`] } : {}),
     preview,
   };
 }

@@ -30,6 +30,9 @@ export interface CachedHubViewSources {
   ungatedKinds?: UngatedKinds;
 }
 
+/** No-agent mode: nothing reports (called per cluster of every policy: one object for all). */
+const NO_REPORT: ReportEvidence = Object.freeze({ state: 'absent' });
+
 export class CachedHubView implements HubView {
   readonly spokeAgents: boolean;
 
@@ -70,7 +73,7 @@ export class CachedHubView implements HubView {
   }
 
   evidence(cluster: string): ReportEvidence {
-    return this.sources.reports?.evidence(cluster) ?? { state: 'absent' };
+    return this.sources.reports?.evidence(cluster) ?? NO_REPORT;
   }
 
   kind(gr: GroupResource): KindFacts {

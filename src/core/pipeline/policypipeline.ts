@@ -16,7 +16,7 @@ import { planRollout, recordedRollout, type RolloutPlan } from '../rollout/plan.
 import { workCopy } from '../rollout/revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
-import { awaitingFirstCopies, type AwaitingCluster } from '../spoke/firstcopy.ts';
+import { awaitingFirstCopies, type AwaitingCluster, type ReportEvidence } from '../spoke/firstcopy.ts';
 import { localPoliciesIn, occupantOf, type SpokeReport } from '../spoke/spokereport.ts';
 import { readPolicyStatus } from '../status/annotation.ts';
 import type { LocalNote, PolicyProblem } from '../status/policystatus.ts';
@@ -100,25 +100,32 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
   // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a first
   // copy waits below; a copy already placed is kept and updated).
+  // What each cluster's agent vouches for, read once per pass (several stages ask).
+  const known = new Map<string, ReportEvidence>();
+  const evidenceOf = (cluster: string): ReportEvidence => {
+    let e = known.get(cluster);
+    if (e === undefined) known.set(cluster, (e = view.evidence(cluster)));
+    return e;
+  };
   for (const cluster of desired.works.keys()) {
-    const evidence = view.evidence(cluster);
+    const evidence = evidenceOf(cluster);
     if (view.spokeAgents && evidence.state === 'refused') {
       problems.push({ reason: 'SpokeReportRefused', message: `cluster ${cluster}: the spoke agent's report is refused (${evidence.why}); local policies there are not known` });
     }
   }
   // Where the copy's name on a spoke is held by an object that is not this policy's copy, nothing is placed
   // (OCM's agent would merge into it and take it over) and nothing there is removed.
-  const nameTaken = takenNames(view, gvr, policy, desired.works);
+  const nameTaken = takenNames(evidenceOf, gvr, policy, desired.works);
   for (const t of nameTaken) desired.works.delete(t.cluster);
   const losses = [...collisionLosses(view, input, desired), ...nameTaken];
   for (const loss of losses) desired.works.delete(loss.cluster);
   // Where local policies cover the whole copy, they are what is enforced there: no copy.
-  const local = localVerdicts(view, gvr, policy, desired.works);
+  const local = localVerdicts(evidenceOf, gvr, policy, desired.works);
   for (const o of local.overridden) desired.works.delete(o.cluster);
   // No evidence is not evidence of absence: a first copy waits for a fresh report that vouches for its name
   // and says whether local policies cover it. Removed before the rollout plans, like the taken names, so no
   // wave writes there; a work already there stays as it is (never withdrawn for doubt).
-  const awaiting = view.spokeAgents ? awaitingFirstCopies(groupResourceKey(gvr), desired.works, observed, (c) => view.evidence(c)) : [];
+  const awaiting = view.spokeAgents ? awaitingFirstCopies(groupResourceKey(gvr), desired.works, observed, evidenceOf) : [];
   for (const a of awaiting) desired.works.delete(a.cluster);
   const revisionWorks = new Map(desired.works);
 
@@ -263,8 +270,8 @@ function collisionLosses(view: HubView, input: PolicyPipelineInput, desired: Des
   return resolveCollisions(candidates).filter((loss) => loss.policyKey === mine);
 }
 
-function freshReport(view: HubView, cluster: string): SpokeReport | undefined {
-  const evidence = view.evidence(cluster);
+function freshReport(evidenceOf: (cluster: string) => ReportEvidence, cluster: string): SpokeReport | undefined {
+  const evidence = evidenceOf(cluster);
   return evidence.state === 'fresh' ? evidence.report : undefined;
 }
 
@@ -273,12 +280,12 @@ function freshReport(view: HubView, cluster: string): SpokeReport | undefined {
  * this hub policy: a local policy, or a copy of another hub policy. A report that does not cover the kind says
  * nothing.
  */
-function takenNames(view: HubView, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): ClusterRefusal[] {
+function takenNames(evidenceOf: (cluster: string) => ReportEvidence, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): ClusterRefusal[] {
   const kind = groupResourceKey(gr);
   const source = objectKey(policy);
   const taken: ClusterRefusal[] = [];
   for (const [cluster, work] of works) {
-    const report = freshReport(view, cluster);
+    const report = freshReport(evidenceOf, cluster);
     const copy = work.spec.workload.manifests[0];
     if (!report || !copy) continue;
     const at = namespacedKey(copy.metadata.namespace ?? '', copy.metadata.name);
@@ -293,12 +300,12 @@ function takenNames(view: HubView, gr: GroupResource, policy: KubeObject, works:
 }
 
 /** What local policies do to each cluster's copy. A hub policy using GEP-713 overrides is placed anyway. */
-function localVerdicts(view: HubView, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): LocalVerdicts {
+function localVerdicts(evidenceOf: (cluster: string) => ReportEvidence, gr: GroupResource, policy: KubeObject, works: ReadonlyMap<string, ManifestWork>): LocalVerdicts {
   const overridden: (ClusterRefusal & { by: readonly string[] })[] = [];
   const notes = new Map<string, LocalNote>();
   const kind = groupResourceKey(gr);
   for (const [cluster, work] of works) {
-    const report = freshReport(view, cluster);
+    const report = freshReport(evidenceOf, cluster);
     const copy = work.spec.workload.manifests[0];
     if (!report || !copy) continue;
     const locals = localPoliciesIn(report, kind, copy.metadata.namespace ?? '');
