@@ -260,11 +260,17 @@ test('adding the labelled authpolicies ClusterRole grants the kind through aggre
   );
   assert.deepEqual(works.map((w) => w.metadata.namespace).sort(), [c1, c2].sort());
   // The annotation patch on the policy is allowed too.
-  const annotated = await eventually(
-    async () => (await get(admin, AUTH_POLICIES, ns, 'auth'))?.metadata.annotations?.['kuadrant.io/policies-synced'],
-    { what: 'the kuadrant.io/policies-synced annotation on the hub policy' },
-  );
-  assert.deepEqual((JSON.parse(annotated) as { cluster: string }[]).map((e) => e.cluster), [c1, c2].sort());
+  // The reports above arrive one cluster at a time, so a first annotation may name one cluster only: wait for the
+  // status pass that follows the second copy.
+  const clustersAnnotated = async () => {
+    const annotation = (await get(admin, AUTH_POLICIES, ns, 'auth'))?.metadata.annotations?.['kuadrant.io/policies-synced'];
+    return annotation === undefined ? [] : (JSON.parse(annotation) as { cluster: string }[]).map((e) => e.cluster);
+  };
+  await eventually(async () => (await clustersAnnotated()).length === 2, {
+    what: 'the kuadrant.io/policies-synced annotation on the hub policy to name both clusters',
+    context: () => log.recent(),
+  });
+  assert.deepEqual(await clustersAnnotated(), [c1, c2].sort());
   // Events are recorded on hub policies.
   const event = await eventually(
     async () => (await list(admin, EVENTS, ns)).find((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === 'auth-nowhere'),
