@@ -40,6 +40,11 @@ export const ROLLOUT_RESUME_ANNOTATION = `${OWN_KEY_PREFIX}rollout-resume`;
  * feedback rule, so the hub knows which revision the spoke controller's verdict is about.
  */
 export const REVISION_ANNOTATION = `${OWN_KEY_PREFIX}revision`;
+/**
+ * On a spoke copy: the PolicyVariants applied to it, `name@generation` in name order (core/variants/render.ts);
+ * absent when none selects its cluster. Part of the revision a cluster runs (rollout/revision.ts).
+ */
+export const VARIANTS_ANNOTATION = `${OWN_KEY_PREFIX}variants`;
 /** ManifestWork annotation (Progressive): canonical JSON of the copy the cluster ran before this revision. */
 export const PREVIOUS_COPY_ANNOTATION = `${OWN_KEY_PREFIX}previous-copy`;
 /**

@@ -3,6 +3,7 @@
 // Bound=True). A PlacementDecision is only a status that anyone allowed to write one in the namespace can
 // forge; checking its clusters against the bindings keeps a tenant from choosing clusters outside its sets.
 // Mirrors open-cluster-management.io/sdk-go BuildClusterSelector. Pure.
+import { z } from 'zod';
 import type { KubeObject } from '../k8s/objects.ts';
 
 /** The label of ExclusiveClusterSetLabel sets: a cluster belongs to the set it names. */
@@ -12,6 +13,20 @@ export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
+
+/** A metav1.LabelSelector as the apiserver's validation takes it (the operators it knows). */
+export const labelSelectorSchema = z.strictObject({
+  matchLabels: z.object({}).catchall(z.string()).optional(),
+  matchExpressions: z
+    .array(
+      z.strictObject({
+        key: z.string(),
+        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+        values: z.array(z.string()).optional(),
+      }),
+    )
+    .optional(),
+});
 
 /** Whether the labels match a metav1.LabelSelector; an unknown operator matches nothing. */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {

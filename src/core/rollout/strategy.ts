@@ -3,7 +3,7 @@
 // (`rolloutStrategy`, shaped like OCM's ManifestWorkReplicaSet rolloutStrategy), a hub policy may override it
 // by an annotation. Pure; errors name the field, since they are shown on the GatewayClass or the policy.
 import { z } from 'zod';
-import type { LabelSelector } from '../fleet/clustersets.ts';
+import { labelSelectorSchema, type LabelSelector } from '../fleet/clustersets.ts';
 import { parseDuration } from '../k8s/duration.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
@@ -50,21 +50,8 @@ const DURATION = /^(0|([0-9]{1,9}(\.[0-9]{1,9})?(ms|s|m|h)){1,4})$/;
 const DEADLINE = /^(None|([0-9]{1,9}(\.[0-9]{1,9})?(ms|s|m|h)){1,4})$/;
 const countOrPercent = z.string().regex(COUNT_OR_PERCENT, 'must be a count (e.g. "2") or a percentage from 0% to 100% (e.g. "25%")');
 const durationText = z.string().regex(DURATION, 'must be a duration such as 30s, 5m or 1h30m');
-const labelSelector = z.strictObject({
-  matchLabels: z.object({}).catchall(z.string()).optional(),
-  matchExpressions: z
-    .array(
-      z.strictObject({
-        key: z.string(),
-        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-        values: z.array(z.string()).optional(),
-      }),
-    )
-    .optional(),
-});
-
 const progressiveSchema = z.strictObject({
-  canary: labelSelector.optional(),
+  canary: labelSelectorSchema.optional(),
   maxConcurrency: countOrPercent.optional(),
   minSuccessTime: durationText.optional(),
   progressDeadline: z.string().regex(DEADLINE, 'must be a duration above 0 such as 10m, or None').optional(),

@@ -1,0 +1,128 @@
+// Checks a rendered copy against its kind's schema as the hub's apiserver serves it (the CRD version's
+// openAPIV3Schema), before a variant's copy is sent: the structural part by ajv, a JSON Schema validator, over the
+// schema translated from Kubernetes' OpenAPI v3 dialect; the CEL rules (x-kubernetes-validations) are evaluated by
+// celrules.ts. What neither can judge is said, never passed silently (docs/design/variants.md#validation). Pure: a
+// compiled check is memoised per schema object.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { formatFieldPath, type PathSegment } from './fieldpath.ts';
+
+/** An openAPIV3Schema node as a CRD holds it. */
+export type OpenApiSchema = Record<string, unknown>;
+
+export interface SchemaViolation {
+  /** Where, in the copy. */
+  path: PathSegment[];
+  message: string;
+}
+
+export type SchemaCheck = (copy: unknown) => SchemaViolation[];
+
+// ajv-formats is published as CommonJS with `exports.default`.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv, formats: string[]) => Ajv;
+
+// The formats the apiserver validates (k8s.io/kube-openapi pkg/validation/strfmt) that mean the same in ajv-formats;
+// others (int32, int64, Go durations…) the apiserver does not check or checks its own way: not checked here either.
+const CHECKED_FORMATS = ['date-time', 'date', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte'];
+
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateFormats: true, unicodeRegExp: false, formats: {} }), CHECKED_FORMATS);
+// Formats outside CHECKED_FORMATS pass, as the apiserver passes a format it does not know.
+for (const name of ['int32', 'int64', 'float', 'double', 'password', 'duration', 'byte-string', 'binary', 'cidr', 'mac', 'quantity']) ajv.addFormat(name, true);
+ajv.addKeyword({ keyword: 'x-kubernetes-int-or-string', schemaType: 'boolean', validate: intOrString, errors: false });
+
+function intOrString(on: boolean, data: unknown): boolean {
+  return !on || typeof data === 'string' || (typeof data === 'number' && Number.isInteger(data));
+}
+
+const compiled = new WeakMap<OpenApiSchema, SchemaCheck>();
+
+/** The check of copies against `schema`; throws when ajv cannot compile it (the caller says so, and sends nothing). */
+export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    const validate: ValidateFunction = ajv.compile(toJsonSchema(schema, true));
+    check = (copy) => (validate(copy) ? [] : (validate.errors ?? []).map(violation));
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
+function violation(error: ErrorObject): SchemaViolation {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'additionalProperties') {
+    const field = String(params.additionalProperty);
+    return { path: [...path, field], message: `${formatFieldPath([...path, field])}: field not declared in the schema` };
+  }
+  if (error.keyword === 'required') {
+    const field = String(params.missingProperty);
+    return { path: [...path, field], message: `${formatFieldPath([...path, field])}: required` };
+  }
+  const where = path.length > 0 ? formatFieldPath(path) : '(the copy)';
+  const allowed = error.keyword === 'enum' ? `: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` : '';
+  return { path, message: `${where}: ${error.message ?? error.keyword}${allowed}` };
+}
+
+/**
+ * Kubernetes' structural schema as JSON Schema: `nullable` as ajv reads it, OpenAPI 3.0's boolean
+ * exclusiveMinimum/Maximum as numbers, `x-kubernetes-list-type: set` as unique items. An object that declares
+ * its properties and does not preserve unknown fields refuses others: the apiserver would prune them, silently
+ * dropping what the variant set (a misspelt field). The metadata of an object is checked by the apiserver's own
+ * rules, not its schema: left open.
+ */
+function toJsonSchema(node: OpenApiSchema, root = false): OpenApiSchema {
+  const out: OpenApiSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key.startsWith('x-kubernetes-') && key !== 'x-kubernetes-int-or-string') continue;
+    if (['description', 'default', 'example', 'externalDocs'].includes(key)) continue;
+    if (key === 'properties' && isRecord(value)) {
+      out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, root && name === 'metadata' ? {} : toJsonSchema(sub as OpenApiSchema)]));
+    } else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) {
+      out[key] = toJsonSchema(value);
+    } else if ((key === 'allOf' || key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) {
+      out[key] = value.map((sub) => (isRecord(sub) ? toJsonSchema(sub, false) : sub));
+    } else out[key] = value;
+  }
+  for (const bound of ['Minimum', 'Maximum'] as const) {
+    const exclusive = `exclusive${bound}`;
+    const limit = bound.toLowerCase();
+    if (node[exclusive] === true && typeof node[limit] === 'number') {
+      out[exclusive] = node[limit];
+      delete out[limit];
+    } else if (typeof node[exclusive] === 'boolean') delete out[exclusive];
+  }
+  if (node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
+  const preserves = node['x-kubernetes-preserve-unknown-fields'] === true || node['x-kubernetes-embedded-resource'] === true;
+  if (isRecord(node.properties) && node.additionalProperties === undefined && !preserves) out.additionalProperties = false;
+  // The anyOf of an int-or-string member restates the extension; ajv has it from the keyword.
+  if (node['x-kubernetes-int-or-string'] === true) delete out.anyOf;
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The schema of the field at `segments` (undefined: the schema says nothing there, e.g. preserved unknown fields). */
+export function schemaAt(schema: OpenApiSchema | undefined, segments: readonly PathSegment[]): { ok: true; schema: OpenApiSchema | undefined } | { ok: false; message: string } {
+  let node = schema;
+  for (const [i, segment] of segments.entries()) {
+    if (node === undefined) return { ok: true, schema: undefined };
+    const properties = isRecord(node.properties) ? node.properties : undefined;
+    if (typeof segment === 'number') {
+      if (!isRecord(node.items)) return { ok: false, message: `${formatFieldPath(segments.slice(0, i))} is not a list in the schema` };
+      node = node.items;
+    } else if (properties && isRecord(properties[segment])) {
+      node = properties[segment];
+    } else if (isRecord(node.additionalProperties)) {
+      node = node.additionalProperties;
+    } else if (node['x-kubernetes-preserve-unknown-fields'] === true) {
+      return { ok: true, schema: undefined };
+    } else return { ok: false, message: `${formatFieldPath(segments.slice(0, i + 1))}: field not declared in the schema` };
+  }
+  return { ok: true, schema: node };
+}
