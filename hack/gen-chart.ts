@@ -13,7 +13,7 @@
 //   --create-namespace` (a release cannot own the namespace it is stored in). policy-sync-addon, the addon's
 //   own namespace on the hub, stays an object of the chart. The spoke side (inside the AddOnTemplate) is not
 //   touched: the agents live in policy-sync-system on the spokes whatever the hub's release namespace.
-// - the CRD goes to the chart's crds/ (installed before the templates, never upgraded or deleted by Helm);
+// - the CRDs go to the chart's crds/ (installed before the templates, never upgraded or deleted by Helm);
 // - each top-level object gets Helm's labels (helm.sh/chart, managed-by, instance, version);
 // - the hub Deployment: replicas, image, pull policy, resources, `--log-level`, `--controller-name` and extra
 //   arguments from values; the addon: the agents' image (AddOnDeploymentConfig registries mirror), log level,
@@ -500,7 +500,12 @@ export function renderChart(): Map<string, string> {
   files.set('Chart.yaml', chartYaml(pkg));
   files.set('values.yaml', valuesYaml(defaultsOf(hub, addon), rendered.has('deploy/monitoring')));
   files.set('values.schema.json', valuesSchema());
-  files.set('crds/policysyncparams.yaml', `# ${generated('crds/ (through deploy/hub)')}\n${stringify(only(hub, 'CustomResourceDefinition'), { lineWidth: 0 })}`);
+  for (const [file, name] of [
+    ['policysyncparams.yaml', 'policysyncparams.policysync.kuadrant.io'],
+    ['policyvariants.yaml', 'policyvariants.policysync.kuadrant.io'],
+  ]) {
+    files.set(`crds/${file}`, `# ${generated('crds/ (through deploy/hub)')}\n${stringify(only(hub, 'CustomResourceDefinition', name), { lineWidth: 0 })}`);
+  }
   files.set('templates/_helpers.tpl', HELPERS);
   files.set('templates/gatewayclass.yaml', GATEWAY_CLASS);
   files.set('templates/NOTES.txt', NOTES);

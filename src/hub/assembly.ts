@@ -27,6 +27,8 @@ import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { Rollouts } from './rollouts.ts';
+import { VariantOutcomes } from './variantoutcomes.ts';
+import { VariantStatusReconciler } from './variantstatusreconciler.ts';
 import { UngatedKinds } from './ungatedkinds.ts';
 import {
   gatewayStatusOfClass,
@@ -45,6 +47,7 @@ import {
   routePlacementChange,
   routePolicyChange,
   routeReportChange,
+  routeVariantChange,
   routeWorkChange,
 } from './routes.ts';
 import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
@@ -97,7 +100,7 @@ export interface Hub {
   http: KubeHttp;
   caches: HubCaches;
   configs: ClassConfigs;
-  queues: { classes: WorkQueue; policies: WorkQueue; spokeConfig: WorkQueue; gatewayStatus: WorkQueue };
+  queues: { classes: WorkQueue; policies: WorkQueue; spokeConfig: WorkQueue; gatewayStatus: WorkQueue; variantStatus: WorkQueue };
   /** Runs read-only on every replica: a standby keeps the configuration (and so the policy watches) current. */
   classRunner: ControllerRunner;
   /** The runners that write; started only while leading. */
@@ -112,7 +115,7 @@ export interface Hub {
 export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   const log = o.logger;
   const queue = (name: string): WorkQueue => new WorkQueue({ name, observer: o.metrics?.workQueueObserver(name) });
-  const queues = { classes: queue('gatewayclass'), policies: queue('policy'), spokeConfig: queue('spoke-config'), gatewayStatus: queue('gateway-status') };
+  const queues = { classes: queue('gatewayclass'), policies: queue('policy'), spokeConfig: queue('spoke-config'), gatewayStatus: queue('gateway-status'), variantStatus: queue('variant-status') };
   const fairWrites = new FairGate(new TokenBucket({ qps: o.qps, burst: o.burst }));
   const http = new KubeHttp(o.kubeConfig, {
     ...o.connection,
@@ -181,6 +184,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
     : undefined;
   const rollouts = new Rollouts();
+  const variantOutcomes = new VariantOutcomes();
   const policies = new PolicyReconciler(
     {
       http,
@@ -191,10 +195,13 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       managedClusters: caches.managedClusters,
       placed: caches.placed,
       works: caches.works,
+      variants: caches.variants,
       configs,
       applier: policyWorks,
       reporter,
       rollouts,
+      variantOutcomes,
+      variantsChanged: (keys) => queues.variantStatus.addAll(keys),
       ...(reports ? { reports } : {}),
       ungatedKinds,
       logger: log,
@@ -218,11 +225,14 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     logger: log,
   });
 
+  const variantStatus = new VariantStatusReconciler({ http, variants: caches.variants, watches: caches.policies, outcomes: variantOutcomes, events, canWrite: leading, logger: log });
+
   const observer = (name: string) => o.metrics?.controllerObserver(name);
   const classRunner = new ControllerRunner({ name: 'gatewayclass', queue: queues.classes, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: log, observer: observer('gatewayclass') });
   const writers = [
     new ControllerRunner({ name: 'policy', queue: queues.policies, reconcile: (k) => policies.reconcile(k), concurrency: o.concurrency, logger: log, observer: observer('policy') }),
     new ControllerRunner({ name: 'gateway-status', queue: queues.gatewayStatus, reconcile: (k) => gatewayStatus.reconcile(k), concurrency: 2, logger: log, observer: observer('gateway-status') }),
+    new ControllerRunner({ name: 'variant-status', queue: queues.variantStatus, reconcile: (k) => variantStatus.reconcile(k), concurrency: 1, logger: log, observer: observer('variant-status') }),
   ];
   const appliers = [policyWorks];
   if (o.spokeConfig) {
@@ -284,6 +294,12 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     queues.policies.addAll(routePlacementChange(c, caches));
     queues.gatewayStatus.addAll(gatewayStatusOfPlacement(c, caches, false));
     pokeSpokeConfig();
+  });
+  caches.variants.onChange((c) => {
+    queues.variantStatus.add(objectKey(c.object));
+    // Its own status write changes nothing a policy reads.
+    if (c.old !== undefined && c.old !== c.object && c.old.metadata.generation === c.object.metadata.generation) return;
+    queues.policies.addAll(routeVariantChange(c, caches));
   });
   caches.managedClusters.onChange((c) => {
     queues.policies.addAll(routeManagedClusterChange(c, caches, trustDecisionLabels));

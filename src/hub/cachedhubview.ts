@@ -4,12 +4,12 @@ import type { PlacedClusters } from '../core/fleet/placement.ts';
 import type { GroupResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
-import type { HubView, KindFacts } from '../core/pipeline/hubview.ts';
+import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from '../core/pipeline/hubview.ts';
 import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { BY_CLUSTER, BY_NAME } from './indexes.ts';
+import { BY_CLUSTER, BY_NAME, BY_VARIANT_TARGET } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { UngatedKinds } from './ungatedkinds.ts';
@@ -23,6 +23,8 @@ export interface CachedHubViewSources {
   managedClusters: Informer;
   /** Our ManifestWorks, indexed BY_CLUSTER. */
   works: Informer;
+  /** The PolicyVariants, indexed BY_VARIANT_TARGET. */
+  variants: Informer;
   configs: ClassConfigs;
   /** The spoke agents' reports; undefined when no spoke configuration is placed (no-agent mode). */
   reports?: SpokeReports;
@@ -64,6 +66,14 @@ export class CachedHubView implements HubView {
     return this.sources.managedClusters.store.get(cluster)?.metadata.labels ?? {};
   }
 
+  clusterClaims(cluster: string): Readonly<Record<string, string>> {
+    return clusterClaimsOf(this.sources.managedClusters.store.get(cluster));
+  }
+
+  variantsTargeting(namespace: string, group: string, kind: string, name: string): readonly KubeObject[] {
+    return this.sources.variants.store.byIndex(BY_VARIANT_TARGET, namespacedKey(namespace, variantTargetKey(group, kind, name)));
+  }
+
   worksOn(cluster: string): readonly KubeObject[] {
     return this.sources.works.store.byIndex(BY_CLUSTER, cluster);
   }
@@ -78,7 +88,8 @@ export class CachedHubView implements HubView {
 
   kind(gr: GroupResource): KindFacts {
     const crdUid = this.sources.configs.crdUid(gr);
-    return { ...(crdUid === undefined ? {} : { crdUid }), statusSubresource: this.sources.configs.statusSubresource(gr) };
+    const schema = this.sources.configs.schema(gr);
+    return { ...(crdUid === undefined ? {} : { crdUid }), statusSubresource: this.sources.configs.statusSubresource(gr), ...(schema === undefined ? {} : { schema }) };
   }
 
   ungatedKind(apiVersion: string | undefined, kind: string | undefined): string | undefined {

@@ -18,7 +18,7 @@ import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
 import { FIELD_MANAGER } from '../kube/writes.ts';
 import type { StoreChange } from '../kube/store.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, gatewayClassOf, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
+import { BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, BY_VARIANT_TARGET, gatewayClassOf, variantTarget, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
 import { GatewayPlacements } from './placements.ts';
 import type { HubLookups, KindedPolicy } from './routes.ts';
 
@@ -34,6 +34,8 @@ export class HubCaches implements HubLookups {
   readonly bindings: Informer;
   /** Our ManifestWorks only (by the managed-by and controller labels), kept as workCacheView shares them. */
   readonly works: Informer;
+  /** The PolicyVariants, indexed by the policy they target. */
+  readonly variants: Informer;
   /** The policy kinds in force, one informer each. */
   readonly policies: DynamicInformers;
   /** Where each Gateway is placed, read from the OCM caches above. */
@@ -57,6 +59,8 @@ export class HubCaches implements HubLookups {
     this.bindings = informer('managedclustersetbindings', RESOURCES.managedClusterSetBindings);
     this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
 
+    this.variants = informer('policyvariants', RESOURCES.policyVariants);
+    this.variants.store.addIndex(BY_VARIANT_TARGET, variantTarget);
     this.bindings.store.addIndex(BY_NAMESPACE, (b) => [b.metadata.namespace ?? '']);
     this.gateways.store.addIndex(BY_PLACEMENT, placementOfGateway).addIndex(BY_NAME, (g) => [g.metadata.name]).addIndex(BY_CLASS, gatewayClassOf);
     this.decisions.store.addIndex(BY_PLACEMENT, placementOfDecision);
@@ -95,7 +99,7 @@ export class HubCaches implements HubLookups {
 
   /** The informers every decision reads; the policy kinds' informers come and go with the configuration. */
   fixed(): Informer[] {
-    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.clusterSets, this.bindings, this.works];
+    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.clusterSets, this.bindings, this.works, this.variants];
   }
 
   async start(): Promise<void> {
@@ -113,6 +117,10 @@ export class HubCaches implements HubLookups {
   }
 
   // HubLookups: what the routes read.
+
+  anyVariants(): boolean {
+    return this.variants.store.list().length > 0;
+  }
 
   watchedKinds(): GroupVersionResource[] {
     return this.policies.kinds().map((k) => k.gvr);

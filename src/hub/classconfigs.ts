@@ -5,6 +5,7 @@
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
+import type { OpenApiSchema } from '../core/variants/schemacheck.ts';
 import type { ClassKnowledge } from '../core/works/removal.ts';
 import type { WatchedKind } from '../kube/dynamicinformers.ts';
 
@@ -14,6 +15,8 @@ export interface KindInForce extends WatchedKind {
   crdUid?: string;
   /** The validated version of the kind's CRD has the status subresource; undefined for built-in resources. */
   statusSubresource?: boolean;
+  /** That version's openAPIV3Schema, as served when it was validated (variants are checked by it). */
+  schema?: OpenApiSchema;
 }
 
 export interface ClassConfig {
@@ -93,6 +96,16 @@ export class ClassConfigs {
     return undefined;
   }
 
+  /** The kind's schema as validated (any class's: they read the same CRD); undefined when none was read. */
+  schema(gr: GroupResource): OpenApiSchema | undefined {
+    const key = groupResourceKey(gr);
+    for (const s of this.states.values()) {
+      const schema = s.config?.kinds.get(key)?.schema;
+      if (schema !== undefined) return schema;
+    }
+    return undefined;
+  }
+
   /**
    * The kind's status is a subresource (its CRD says so, as every class validated it): a copy may then be
    * applied whole by the work agent without touching its status (core/works/manifestwork.ts copyUpdateStrategy).
@@ -131,5 +144,5 @@ export class ClassConfigs {
 }
 
 function fingerprint(config: ClassConfig): string {
-  return canonicalJson({ params: config.params, kinds: [...config.kinds.values()].map((k) => ({ ...k.config, crdUid: k.crdUid ?? null, statusSubresource: k.statusSubresource ?? null })) });
+  return canonicalJson({ params: config.params, kinds: [...config.kinds.values()].map((k) => ({ ...k.config, crdUid: k.crdUid ?? null, statusSubresource: k.statusSubresource ?? null, schema: k.schema ?? null })) });
 }

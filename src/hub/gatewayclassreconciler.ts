@@ -19,6 +19,7 @@ import { conditionsUpToDate, mergeConditions, readConditions, type Condition } f
 import { gvrKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
+import type { OpenApiSchema } from '../core/variants/schemacheck.ts';
 import { canI, crdVersionHasStatus, crdVersionSchema, findServedResource, OBSERVED_GENERATION_FIELDS, readCrd, schemaHasObservedGeneration, schemaIsPolicy } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -157,7 +158,7 @@ export class GatewayClassReconciler {
       const schema = crdVersionSchema(crd, gvr.version);
       if (!schemaIsPolicy(schema)) return { gvr, problem: 'NotAPolicy' };
       if (!(await canI(this.deps.http, gvr, ['list', 'watch']))) return { gvr, problem: 'Forbidden' };
-      const good = { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}) };
+      const good = { gvr, namespaced: served.namespaced, config, ...(crd ? { crdUid: crd.uid, statusSubresource: crdVersionHasStatus(crd, gvr.version) } : {}), ...(schema ? { schema: schema as OpenApiSchema } : {}) };
       // A schema that has none of the fields the rollout judges a verdict by (one that keeps some of the way
       // open may still have them: that is not named).
       if (schemaHasObservedGeneration(schema) !== false) return { gvr, good };

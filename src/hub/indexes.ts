@@ -1,5 +1,6 @@
 // Index functions and key mappings shared by the hub's informers and reconcilers.
 import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
+import { variantTargetKey } from '../core/pipeline/hubview.ts';
 import { PLACEMENT_LABEL } from '../core/fleet/placement.ts';
 import type { TemplateOfGateway } from '../core/targets/rivals.ts';
 import type { Informer } from '../kube/informer.ts';
@@ -13,6 +14,15 @@ export const BY_NAME = 'name';
 export const BY_CLUSTER = 'cluster';
 export const BY_NAMESPACE = 'namespace';
 export const BY_CLASS = 'class';
+/** A PolicyVariant by its target: `namespace/group/kind/name` (core/pipeline/hubview.ts variantTargetKey). */
+export const BY_VARIANT_TARGET = 'variant-target';
+
+/** The key BY_VARIANT_TARGET files a PolicyVariant under; none when its targetRef is not an object of strings. */
+export function variantTarget(variant: KubeObject): string[] {
+  const ref = (variant.spec as { targetRef?: { group?: unknown; kind?: unknown; name?: unknown } } | undefined)?.targetRef;
+  if (typeof ref?.kind !== 'string' || typeof ref.name !== 'string') return [];
+  return [namespacedKey(variant.metadata.namespace ?? '', variantTargetKey(typeof ref.group === 'string' ? ref.group : '', ref.kind, ref.name))];
+}
 
 /** `namespace/name` of every Gateway a policy targets (any namespace: the mapping must see them all). */
 export function targetedGateways(policy: KubeObject): string[] {

@@ -13,6 +13,7 @@ import { controllerLabelValue, sourceHash, workIdentity } from '../core/works/ma
 import type { ReconcileResult } from '../runtime/runner.ts';
 import { CachedHubView, type CachedHubViewSources } from './cachedhubview.ts';
 import { BY_SOURCE } from './indexes.ts';
+import type { VariantOutcomes } from './variantoutcomes.ts';
 import type { Rollouts } from './rollouts.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
@@ -29,6 +30,9 @@ export interface PolicyReconcilerOptions {
 export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'>, Omit<CachedHubViewSources, 'reports'> {
   reporter: StatusReporter;
   rollouts: Rollouts;
+  /** What each policy's variants came to, for their status; `variantsChanged` is told the variants whose outcome moved. */
+  variantOutcomes: VariantOutcomes;
+  variantsChanged: (keys: readonly string[]) => void;
   /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
   reports?: SpokeReports;
   logger: Logger;
@@ -65,6 +69,7 @@ export class PolicyReconciler {
       // Not a watched kind (any more): its works go only once that is certain.
       this.deps.reporter.forget(key);
       this.deps.rollouts.forget(key);
+      this.deps.variantsChanged(this.deps.variantOutcomes.forget(key));
       if (observed.length > 0) await this.removals.removeOfUnwatchedKind(log, key, gr, observed);
       return;
     }
@@ -75,6 +80,7 @@ export class PolicyReconciler {
     if (!policy || policy.metadata.deletionTimestamp) {
       this.deps.reporter.forget(key);
       this.deps.rollouts.forget(key);
+      this.deps.variantsChanged(this.deps.variantOutcomes.forget(key));
       if (observed.length === 0) return;
       const decision = await this.removals.removeOfDeletedPolicy(log, key, kind.gvr, namespace, name, observed);
       return decision.action === 'keep' && decision.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
@@ -91,6 +97,7 @@ export class PolicyReconciler {
       now: Date.now(),
     });
     this.deps.rollouts.record(key, policy.metadata.generation, decision.rollout);
+    this.deps.variantsChanged(this.deps.variantOutcomes.record(key, decision.variants));
     const { desired, local, rollout, targetClasses } = decision;
     const plan = this.deps.applier.plan([...desired.works.values()], observed, decision.retain);
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));

@@ -21,6 +21,7 @@ import {
   routePlacementChange,
   routePolicyChange,
   routeReportChange,
+  routeVariantChange,
   routeWorkChange,
   type KindedPolicy,
 } from './routes.ts';
@@ -142,7 +143,7 @@ test('a ManagedCluster change maps to the policies with works there only when wh
   const ref = JSON.stringify({ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'ns', name: 'p' });
   const works = (name: string): KubeObject[] => (name === 'c2' ? [obj('c2', 'w', { annotations: { 'policysync.kuadrant.io/source-ref': ref } })] : []);
   const taint = { key: 'cluster.open-cluster-management.io/unreachable', effect: 'NoSelect' };
-  const lookups = { worksOnCluster: works, allGateways: () => [], clustersDecidedFor: () => [], policiesTargeting: () => [] };
+  const lookups = { worksOnCluster: works, allGateways: () => [], clustersDecidedFor: () => [], policiesTargeting: () => [], anyVariants: () => false };
   assert.deepEqual(routeManagedClusterChange({ old: cluster('True'), object: cluster('Unknown', [taint]) }, lookups, true), ['authpolicies.kuadrant.io|ns/p']);
   assert.deepEqual(routeManagedClusterChange({ old: cluster('True'), object: cluster('True', [], '2') }, lookups, true), [], 'a lease renewal: nothing');
   assert.deepEqual(routeManagedClusterChange({ object: cluster('True') }, lookups, true), ['authpolicies.kuadrant.io|ns/p'], 'added (or deleted): its works\' policies');
@@ -161,11 +162,43 @@ test('a ManagedCluster relabelled maps to the policies on the Gateways it is dec
     allGateways: () => [gwA, gwB],
     clustersDecidedFor: (g: KubeObject) => (g === gwA ? ['c1'] : ['c2']),
     policiesTargeting: (g: KubeObject) => (g === gwA ? [{ gr: AUTH, policy: obj('ns', 'pa') }] : [{ gr: AUTH, policy: obj('ns', 'pb') }]),
+    anyVariants: () => false,
   };
   const moved = { old: cluster({ set: 'x' }), object: cluster({ set: 'y' }) };
   assert.deepEqual(routeManagedClusterChange(moved, lookups, false), ['authpolicies.kuadrant.io|ns/pa'], 'only the Gateway it is decided for');
   assert.deepEqual(routeManagedClusterChange(moved, lookups, true), [], 'labels trusted: set membership is not consulted');
   assert.deepEqual(routeManagedClusterChange({ old: cluster({ set: 'x' }), object: cluster({ set: 'x' }) }, lookups, false), [], 'same labels, same health: nothing');
+});
+
+test('with PolicyVariants, a relabelled cluster or one whose claims changed maps to the policies with works there and those decided for it, labels trusted or not', () => {
+  const cluster = (labels: Record<string, string>, claims: { name: string; value: string }[] = []): KubeObject => ({
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'c1', labels },
+    status: { clusterClaims: claims },
+  });
+  const gwA = obj('ns', 'a');
+  const lookups = {
+    worksOnCluster: (name: string) => (name === 'c1' ? [obj('c1', 'w', sourceRef(AUTH, 'ns', 'placed'))] : []),
+    allGateways: () => [gwA],
+    clustersDecidedFor: () => ['c1'],
+    policiesTargeting: () => [{ gr: AUTH, policy: obj('ns', 'waiting') }],
+    anyVariants: () => true,
+  };
+  const both = ['authpolicies.kuadrant.io|ns/placed', 'authpolicies.kuadrant.io|ns/waiting'];
+  assert.deepEqual(routeManagedClusterChange({ old: cluster({ geo: 'EU' }), object: cluster({ geo: 'US' }) }, lookups, true), both, 'relabelled');
+  assert.deepEqual(routeManagedClusterChange({ old: cluster({}, [{ name: 'region', value: 'a' }]), object: cluster({}, [{ name: 'region', value: 'b' }]) }, lookups, true), both, 'a claim changed');
+  assert.deepEqual(routeManagedClusterChange({ old: cluster({ geo: 'EU' }), object: cluster({ geo: 'EU' }) }, lookups, true), [], 'neither: nothing');
+  assert.deepEqual(routeManagedClusterChange({ old: cluster({ geo: 'EU' }), object: cluster({ geo: 'US' }) }, { ...lookups, anyVariants: () => false }, true), [], 'no variants: labels trusted, nothing');
+});
+
+test('a PolicyVariant change maps to the policy it targets, before and after, of each watched kind of its group that has it', () => {
+  const variant = (name: string, group = 'kuadrant.io'): KubeObject => ({ apiVersion: 'policysync.kuadrant.io/v1alpha1', kind: 'PolicyVariant', metadata: { name: 'v', namespace: 'ns' }, spec: { targetRef: { group, kind: 'AuthPolicy', name } } });
+  const RLP = { group: 'kuadrant.io', resource: 'ratelimitpolicies' };
+  const lookups = { watchedKinds: () => [AUTH, RLP, { group: 'other.io', resource: 'authpolicies' }], policyCached: (gr: { resource: string }, _ns: string, name: string) => gr.resource === 'authpolicies' && name !== 'missing' };
+  assert.deepEqual(routeVariantChange({ old: variant('a'), object: variant('b') }, lookups), ['authpolicies.kuadrant.io|ns/a', 'authpolicies.kuadrant.io|ns/b']);
+  assert.deepEqual(routeVariantChange({ object: variant('missing') }, lookups), [], 'no such policy cached');
+  assert.deepEqual(routeVariantChange({ object: { ...variant('a'), spec: { targetRef: 'x' } } }, lookups), [], 'malformed: nothing');
 });
 
 test('a ManagedClusterSet or binding change maps to every Gateway\'s policies, or nothing when decisions are taken by their labels', () => {

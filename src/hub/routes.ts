@@ -4,6 +4,7 @@
 // Which cache feeds which route, and into which queue, is the assembly's wiring (assembly.ts).
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { clusterHealth } from '../core/fleet/clusterhealth.ts';
+import { clusterClaimsOf } from '../core/pipeline/hubview.ts';
 import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { readSourceRef } from '../core/works/manifestwork.ts';
 import { heldLanes } from '../core/works/heldlanes.ts';
@@ -53,6 +54,8 @@ export interface HubLookups {
   allWorks(): readonly KubeObject[];
   /** The downstream-namespace templates of the classes in force. */
   downstreamTemplates(): readonly string[];
+  /** Some PolicyVariant exists: a cluster's labels and claims may be read into copies. */
+  anyVariants(): boolean;
 }
 
 /** The old and new object of a change: a label or reference may have moved. */
@@ -108,16 +111,34 @@ export function routePlacementChange(change: Change, l: Pick<HubLookups, 'polici
  */
 export function routeManagedClusterChange(
   change: Change,
-  l: Pick<HubLookups, 'worksOnCluster' | 'allGateways' | 'clustersDecidedFor' | 'policiesTargeting'>,
+  l: Pick<HubLookups, 'worksOnCluster' | 'allGateways' | 'clustersDecidedFor' | 'policiesTargeting' | 'anyVariants'>,
   trustDecisionLabels: boolean,
 ): PolicyKey[] {
   const updated = change.old !== undefined && change.old !== change.object;
   const name = change.object.metadata.name;
   const healthMoved = !updated || canonicalJson(clusterHealth(change.old)) !== canonicalJson(clusterHealth(change.object));
   const relabelled = !updated || canonicalJson(change.old?.metadata.labels ?? {}) !== canonicalJson(change.object.metadata.labels ?? {});
-  const ofWorks = healthMoved ? l.worksOnCluster(name).flatMap(sourceKeyOfWork) : [];
-  const ofSets = !trustDecisionLabels && relabelled ? keysTargeting(l.allGateways().filter((g) => l.clustersDecidedFor(g).includes(name)), l) : [];
+  // What a PolicyVariant may read of the cluster (core/variants/render.ts): its labels and its claims.
+  const variantInputs = l.anyVariants() && (relabelled || canonicalJson(clusterClaimsOf(change.old)) !== canonicalJson(clusterClaimsOf(change.object)));
+  const ofWorks = healthMoved || variantInputs ? l.worksOnCluster(name).flatMap(sourceKeyOfWork) : [];
+  const ofSets = (!trustDecisionLabels && relabelled) || variantInputs ? keysTargeting(l.allGateways().filter((g) => l.clustersDecidedFor(g).includes(name)), l) : [];
   return unique([...ofWorks, ...ofSets]);
+}
+
+/**
+ * A PolicyVariant changed: the policy it targets, before and after (same namespace; each watched kind of its
+ * group that caches a policy of that name — the kind is checked by the pipeline).
+ */
+export function routeVariantChange(change: Change, l: Pick<HubLookups, 'watchedKinds' | 'policyCached'>): PolicyKey[] {
+  return unique(
+    sides(change).flatMap((variant) => {
+      const ref = (variant.spec as { targetRef?: { group?: unknown; name?: unknown } } | undefined)?.targetRef;
+      if (typeof ref?.name !== 'string' || typeof ref.group !== 'string') return [];
+      const namespace = variant.metadata.namespace ?? '';
+      const name = ref.name;
+      return l.watchedKinds().filter((gr) => gr.group === ref.group && l.policyCached(gr, namespace, name)).map((gr) => policyKey(gr, namespace, name));
+    }),
+  );
 }
 
 /**

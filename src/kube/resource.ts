@@ -41,5 +41,6 @@ export const RESOURCES = {
   managedClusterSetBindings: { group: 'cluster.open-cluster-management.io', version: 'v1beta2', resource: 'managedclustersetbindings', namespaced: true },
   manifestWorks: { group: 'work.open-cluster-management.io', version: 'v1', resource: 'manifestworks', namespaced: true },
   policySyncParams: { group: 'policysync.kuadrant.io', version: 'v1alpha1', resource: 'policysyncparams', namespaced: true },
+  policyVariants: { group: 'policysync.kuadrant.io', version: 'v1alpha1', resource: 'policyvariants', namespaced: true },
   selfSubjectAccessReviews: { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews', namespaced: false },
 } as const satisfies Record<string, ResourceRef>;

@@ -7,6 +7,7 @@ import type { GroupResource } from '../k8s/gvr.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
+import type { OpenApiSchema } from '../variants/schemacheck.ts';
 
 /** What the hub knows of a synced kind itself (its CRD as the class reconciler validated it). */
 export interface KindFacts {
@@ -14,6 +15,11 @@ export interface KindFacts {
   crdUid?: string;
   /** The CRD has the status subresource: copies are applied with `Update`, else `ServerSideApply`. */
   statusSubresource: boolean;
+  /**
+   * The openAPIV3Schema of the version synced, as the hub serves it: variants' values are converted and their
+   * copies checked by it (core/variants). Undefined when it is not known (no CRD, or not read yet).
+   */
+  schema?: OpenApiSchema;
 }
 
 export interface HubView {
@@ -27,8 +33,12 @@ export interface HubView {
   kindInForce(className: string, gr: GroupResource): PolicyKindConfig | undefined;
   /** Where OCM places the Gateway: its Placement's decisions that count, and what was refused. */
   placement(gateway: KubeObject): PlacedClusters;
-  /** A ManagedCluster's labels (the canary group of a Progressive rollout). */
+  /** A ManagedCluster's labels (the canary group of a Progressive rollout, what variants select and read). */
   clusterLabels(cluster: string): Readonly<Record<string, string>>;
+  /** A ManagedCluster's ClusterClaims as its registration agent reports them in its status, by name. */
+  clusterClaims(cluster: string): Readonly<Record<string, string>>;
+  /** The PolicyVariants in `namespace` whose targetRef names this group, kind and name. */
+  variantsTargeting(namespace: string, group: string, kind: string, name: string): readonly KubeObject[];
   /** This controller's ManifestWorks on a cluster, of every policy (who holds a tenant lane there). */
   worksOn(cluster: string): readonly KubeObject[];
   /** The hub policies of the kind and name, in every namespace, the policy itself included when listed. */
@@ -45,6 +55,20 @@ export interface HubView {
    * (src/hub/ungatedkinds.ts). Undefined when it can, or when that is not known.
    */
   ungatedKind(apiVersion: string | undefined, kind: string | undefined): string | undefined;
+}
+
+/** A ManagedCluster's ClusterClaims from its status (`status.clusterClaims[]`: name, value), by name. */
+export function clusterClaimsOf(cluster: KubeObject | undefined): Record<string, string> {
+  const claims = (cluster?.status as { clusterClaims?: unknown } | undefined)?.clusterClaims;
+  const out: Record<string, string> = {};
+  if (!Array.isArray(claims)) return out;
+  for (const c of claims as { name?: unknown; value?: unknown }[]) if (typeof c?.name === 'string' && typeof c.value === 'string') out[c.name] = c.value;
+  return out;
+}
+
+/** A PolicyVariant's targetRef as `group/kind/name`, the key its policy finds it by. */
+export function variantTargetKey(group: string, kind: string, name: string): string {
+  return `${group}/${kind}/${name}`;
 }
 
 /** The GatewayClass a Gateway names; undefined when it names none. */

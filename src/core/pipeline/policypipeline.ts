@@ -12,7 +12,7 @@ import { workKeyOf, type WorkKey } from '../keys.ts';
 import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
 import { OBSERVED_GENERATION_TEXT } from '../params/classparams.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
-import { planRollout, recordedRollout, type RolloutPlan } from '../rollout/plan.ts';
+import { planRollout, recordedRollout, rolloutVariants, type RolloutPlan } from '../rollout/plan.ts';
 import { workCopy } from '../rollout/revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
@@ -27,6 +27,10 @@ import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
 import { adoptLegacyName, type ManifestWork } from '../works/manifestwork.ts';
+import { parseVariant, type PolicyVariant } from '../variants/policyvariant.ts';
+import { renderCopy, selects, type CopyRendering, type KindSchema } from '../variants/render.ts';
+import { schemaCheck } from '../variants/schemacheck.ts';
+import type { VariantFailure } from '../works/desiredworks.ts';
 import { classOfGateway, type HubView } from './hubview.ts';
 
 export interface PolicyPipelineInput {
@@ -85,6 +89,25 @@ export interface PolicyDecision {
   kept: KubeObject[];
   /** What keeps the policy, or some targets or clusters, from syncing. */
   problems: PolicyProblem[];
+  /** Clusters whose copy the variants could not render: no new write, they keep the copy they run. */
+  variantFailures: VariantFailure[];
+  /** Each PolicyVariant targeting the policy, as its status reports it. */
+  variants: VariantOutcome[];
+}
+
+/** What became of one PolicyVariant of the policy (its status, src/hub/variantstatus.ts). */
+export interface VariantOutcome {
+  namespace: string;
+  name: string;
+  generation: number;
+  /** Why the variant itself is refused (the field named); absent when accepted. */
+  refused?: { field: string; message: string };
+  /** Clusters whose copy it changes, sorted. */
+  applied: string[];
+  /** Clusters it selects whose copy could not be rendered, and why. */
+  failing: VariantFailure[];
+  /** Indices of entries that select none of the clusters the policy is placed on. */
+  unmatched: number[];
 }
 
 /** What the hub decides for `input.policy` over `view`. */
@@ -92,7 +115,10 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   const { gvr, policy, observed } = input;
   const lanes: LaneConflict[] = [];
   const problems: PolicyProblem[] = [];
-  const desired = desiredWorks(view, input, policy, sentCopies(observed), lanes, problems);
+  const variants = policyVariants(view, gvr, policy);
+  const desired = desiredWorks(view, input, policy, sentCopies(observed), lanes, problems, variants.render);
+  const variantOutcomes = outcomes(view, variants, desired);
+  for (const r of variants.refused) problems.push({ reason: 'InvalidVariant', message: `PolicyVariant ${r.name}: ${r.field}: ${r.message}; every cluster keeps the copy it runs` });
   // A cluster one of the policy's Gateways lost its lane on, and that no other of its Gateways reaches.
   const targeted = new Set(readTargets(policy).map((t) => namespacedKey(t.namespace ?? policy.metadata.namespace ?? '', t.name)));
   const laneRefused = uniqueByCluster(lanes.filter((c) => targeted.has(c.refused) && !desired.works.has(c.cluster) && !desired.tooLarge.includes(c.cluster)));
@@ -141,9 +167,27 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   }
   const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
   // A work grown too large is not written; the last good one on that cluster stays in place.
-  const untouched = new Set([...desired.tooLarge, ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
+  // A cluster whose variants fail to render keeps the copy it runs: never the base copy in its place.
+  const untouched = new Set([...desired.tooLarge, ...desired.variantFailures.map((f) => f.cluster), ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
   const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
-  return { desired, revisionWorks, lanes: laneReports(view, lanes), laneRefused, losses, nameTaken, local, awaiting, targetClasses, strategy, ...(rollout ? { rollout } : {}), retain, kept, problems };
+  return {
+    desired,
+    revisionWorks,
+    lanes: laneReports(view, lanes),
+    laneRefused,
+    losses,
+    nameTaken,
+    local,
+    awaiting,
+    targetClasses,
+    strategy,
+    ...(rollout ? { rollout } : {}),
+    retain,
+    kept,
+    problems,
+    variantFailures: desired.variantFailures,
+    variants: variantOutcomes,
+  };
 }
 
 function uniqueByCluster(conflicts: readonly LaneConflict[]): ClusterRefusal[] {
@@ -166,7 +210,15 @@ function sentCopies(observed: readonly KubeObject[]): Map<string, KubeObject> {
  * The works a policy wants; `lanes` and `problems` collect what its Gateways' placement refused. Each Gateway is
  * looked at once, however many targets and passes ask for it.
  */
-function desiredWorks(view: HubView, input: PolicyPipelineInput, policy: KubeObject, sent?: ReadonlyMap<string, KubeObject>, lanes: LaneConflict[] = [], problems: PolicyProblem[] = []): DesiredWorks {
+function desiredWorks(
+  view: HubView,
+  input: PolicyPipelineInput,
+  policy: KubeObject,
+  sent?: ReadonlyMap<string, KubeObject>,
+  lanes: LaneConflict[] = [],
+  problems: PolicyProblem[] = [],
+  render?: (cluster: string, copy: KubeObject) => CopyRendering,
+): DesiredWorks {
   const { gvr } = input;
   const classes = new Set<string>();
   const looked = new Map<string, GatewayPlacement | undefined>();
@@ -209,6 +261,7 @@ function desiredWorks(view: HubView, input: PolicyPipelineInput, policy: KubeObj
     ...(facts.crdUid === undefined ? {} : { crdUid: facts.crdUid }),
     updateStrategy: facts.statusSubresource ? ('Update' as const) : ('ServerSideApply' as const),
     ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
+    ...(render ? { render } : {}),
   };
   const first = desiredWorksForPolicy({ ...base, statusFeedback: [] });
   // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a first
@@ -362,11 +415,13 @@ function plan(view: HubView, input: PolicyPipelineInput, strategy: RolloutStrate
   const byCluster = new Map(input.observed.map((w) => [w.metadata.namespace ?? '', w]));
   // That this revision's rollout completed, or halted, is said on the policy, by the status this hub wrote there.
   const reported = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.rollout;
+  const variants = rolloutVariants(desired);
   return planRollout({
     strategy,
     revision,
+    ...(variants === undefined ? {} : { variants }),
     resume: policy.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION]?.trim() === String(revision),
-    ...recordedRollout(reported, revision),
+    ...recordedRollout(reported, revision, variants),
     clusters: [...desired].map(([cluster, work]) => {
       const observedWork = byCluster.get(cluster);
       return { cluster, labels: view.clusterLabels(cluster), desired: work, ...(observedWork ? { observed: observedWork } : {}) };
@@ -376,4 +431,64 @@ function plan(view: HubView, input: PolicyPipelineInput, strategy: RolloutStrate
     now: input.now,
     maxWorkBytes: input.maxWorkBytes,
   });
+}
+
+interface PolicyVariants {
+  accepted: PolicyVariant[];
+  refused: { namespace: string; name: string; generation: number; field: string; message: string }[];
+  /** Each cluster's copy with the variants applied; undefined when no variant targets the policy. */
+  render?: (cluster: string, copy: KubeObject) => CopyRendering;
+}
+
+/**
+ * The PolicyVariants of the policy (same namespace, targetRef naming it), parsed, and how each cluster's copy is
+ * rendered with them. A variant that does not parse says nothing of which clusters it meant: every cluster keeps
+ * the copy it runs until it is fixed (its intent unknown, the base copy is no safer than the last one).
+ */
+function policyVariants(view: HubView, gr: GroupResource, policy: KubeObject): PolicyVariants {
+  const namespace = policy.metadata.namespace ?? '';
+  const objects = [...view.variantsTargeting(namespace, gr.group, policy.kind ?? '', policy.metadata.name)].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  if (objects.length === 0) return { accepted: [], refused: [] };
+  const accepted: PolicyVariant[] = [];
+  const refused: PolicyVariants['refused'] = [];
+  for (const object of objects) {
+    const parsed = parseVariant(object);
+    if (parsed.ok) accepted.push(parsed.variant);
+    else refused.push({ namespace, name: object.metadata.name, generation: object.metadata.generation ?? 0, field: parsed.field, message: parsed.message });
+  }
+  if (refused.length > 0) {
+    const names = refused.map((r) => r.name);
+    const message = `PolicyVariant ${refused.map((r) => `${r.name}: ${r.field}: ${r.message}`).join('; ')}: the cluster keeps the copy it runs`;
+    return { accepted, refused, render: () => ({ state: 'failed', reason: 'InvalidVariant', message, variants: names }) };
+  }
+  const schema = kindSchema(view, gr);
+  return {
+    accepted,
+    refused,
+    render: (cluster, copy) => renderCopy({ copy, cluster: { name: cluster, labels: view.clusterLabels(cluster), claims: view.clusterClaims(cluster) }, variants: accepted, schema }),
+  };
+}
+
+function kindSchema(view: HubView, gr: GroupResource): KindSchema {
+  const schema = view.kind(gr).schema;
+  if (schema === undefined) return { ok: false, message: `the schema of ${groupResourceKey(gr)} is not known to the hub (no CRD read), so no copy a variant changes can be checked` };
+  try {
+    return { ok: true, schema, check: schemaCheck(schema) };
+  } catch (err) {
+    return { ok: false, message: `the schema of ${groupResourceKey(gr)} cannot be checked here: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** What became of each variant of the policy: the clusters it changes, those it fails on, entries selecting none. */
+function outcomes(view: HubView, variants: PolicyVariants, desired: DesiredWorks): VariantOutcome[] {
+  const placed = [...new Set([...desired.works.keys(), ...desired.variantFailures.map((f) => f.cluster), ...desired.tooLarge])].sort();
+  const refused = variants.refused.map((r): VariantOutcome => ({ namespace: r.namespace, name: r.name, generation: r.generation, refused: { field: r.field, message: r.message }, applied: [], failing: [], unmatched: [] }));
+  const accepted = variants.accepted.map((v): VariantOutcome => {
+    const applied = [...desired.renderings].filter(([, r]) => r.carried.some((c) => c.slice(0, c.lastIndexOf('@')) === v.name)).map(([cluster]) => cluster).sort();
+    const failing = desired.variantFailures.filter((f) => f.variants.includes(v.name));
+    const facts = placed.map((name) => ({ name, labels: view.clusterLabels(name), claims: view.clusterClaims(name) }));
+    const unmatched = v.entries.filter((e) => !facts.some((c) => selects(e.clusters, c))).map((e) => e.index);
+    return { namespace: v.namespace, name: v.name, generation: v.generation, applied, failing, unmatched };
+  });
+  return [...accepted, ...refused].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

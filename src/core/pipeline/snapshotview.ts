@@ -10,7 +10,7 @@ import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
 import type { SpokeReport } from '../spoke/spokereport.ts';
-import type { HubView, KindFacts } from './hubview.ts';
+import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from './hubview.ts';
 
 /** The hub as its lists show it, for one or more policies' decisions. */
 export interface HubSnapshot {
@@ -43,6 +43,8 @@ export interface HubSnapshot {
   policies?: ReadonlyMap<string, readonly KubeObject[]>;
   /** What is known of each synced kind, by `resource.group`. Absent: no CRD uid, the status subresource. */
   kinds?: ReadonlyMap<string, KindFacts>;
+  /** The PolicyVariants (every namespace). Absent: none. */
+  variants?: readonly KubeObject[];
   /** The kinds a Progressive rollout cannot gate on, as `apiVersion` + kind → `resource.version.group`. */
   ungatedKinds?: readonly { apiVersion: string; kind: string; name: string }[];
 }
@@ -54,6 +56,7 @@ export class SnapshotView implements HubView {
   private readonly sets = new Map<string, KubeObject>();
   private readonly placed = new Map<KubeObject, PlacedClusters>();
   private readonly works = new Map<string, KubeObject[]>();
+  private readonly variants = new Map<string, KubeObject[]>();
   readonly spokeAgents: boolean;
 
   constructor(private readonly hub: HubSnapshot) {
@@ -64,6 +67,11 @@ export class SnapshotView implements HubView {
       push(this.byName, g.metadata.name, g);
     }
     for (const c of hub.managedClusters) this.clusters.set(c.metadata.name, c);
+    for (const v of hub.variants ?? []) {
+      const ref = (v.spec as { targetRef?: { group?: unknown; kind?: unknown; name?: unknown } } | undefined)?.targetRef;
+      if (typeof ref?.kind !== 'string' || typeof ref.name !== 'string') continue;
+      push(this.variants, namespacedKey(v.metadata.namespace ?? '', variantTargetKey(typeof ref.group === 'string' ? ref.group : '', ref.kind, ref.name)), v);
+    }
     for (const s of hub.clusterSets) this.sets.set(s.metadata.name, s);
   }
 
@@ -114,6 +122,14 @@ export class SnapshotView implements HubView {
 
   clusterLabels(cluster: string): Readonly<Record<string, string>> {
     return this.clusters.get(cluster)?.metadata.labels ?? {};
+  }
+
+  clusterClaims(cluster: string): Readonly<Record<string, string>> {
+    return clusterClaimsOf(this.clusters.get(cluster));
+  }
+
+  variantsTargeting(namespace: string, group: string, kind: string, name: string): readonly KubeObject[] {
+    return this.variants.get(namespacedKey(namespace, variantTargetKey(group, kind, name))) ?? [];
   }
 
   worksOn(cluster: string): readonly KubeObject[] {

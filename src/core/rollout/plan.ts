@@ -4,14 +4,14 @@
 // controllers' verdicts in their status, so a restart or a failover continues a rollout where it was: nothing
 // but the soak clocks (minSuccessTime) is remembered, and a lost one only makes a wave soak again. Pure.
 import { selectorMatches } from '../fleet/clustersets.ts';
-import { canonicalJson } from '../k8s/canonical.ts';
+import { canonicalJson, specHash } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import type { ClusterRollout, RolloutStatus } from '../status/rolloutstatus.ts';
 import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
-import { copyRevision, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
+import { copyRevision, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
 import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
 
 export interface RolloutClusterInput {
@@ -28,6 +28,12 @@ export interface RolloutInput {
   strategy: RolloutStrategy;
   /** The hub policy's metadata.generation: the revision being rolled out. */
   revision: number;
+  /**
+   * With PolicyVariants, what the clusters' copies carry besides the policy's generation (rolloutVariants): a
+   * variant edit, or a change of a cluster label a variant reads, is a rollout of its own at the same revision.
+   * Undefined when no copy carries a variant.
+   */
+  variants?: string;
   /** The policy's resume annotation names this revision: failures no longer halt it. */
   resume: boolean;
   /**
@@ -101,12 +107,13 @@ export function planRollout(input: RolloutInput): RolloutPlan {
 /** `All`: every cluster gets the revision at once; complete when every work places it. */
 function planAll(input: RolloutInput): RolloutPlan {
   const write = new Map(input.clusters.map((c) => [c.cluster, c.desired]));
-  const behind = input.clusters.filter((c) => copyRevision(workCopy(c.observed)) !== input.revision).map((c) => c.cluster);
+  const behind = input.clusters.filter((c) => !runsRevision(workCopy(c.observed), workCopy(c.desired), input.revision)).map((c) => c.cluster);
   const clusters = Object.fromEntries(input.clusters.map((c): [string, ClusterRollout] => [c.cluster, { phase: behind.includes(c.cluster) ? 'Progressing' : 'Succeeded' }]));
+  const variants = input.variants === undefined ? {} : { variants: input.variants };
   const status: RolloutStatus =
     behind.length === 0
-      ? { strategy: 'All', revision: input.revision, state: 'Complete', message: `revision ${input.revision} placed on every cluster` }
-      : { strategy: 'All', revision: input.revision, state: 'Progressing', message: `revision ${input.revision} being placed on ${names(behind)}` };
+      ? { strategy: 'All', revision: input.revision, ...variants, state: 'Complete', message: `revision ${input.revision} placed on every cluster` }
+      : { strategy: 'All', revision: input.revision, ...variants, state: 'Progressing', message: `revision ${input.revision} being placed on ${names(behind)}` };
   return { write, keep: new Set(), waiting: [], status, clusters, soak: new Map(), ungated: new Set() };
 }
 
@@ -203,9 +210,9 @@ class ProgressivePlanner {
     const current = workCopy(observed);
     const previous = previousCopy(observed);
     const found = rolloutHold(observed);
-    const hold = found && found.revision === this.R && !(this.input.resume && found.cause === 'RolledBack') ? found : undefined;
-    const atRevision = observed !== undefined && copyRevision(current) === this.R && hold === undefined;
+    const hold = found && found.revision === this.R && found.variants === this.input.variants && !(this.input.resume && found.cause === 'RolledBack') ? found : undefined;
     const desiredCopy = workCopy(desired);
+    const atRevision = observed !== undefined && runsRevision(current, desiredCopy, this.R) && hold === undefined;
     const ungated = observed !== undefined && !atRevision && hold === undefined && (sameSpec(desiredCopy, current) || sameSpec(desiredCopy, previous));
     return { input, ...(current ? { current } : {}), ...(previous ? { previous } : {}), ...(hold ? { hold } : {}), atRevision, ungated };
   }
@@ -277,9 +284,14 @@ class ProgressivePlanner {
     this.write.set(c.input.cluster, work);
   }
 
+  /** A hold for the rollout under way: its revision and, with variants, what the copies carry. */
+  private holdOf(cause: RolloutHold['cause']): RolloutHold {
+    return { revision: this.R, ...(this.input.variants === undefined ? {} : { variants: this.input.variants }), cause };
+  }
+
   private rollBack(c: Cluster, halt: HaltCause): void {
     // Its own previous copy, as it ran it: its targets then are what it had (an edit may have changed them).
-    this.place(c, c.previous!, { hold: { revision: this.R, cause: 'RolledBack', halt } });
+    this.place(c, c.previous!, { hold: { ...this.holdOf('RolledBack'), halt } });
     this.phases[c.input.cluster] = { ...this.phases[c.input.cluster], phase: 'RolledBack', message: `returned to revision ${revisionText(c.previous)} by the halt` };
   }
 
@@ -299,7 +311,7 @@ class ProgressivePlanner {
     ].filter(completed);
     const base = candidates.find((copy) => targetsOf(copy).every((t) => wanted.includes(t)));
     if (!base) return false;
-    this.place(c, base, { hold: { revision: this.R, cause: 'Joined' } });
+    this.place(c, base, { hold: this.holdOf('Joined') });
     this.phases[c.input.cluster] = { phase: 'Held', message: `joined during the rollout: gets revision ${revisionText(base)}, the last completed, until revision ${this.R} completes` };
     return true;
   }
@@ -307,7 +319,13 @@ class ProgressivePlanner {
   private status(waves: readonly Cluster[][], current: number, halt: HaltCause | undefined, joinersPending: boolean, reached: number): RolloutStatus {
     // The earlier revision that completed stays recorded (this one, once complete, is by its state).
     const last = this.input.lastCompleted === 'none' ? undefined : this.input.lastCompleted;
-    const base = { strategy: 'Progressive' as const, revision: this.R, waves: waves.length, ...(last === undefined ? {} : { lastCompleted: last }) };
+    const base = {
+      strategy: 'Progressive' as const,
+      revision: this.R,
+      ...(this.input.variants === undefined ? {} : { variants: this.input.variants }),
+      waves: waves.length,
+      ...(last === undefined ? {} : { lastCompleted: last }),
+    };
     if (halt) {
       const back = this.s.onFailure === 'Rollback';
       const message = `halted at revision ${this.R}: ${halt.cluster}: ${halt.reason}: ${halt.message}; ${
@@ -331,8 +349,13 @@ class ProgressivePlanner {
  * completed, or halted and why, and the latest earlier revision whose rollout completed (RolloutInput.completed,
  * .halted, .lastCompleted).
  */
-export function recordedRollout(reported: RolloutStatus | undefined, revision: number): Pick<RolloutInput, 'completed' | 'halted' | 'lastCompleted'> {
+export function recordedRollout(reported: RolloutStatus | undefined, revision: number, variants?: string): Pick<RolloutInput, 'completed' | 'halted' | 'lastCompleted'> {
   if (reported?.strategy !== 'Progressive') return {};
+  if (reported.revision === revision && reported.variants !== variants) {
+    // The same revision with other variants: that rollout completed, the copies it placed are proven.
+    const last = reported.state === 'Complete' ? reported.revision : reported.lastCompleted;
+    return { lastCompleted: last ?? 'none' };
+  }
   if (reported.revision !== revision) {
     // Another revision's record: the last completed is that one when it completed, else what it recorded.
     const last = reported.state === 'Complete' ? reported.revision : reported.lastCompleted;
@@ -345,6 +368,32 @@ export function recordedRollout(reported: RolloutStatus | undefined, revision: n
     return { halted: { cluster, reason, message }, lastCompleted };
   }
   return { lastCompleted };
+}
+
+/**
+ * The cluster runs the revision being rolled out: its copy carries the revision and, when it or the desired copy
+ * carries variants, the same variants and spec (a label a variant reads changes the spec alone).
+ */
+function runsRevision(current: KubeObject | undefined, desired: KubeObject | undefined, revision: number): boolean {
+  if (current === undefined || copyRevision(current) !== revision) return false;
+  const carried = copyVariants(current);
+  const wanted = copyVariants(desired);
+  if (carried === undefined && wanted === undefined) return true;
+  return carried?.join() === wanted?.join() && sameSpec(current, desired);
+}
+
+/**
+ * What the clusters' copies carry besides the revision, as one value (RolloutInput.variants): for each cluster
+ * whose copy carries variants, the variants and the spec they render; undefined when none does.
+ */
+export function rolloutVariants(desired: ReadonlyMap<string, ManifestWork>): string | undefined {
+  const parts: string[] = [];
+  for (const [cluster, work] of [...desired].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const copy = workCopy(work);
+    const carried = copyVariants(copy);
+    if (carried) parts.push(`${cluster}=${carried.join()}#${specHash(copy?.spec ?? {})}`);
+  }
+  return parts.length === 0 ? undefined : specHash(parts).slice(0, 12);
 }
 
 /** A copy's targets, each as canonical JSON (a copy's targets are already rewritten for its cluster). */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
-import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION } from '../metadatakeys.ts';
+import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { rehashWork, type ManifestWork } from '../works/manifestwork.ts';
 
 /** Why a cluster runs an earlier revision during a rollout. */
@@ -23,6 +23,8 @@ export interface HaltCause {
 export interface RolloutHold {
   /** The revision whose rollout holds the cluster back. */
   revision: number;
+  /** With PolicyVariants, what that rollout's copies carry besides the revision (RolloutInput.variants). */
+  variants?: string;
   cause: HoldCause;
   /** For RolledBack: why the rollout halted. */
   halt?: HaltCause;
@@ -30,6 +32,7 @@ export interface RolloutHold {
 
 const holdSchema = z.object({
   revision: z.int(),
+  variants: z.string().optional(),
   cause: z.enum(['Joined', 'RolledBack']),
   halt: z.object({ cluster: z.string(), reason: z.string(), message: z.string() }).optional(),
 });
@@ -64,6 +67,17 @@ export function workRevision(work: KubeObject | undefined): number | undefined {
   return copyRevision(workCopy(work));
 }
 
+/** The PolicyVariants a copy carries (VARIANTS_ANNOTATION), `name@generation`; undefined when none. */
+export function copyVariants(copy: KubeObject | undefined): string[] | undefined {
+  const text = copy?.metadata.annotations?.[VARIANTS_ANNOTATION];
+  return text ? text.split(',') : undefined;
+}
+
+/** The PolicyVariants the work's copy carries. */
+export function workVariants(work: KubeObject | undefined): string[] | undefined {
+  return copyVariants(workCopy(work));
+}
+
 /** The copy the work's cluster ran before the revision it runs now; undefined when not recorded. */
 export function previousCopy(work: KubeObject | undefined): KubeObject | undefined {
   const value = parseJson(work?.metadata.annotations?.[PREVIOUS_COPY_ANNOTATION], copySchema);
@@ -73,7 +87,7 @@ export function previousCopy(work: KubeObject | undefined): KubeObject | undefin
 export function rolloutHold(work: KubeObject | undefined): RolloutHold | undefined {
   const hold = parseJson(work?.metadata.annotations?.[ROLLOUT_HOLD_ANNOTATION], holdSchema);
   if (!hold) return undefined;
-  return { revision: hold.revision, cause: hold.cause, ...(hold.halt ? { halt: hold.halt } : {}) };
+  return { revision: hold.revision, ...(hold.variants === undefined ? {} : { variants: hold.variants }), cause: hold.cause, ...(hold.halt ? { halt: hold.halt } : {}) };
 }
 
 /** Two copies with the same spec: what the spoke controller judges is the same (metadata is not judged). */

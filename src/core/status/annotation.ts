@@ -109,10 +109,12 @@ const clusterStatusSchema = z.object({
   // Absent from annotations written before the hub recorded them: read as none.
   overriddenBy: z.array(z.string()).optional(),
   overriddenByMore: count.optional(),
+  variants: z.array(z.string()).optional(),
 });
 const rolloutStatusSchema = z.object({
   strategy: z.enum(['All', 'Progressive']),
   revision: z.number().int(),
+  variants: z.string().optional(),
   state: z.enum(['Progressing', 'Halted', 'Complete']),
   wave: count.optional(),
   waves: count.optional(),

@@ -28,6 +28,11 @@ export type ClusterInput =
   | { state: 'waiting'; message: string }
   /** The desired work exceeds --max-work-bytes; feedback of the retained last good work, if any. */
   | { state: 'tooLarge'; message?: string; feedback?: ClusterFeedback }
+  /**
+   * The PolicyVariants that select the cluster could not render its copy (core/variants/render.ts): nothing new is
+   * written; feedback of the work it keeps, if any.
+   */
+  | { state: 'variantFailed'; reason: string; message: string; feedback?: ClusterFeedback }
   /** Another hub policy owns the spoke object here (docs/design/works.md#the-spoke-copy). */
   | { state: 'conflicted'; message: string }
   /**
@@ -94,6 +99,8 @@ export interface ClusterStatus {
   overriddenBy?: string[];
   /** How many overriding local policies overriddenBy leaves out; absent when none. */
   overriddenByMore?: number;
+  /** The PolicyVariants the copy placed there carries, `name@generation`; absent when none. */
+  variants?: string[];
 }
 
 export interface StatusSummary {
@@ -144,6 +151,7 @@ export interface AggregateInput {
  *     AwaitingSpokeReport, naming the evidence missing
  *  1. conflicted                          → Failed, reason Conflicted
  *  2. tooLarge                            → Failed, reason TooLarge
+ *  2b. variantFailed                      → Failed, reason InvalidVariant, VariantValueMissing or VariantConflict
  *  3. pending (no work status yet)        → Pending
  *  4. the manifest failed to apply        → Failed, reason ApplyFailed
  *  5. the feedback rules failed           → Failed, reason FeedbackFailed
@@ -257,6 +265,9 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
       const message = input.message ?? 'the ManifestWork for this cluster exceeds the size limit and is not written';
       return { status: withValues(entry('Failed', notCurrent(input.feedback, now), 'TooLarge', message), input.feedback) };
     }
+    case 'variantFailed':
+      // The copy the variants want is not written: whatever runs there is not current.
+      return { status: withValues(entry('Failed', notCurrent(input.feedback, now), input.reason, input.message), input.feedback) };
     case 'waiting':
       return { status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'RolloutWaiting', input.message) };
     case 'pending':

@@ -10,7 +10,7 @@ import { cutMessage } from '../k8s/sanitize.ts';
 import { policyStatusAnnotation } from './annotation.ts';
 import { policiesSyncedAnnotation } from './policiessynced.ts';
 import { clusterVerdict, judgePolicy, type PolicyStatus, type StatusSummary } from './policystatus.ts';
-import { workRevision } from '../rollout/revision.ts';
+import { workRevision, workVariants } from '../rollout/revision.ts';
 import { statusAggregateInput, type StatusInput } from './statusinput.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
@@ -35,16 +35,19 @@ export interface PolicyStatusReport {
 function withRevisions(status: PolicyStatus, inPlace: readonly KubeObject[], rollout: StatusInput['rollout']): PolicyStatus {
   if (!status.clusters) return status;
   const revisions = new Map(inPlace.map((w) => [w.metadata.namespace ?? '', workRevision(w)]));
+  const variants = new Map(inPlace.map((w) => [w.metadata.namespace ?? '', workVariants(w)]));
   const progressive = rollout?.status.strategy === 'Progressive' ? rollout : undefined;
   const clusters = Object.fromEntries(
     Object.entries(status.clusters).map(([name, c]) => {
       const revision = revisions.get(name);
+      const carried = variants.get(name);
       const phase = progressive?.clusters[name];
       return [
         name,
         {
           ...c,
           ...(revision === undefined ? {} : { revision }),
+          ...(carried === undefined ? {} : { variants: carried }),
           ...(phase ? { rollout: { phase: phase.phase, ...(phase.message ? { message: cutMessage(phase.message) } : {}) } } : {}),
         },
       ];

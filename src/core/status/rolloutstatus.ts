@@ -32,6 +32,8 @@ export interface RolloutStatus {
   strategy: 'All' | 'Progressive';
   /** The revision being rolled out (the hub policy's generation). */
   revision: number;
+  /** With PolicyVariants, what the copies carry besides the revision (core/rollout/plan.ts rolloutVariants). */
+  variants?: string;
   state: RolloutState;
   /** Progressive: the wave under way (1-based) and how many there are. */
   wave?: number;

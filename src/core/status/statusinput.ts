@@ -32,6 +32,7 @@ export interface StatusInput {
   problems?: readonly PolicyProblem[];
 }
 
+
 export interface LaneReport {
   message: string;
   /** The two hub Gateways, as cached (an Event goes to each when the conflict is new for this policy). */
@@ -88,6 +89,10 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
       message: `the ManifestWork exceeds ${maxWorkBytes} bytes; the last good copy stays in place`,
       ...(live ? { feedback: readClusterFeedback(live) } : {}),
     };
+  }
+  for (const f of desired.variantFailures) {
+    const live = observedByCluster.get(f.cluster);
+    clusters[f.cluster] = { state: 'variantFailed', reason: f.reason, message: f.message, ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}) };
   }
   for (const a of input.awaiting ?? []) {
     const live = observedByCluster.get(a.cluster);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseVariant } from './policyvariant.ts';
 
-function parse(spec: unknown) {
+function parse(spec: Record<string, unknown>) {
   return parseVariant({ apiVersion: 'policysync.kuadrant.io/v1alpha1', kind: 'PolicyVariant', metadata: { name: 'v', namespace: 'team-a', generation: 4 }, spec });
 }
 const TARGET = { group: 'kuadrant.io', kind: 'RateLimitPolicy', name: 'rl' };
@@ -37,7 +37,7 @@ test('a variant: its target, its entries in order with their selections, patches
 });
 
 test('what is wrong is named by its field', () => {
-  const cases: [unknown, string, RegExp][] = [
+  const cases: [Record<string, unknown>, string, RegExp][] = [
     [{ entries: [{ patch: { spec: {} } }] }, 'spec.targetRef', /expected object/],
     [{ targetRef: TARGET, entries: [] }, 'spec.entries', /too small|>=1/],
     [{ targetRef: TARGET, entries: [{ patch: { metadata: { labels: {} } } }] }, 'spec.entries[0].patch', /spec only/],

@@ -84,7 +84,7 @@ test('values from the cluster, converted to the schema type: a label "150" is th
 });
 
 test('a label missing with no default, or empty: VariantValueMissing naming the variant, entry, field and label; never an empty string', () => {
-  for (const labels of [{}, { 'kuadrant.io/lb-attribute-geo-code': '' }]) {
+  for (const labels of [{}, { 'kuadrant.io/lb-attribute-geo-code': '' }] as Record<string, string>[]) {
     const r = renderCopy({ copy: COPY, cluster: cluster('c3', labels), variants: [GEO], schema: KIND });
     assert.deepEqual(r, {
       state: 'failed',

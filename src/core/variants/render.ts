@@ -65,12 +65,15 @@ export function selects(selection: ClusterSelection, cluster: ClusterFacts): boo
   return true;
 }
 
-class Failure {
+/** Thrown inside renderCopy only, and caught there: the first thing that keeps a cluster's copy from rendering. */
+class Failure extends Error {
   constructor(
     readonly reason: VariantFailureReason,
-    readonly message: string,
+    message: string,
     readonly variants: string[],
-  ) {}
+  ) {
+    super(message);
+  }
 }
 
 export function renderCopy(input: RenderInput): CopyRendering {

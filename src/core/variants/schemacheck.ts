@@ -52,7 +52,7 @@ function violation(error: ErrorObject): SchemaViolation {
     .split('/')
     .slice(1)
     .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    .map((s): PathSegment => (/^\d+$/.test(s) ? Number(s) : s));
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'additionalProperties') {
     const field = String(params.additionalProperty);
@@ -84,7 +84,7 @@ function toJsonSchema(node: OpenApiSchema, root = false): OpenApiSchema {
     } else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) {
       out[key] = toJsonSchema(value);
     } else if ((key === 'allOf' || key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) {
-      out[key] = value.map((sub) => (isRecord(sub) ? toJsonSchema(sub, false) : sub));
+      out[key] = (value as unknown[]).map((sub): unknown => (isRecord(sub) ? toJsonSchema(sub, false) : sub));
     } else out[key] = value;
   }
   for (const bound of ['Minimum', 'Maximum'] as const) {

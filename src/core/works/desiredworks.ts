@@ -14,6 +14,7 @@ import { renderDownstreamNamespace } from '../params/params.ts';
 import { DROPPED_KEYS_ANNOTATION, withDroppedKeys } from './droppedkeys.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
 import { classifyTargets, rewriteTargets } from '../targets/targetrefs.ts';
+import { renderingKey, type CopyRendering, type VariantFailureReason } from '../variants/render.ts';
 import type { GatewayRef, PolicyTargetRef, TargetRejectReason } from '../targets/targetrefs.ts';
 
 /** What the hub knows about one Gateway, from its GatewayClass params and its placement. */
@@ -75,6 +76,20 @@ export interface DesiredWorksInput {
    * was. Under Update, the keys it had that the new copy lacks are named on the copy (core/works/droppedkeys.ts).
    */
   sentCopy?: (cluster: string) => KubeObject | undefined;
+  /**
+   * The cluster's copy with the policy's variants applied (core/variants/render.ts); absent: no variant targets
+   * the policy. A cluster whose rendering fails gets no work here (variantFailures).
+   */
+  render?: (cluster: string, copy: KubeObject) => CopyRendering;
+}
+
+/** A cluster whose copy the variants could not render: it gets no new work, and keeps the one it runs. */
+export interface VariantFailure {
+  cluster: string;
+  reason: VariantFailureReason;
+  message: string;
+  /** The variants at fault, by name. */
+  variants: string[];
 }
 
 export interface DesiredWorks {
@@ -90,6 +105,10 @@ export interface DesiredWorks {
   tooLarge: string[];
   /** The policy has syncable targets but none of their Gateways is placed on any cluster. */
   noClusters: boolean;
+  /** Clusters whose variants could not be rendered (absent from works). */
+  variantFailures: VariantFailure[];
+  /** What the variants set in each cluster's copy (clusters with none are absent). */
+  renderings: Map<string, Extract<CopyRendering, { state: 'rendered' }>>;
 }
 
 type Placed = Extract<TargetReport, { state: 'syncable' }>;
@@ -134,6 +153,8 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
   const deleteOption = deleteOptionFor(policy);
   const copies = new Map<string, KubeObject>();
   const shapes = new Map<string, { work: ManifestWork; bytesWithoutCluster: number }>();
+  const variantFailures: VariantFailure[] = [];
+  const renderings = new Map<string, Extract<CopyRendering, { state: 'rendered' }>>();
 
   for (const cluster of allClusters) {
     const here = syncable.filter((report) => report.clusters.includes(cluster));
@@ -155,12 +176,20 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
       copies.set(shape, copy);
     }
+    // The variants that select the cluster change its copy; clusters rendered alike share one work build.
+    const rendering = input.render?.(cluster, copy) ?? { state: 'base' as const };
+    if (rendering.state === 'failed') {
+      variantFailures.push({ cluster, reason: rendering.reason, message: rendering.message, variants: rendering.variants });
+      continue;
+    }
+    if (rendering.state === 'rendered') renderings.set(cluster, rendering);
+    const rendered = rendering.state === 'rendered' ? rendering.copy : copy;
     // Update merges labels and annotations into the spoke copy: the ones this cluster's copy had and the new
     // one lacks are named (core/works/droppedkeys.ts; nothing removes them on the spoke yet). ServerSideApply removes them itself.
     const sent = (input.updateStrategy ?? 'Update') === 'Update' ? input.sentCopy?.(cluster) : undefined;
-    const clusterCopy = sent === undefined ? copy : withDroppedKeys(copy, sent);
-    const variant = JSON.stringify([shape, clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
-    let built = shapes.get(variant);
+    const clusterCopy = sent === undefined ? rendered : withDroppedKeys(rendered, sent);
+    const buildKey = JSON.stringify([shape, renderingKey(rendering), clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
+    let built = shapes.get(buildKey);
     if (built === undefined) {
       // The ancestor rules name the copy's own Gateways: the rules are per copy, like the copy itself.
       const feedbackRules = feedbackRulesFor({
@@ -170,7 +199,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       });
       const first = buildManifestWork({ gvr, policy, cluster, copy: clusterCopy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid, updateStrategy: input.updateStrategy });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
-      shapes.set(variant, built);
+      shapes.set(buildKey, built);
     }
     // Only metadata.namespace depends on the cluster; the rest is shared (works are never mutated).
     const work = built.work.metadata.namespace === cluster ? built.work : { ...built.work, metadata: { ...built.work.metadata, namespace: cluster } };
@@ -192,7 +221,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     };
   });
 
-  return { works, targets, mismatches, tooLarge, noClusters: syncable.length > 0 && allClusters.length === 0 };
+  return { works, targets, mismatches, tooLarge, noClusters: syncable.length > 0 && allClusters.length === 0, variantFailures, renderings };
 }
 
 /**
