@@ -86,6 +86,9 @@ const RESOURCE_OF_KIND: Record<string, ResourceRef> = {
   AuthPolicy: AUTH_POLICIES,
   RateLimitPolicy: RATE_LIMIT_POLICIES,
   PolicySyncParams: RESOURCES.policySyncParams,
+  PolicyVariant: RESOURCES.policyVariants,
+  ManagedCluster: RESOURCES.managedClusters,
+  DNSPolicy: { group: 'kuadrant.io', version: 'v1', resource: 'dnspolicies', namespaced: true },
 };
 
 export function resourceOf(object: KubeObject): ResourceRef {
@@ -94,12 +97,12 @@ export function resourceOf(object: KubeObject): ResourceRef {
   return r;
 }
 
-/** Server-side applies the object (and its status, for PlacementDecisions). */
+/** Server-side applies the object (and its status, for PlacementDecisions and ManagedClusters: what OCM would write). */
 export async function apply(http: KubeHttp, object: KubeObject): Promise<KubeObject> {
   const resource = resourceOf(object);
   const { status, ...rest } = object;
   const applied = await serverSideApply<KubeObject>(http, resource, rest, { fieldManager: TEST_MANAGER });
-  if (status !== undefined && object.kind === 'PlacementDecision') {
+  if (status !== undefined && (object.kind === 'PlacementDecision' || object.kind === 'ManagedCluster')) {
     return serverSideApply(http, resource, { ...rest, status }, { fieldManager: TEST_MANAGER, subresource: 'status' });
   }
   return applied;

@@ -1,4 +1,4 @@
-// The one writer of PolicyVariant status (docs/concepts/variants.md#status): whether the variant is accepted (the
+// The one writer of PolicyVariant status (docs/concepts/variants.md): whether the variant is accepted (the
 // field named when not), whether its target is a synced hub policy, and what it came to in that policy's last
 // reconcile — the clusters whose copy it changes, those it selects that keep the copy they run, and entries that
 // select none of the policy's clusters. Decides nothing: the outcome is the decision pipeline's, recorded by the
