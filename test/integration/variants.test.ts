@@ -8,7 +8,7 @@ import type { Condition } from '../../src/core/k8s/conditions.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { workCopy } from '../../src/core/rollout/revision.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
-import type { KubeHttp } from '../../src/kube/http.ts';
+import { ApiError, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { apply, createNamespace, gateway, gatewayClass, get, paramsConfigMap, placementDecision, rateLimitPolicy, remove, removeNamespace, resourceOf } from '../../testkit/fixtures.ts';
@@ -249,4 +249,21 @@ test('a variant of a policy that does not exist, and one of a kind no class sync
   assert.deepEqual([missing.status, missing.reason], ['False', 'TargetNotFound']);
   const unsynced = await eventually(async () => condition(await variantStatus('unsynced'), 'Resolved'), { what: 'Resolved on unsynced', timeoutMs: 30_000 });
   assert.equal(unsynced.status, 'False');
+});
+
+test('the PolicyVariant CRD refuses at admission what the hub would refuse, naming the field: no entries, a value from two sources, an unknown operator', async () => {
+  const cases: [unknown[], RegExp][] = [
+    [[], /spec\.entries/],
+    [[{ values: [{ path: 'spec.x', valueFrom: { clusterName: {}, clusterLabel: { key: 'a' } } }] }], /spec\.entries\[0\]\.values\[0\]\.valueFrom/],
+    [[{ clusters: { labelSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } }, patch: { spec: {} } }], /spec\.entries\[0\]\.clusters\.labelSelector\.matchExpressions\[0\]\.operator/],
+  ];
+  for (const [entries, field] of cases) {
+    const err = await apply(http, variant(uniqueName('bad'), 'RateLimitPolicy', 'rl', entries)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof ApiError, `refused: ${JSON.stringify(entries)}: ${String(err)}`);
+    assert.equal(err.status, 422);
+    assert.match(err.message, field);
+  }
 });
