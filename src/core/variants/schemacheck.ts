@@ -5,6 +5,7 @@
 // compiled check is memoised per schema object.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { celRulesCheck } from './celrules.ts';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
 /** An openAPIV3Schema node as a CRD holds it. */
@@ -36,12 +37,17 @@ function intOrString(on: boolean, data: unknown): boolean {
 
 const compiled = new WeakMap<OpenApiSchema, SchemaCheck>();
 
-/** The check of copies against `schema`; throws when ajv cannot compile it (the caller says so, and sends nothing). */
+/**
+ * The check of copies against `schema`: ajv's violations, then the CEL rules' (each rule compiled once, here). Throws
+ * when ajv cannot compile the schema (the caller says so, and sends nothing); a rule that cannot be compiled is a
+ * violation of every copy it applies to (celrules.ts).
+ */
 export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
   let check = compiled.get(schema);
   if (check === undefined) {
     const validate: ValidateFunction = ajv.compile(toJsonSchema(schema, true));
-    check = (copy) => (validate(copy) ? [] : (validate.errors ?? []).map(violation));
+    const rules = celRulesCheck(schema);
+    check = (copy) => [...(validate(copy) ? [] : (validate.errors ?? []).map(violation)), ...rules(copy)];
     compiled.set(schema, check);
   }
   return check;

@@ -1,0 +1,301 @@
+// The CEL rules of a kind's schema (`x-kubernetes-validations`), evaluated on a rendered copy the way the
+// apiserver evaluates them when the copy is created, so that a copy the spoke's apiserver would refuse for a rule is
+// refused on the hub before it is sent (docs/design/variants.md#validation). Pure: rules are compiled once per
+// schema object (schemacheck.ts memoises the check).
+//
+// What the apiserver does, and so does this:
+// - a rule on a node is evaluated with `self` bound to the value at that node, when the node is present and not null;
+//   a rule on `items` for each item, on `additionalProperties` for each value;
+// - `self` is typed by the schema: integers are CEL ints, numbers doubles, `format: byte` strings bytes,
+//   `date`/`date-time` strings timestamps, declared properties are reached by their escaped names (`namespace` is
+//   `__namespace__`, `a-b` is `a__dash__b`), maps by their keys; the root's metadata shows only name and
+//   generateName;
+// - the copy is checked as the apiserver validates it: after structural defaulting (schema `default`s filled in,
+//   a null where the schema does not allow one dropped);
+// - a rule that evaluates to an error refuses the copy, with the error;
+// - the message is the `messageExpression`'s result when it yields a one-line string, else `message`, else
+//   `failed rule: <rule>`; `fieldPath` moves the violation to that field.
+// What is not done, and how it is said:
+// - transition rules (a rule that reads `oldSelf`) are evaluated by the apiserver only on an update, against the
+//   object it replaces: the spoke's running copy, which the hub does not hold as the spoke's apiserver has it.
+//   They are skipped (the spoke's apiserver judges them when the work agent applies the copy);
+// - a rule this evaluator cannot compile, or that calls a function it does not have (Kubernetes' own CEL libraries:
+//   quantity, url, ip, isSorted…, none of which the CRDs synced today use), or a value it cannot type as the
+//   apiserver does (`format: duration`), fails closed: a violation saying the rule cannot be checked here, so the
+//   copy is not sent;
+// - the apiserver's CEL cost limits, and the order-insensitive equality of `x-kubernetes-list-type: set|map` lists,
+//   are not modelled.
+import { celEnv, isCelError, parse, plan, type CelInput, type CelResult } from '@bufbuild/cel';
+import { create } from '@bufbuild/protobuf';
+import { TimestampSchema } from '@bufbuild/protobuf/wkt';
+import { formatFieldPath, type PathSegment } from './fieldpath.ts';
+
+type Schema = Record<string, unknown>;
+
+export interface RuleViolation {
+  /** The node the rule is on (or its `fieldPath`), in the copy. */
+  path: PathSegment[];
+  message: string;
+}
+
+export type RulesCheck = (copy: unknown) => RuleViolation[];
+
+type Program = (bindings: { self: CelInput }) => CelResult;
+
+/** One rule of a node, compiled; `unchecked` says why it cannot be evaluated here (the copy fails closed). */
+interface CompiledRule {
+  rule: string;
+  message: string | undefined;
+  messageProgram: Program | undefined;
+  fieldPath: PathSegment[];
+  program: Program | undefined;
+  unchecked: string | undefined;
+}
+
+/** A schema node whose subtree holds rules: only those parts are walked. */
+interface RuleNode {
+  schema: Schema;
+  rules: CompiledRule[];
+  properties: [string, RuleNode][];
+  items: RuleNode | undefined;
+  additionalProperties: RuleNode | undefined;
+}
+
+// The standard CEL environment: the CRDs synced today (Kuadrant's and Envoy Gateway's) use only standard functions
+// (size, has, all, exists, in, startsWith, matches, map literals), so none of Kubernetes' extension libraries is
+// added; a rule calling one fails closed at compile time instead of passing.
+const env = celEnv();
+
+// Calls the evaluator plans itself (logic, conditional, index, optional access): they are in no function table.
+const PLANNED_CALLS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '_[?_]', '_?._', '@not_strictly_false', '__not_strictly_false__']);
+
+/** The CEL rules of `schema` as a check of copies (no rules: a check that finds nothing). */
+export function celRulesCheck(schema: Schema): RulesCheck {
+  const root = ruleNode(schema);
+  if (root === undefined) return () => [];
+  return (copy) => {
+    const out: RuleViolation[] = [];
+    walk(root, withDefaults(schema, copy), [], true, out);
+    return out;
+  };
+}
+
+function ruleNode(schema: Schema): RuleNode | undefined {
+  const rules = Array.isArray(schema['x-kubernetes-validations']) ? (schema['x-kubernetes-validations'] as unknown[]).map(compileRule).filter((r) => r !== undefined) : [];
+  const properties = isRecord(schema.properties)
+    ? Object.entries(schema.properties).flatMap(([name, sub]): [string, RuleNode][] => {
+        const node = isRecord(sub) ? ruleNode(sub) : undefined;
+        return node ? [[name, node]] : [];
+      })
+    : [];
+  const items = isRecord(schema.items) ? ruleNode(schema.items) : undefined;
+  const additionalProperties = isRecord(schema.additionalProperties) ? ruleNode(schema.additionalProperties) : undefined;
+  if (rules.length === 0 && properties.length === 0 && items === undefined && additionalProperties === undefined) return undefined;
+  return { schema, rules, properties, items, additionalProperties };
+}
+
+/** Compiles one entry of `x-kubernetes-validations`; undefined for a transition rule (skipped, see above). */
+function compileRule(entry: unknown): CompiledRule | undefined {
+  const spec = isRecord(entry) ? entry : {};
+  const rule = typeof spec.rule === 'string' ? spec.rule.trim() : '';
+  const message = typeof spec.message === 'string' && spec.message.trim() !== '' ? spec.message : undefined;
+  const fieldPath = typeof spec.fieldPath === 'string' ? (parseRuleFieldPath(spec.fieldPath) ?? []) : [];
+  const compiled = compileExpression(rule);
+  if (compiled.oldSelf) return undefined;
+  const messageExpression = typeof spec.messageExpression === 'string' ? compileExpression(spec.messageExpression) : undefined;
+  return { rule, message, messageProgram: messageExpression?.program, fieldPath, program: compiled.program, unchecked: compiled.unchecked };
+}
+
+function compileExpression(text: string): { program?: Program; unchecked?: string; oldSelf?: boolean } {
+  if (text === '') return { unchecked: 'the rule is empty' };
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(text);
+  } catch (err) {
+    return { unchecked: `it does not parse here: ${(err as Error).message}` };
+  }
+  const { identifiers, calls } = references(parsed.expr);
+  if (identifiers.has('oldSelf')) return { oldSelf: true };
+  const missing = [...calls].filter((name) => !PLANNED_CALLS.has(name) && env.funcs.find(name) === undefined);
+  if (missing.length > 0) return { unchecked: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not available in this evaluator` };
+  try {
+    return { program: plan(env, parsed) };
+  } catch (err) {
+    return { unchecked: `it cannot be planned here: ${(err as Error).message}` };
+  }
+}
+
+/** The identifiers and called functions of an expression (an identifier it does not bind errs when evaluated). */
+function references(root: unknown): { identifiers: Set<string>; calls: Set<string> } {
+  const identifiers = new Set<string>();
+  const calls = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isRecord(node)) return;
+    const kind = isRecord(node.exprKind) ? node.exprKind : undefined;
+    if (kind?.case === 'identExpr' && isRecord(kind.value)) identifiers.add(String(kind.value.name));
+    if (kind?.case === 'callExpr' && isRecord(kind.value)) calls.add(String(kind.value.function));
+    for (const [key, value] of Object.entries(node)) if (key !== '$typeName' && typeof value === 'object') visit(value);
+  };
+  visit(root);
+  return { identifiers, calls };
+}
+
+/** A rule's `fieldPath` (`.a.b`, `.a['x.y']`) as segments; undefined when it is not of that form. */
+function parseRuleFieldPath(text: string): PathSegment[] | undefined {
+  const segments: PathSegment[] = [];
+  const step = /^(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\])/;
+  let rest = text.trim();
+  while (rest.length > 0) {
+    const m = step.exec(rest);
+    if (!m) return undefined;
+    segments.push(m[1] ?? m[2]!.replaceAll(/\\(.)/g, '$1'));
+    rest = rest.slice(m[0].length);
+  }
+  return segments;
+}
+
+function walk(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, out: RuleViolation[]): void {
+  if (value === undefined || value === null) return;
+  if (node.rules.length > 0) evaluate(node, value, path, root, out);
+  if (isRecord(value)) {
+    for (const [name, child] of node.properties) walk(child, value[name], [...path, name], false, out);
+    if (node.additionalProperties) {
+      const declared = isRecord(node.schema.properties) ? node.schema.properties : {};
+      for (const [key, sub] of Object.entries(value)) if (!(key in declared)) walk(node.additionalProperties, sub, [...path, key], false, out);
+    }
+  } else if (Array.isArray(value) && node.items) {
+    for (const [i, item] of value.entries()) walk(node.items, item, [...path, i], false, out);
+  }
+}
+
+function evaluate(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, out: RuleViolation[]): void {
+  const where = (rule: CompiledRule): PathSegment[] => [...path, ...rule.fieldPath];
+  const say = (at: PathSegment[], message: string): void => void out.push({ path: at, message: `${at.length > 0 ? formatFieldPath(at) : '(the copy)'}: ${message}` });
+  let self: CelInput;
+  try {
+    self = celValue(node.schema, value, root);
+  } catch (err) {
+    if (!(err instanceof UntypedValue)) throw err;
+    for (const rule of node.rules) say(where(rule), `the rule \`${rule.rule}\` cannot be checked here (${err.message}); refused rather than passed unchecked`);
+    return;
+  }
+  for (const rule of node.rules) {
+    if (rule.program === undefined) {
+      say(where(rule), `the rule \`${rule.rule}\` cannot be checked here (${rule.unchecked ?? 'not compiled'}); refused rather than passed unchecked`);
+      continue;
+    }
+    const result = rule.program({ self });
+    if (isCelError(result)) say(where(rule), `${result.message} evaluating rule: ${rule.rule}`);
+    else if (result !== true) say(where(rule), messageOf(rule, self));
+  }
+}
+
+/** As the apiserver words a failed rule: the message expression's string, else the message, else the rule. */
+function messageOf(rule: CompiledRule, self: CelInput): string {
+  const made = rule.messageProgram?.({ self });
+  if (typeof made === 'string' && made.trim() !== '' && !made.includes('\n')) return made;
+  return rule.message ?? `failed rule: ${rule.rule}`;
+}
+
+class UntypedValue extends Error {}
+
+/** The value as the apiserver types it for CEL under `schema` (see the header). Throws UntypedValue. */
+function celValue(schema: Schema | undefined, value: unknown, root = false): CelInput {
+  if (value === null || value === undefined) return null;
+  if (schema === undefined) return dynValue(value);
+  if (schema['x-kubernetes-int-or-string'] === true) return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : (value as CelInput);
+  switch (schema.type) {
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : (value as CelInput);
+    case 'string':
+      return typeof value === 'string' ? stringValue(schema.format, value) : (value as CelInput);
+    case 'array':
+      return Array.isArray(value) ? value.map((item) => celValue(isRecord(schema.items) ? schema.items : undefined, item)) : (value as CelInput);
+    case 'object':
+      if (!isRecord(value)) return value as CelInput;
+      if (isRecord(schema.properties)) return objectValue(schema.properties, value, root);
+      if (isRecord(schema.additionalProperties)) {
+        const values = schema.additionalProperties;
+        return new Map(Object.entries(value).map(([k, v]) => [k, celValue(values, v)]));
+      }
+      return dynValue(value);
+    default:
+      return schema.type === undefined ? dynValue(value) : (value as CelInput);
+  }
+}
+
+function objectValue(properties: Record<string, unknown>, value: Record<string, unknown>, root: boolean): CelInput {
+  const out: Record<string, CelInput> = {};
+  for (const [name, sub] of Object.entries(properties)) {
+    const escaped = escapeProperty(name);
+    if (escaped === undefined || !(name in value)) continue;
+    if (root && name === 'metadata' && isRecord(value.metadata)) {
+      const { name: n, generateName } = value.metadata;
+      out.metadata = { ...(typeof n === 'string' ? { name: n } : {}), ...(typeof generateName === 'string' ? { generateName } : {}) };
+    } else out[escaped] = celValue(isRecord(sub) ? sub : undefined, value[name]);
+  }
+  return out;
+}
+
+function stringValue(format: unknown, value: string): CelInput {
+  if (format === 'byte') return new Uint8Array(Buffer.from(value, 'base64'));
+  if (format === 'date' || format === 'date-time') return timestamp(value);
+  if (format === 'duration') throw new UntypedValue(`"${value}" is a CEL duration for the apiserver, which this check does not convert`);
+  return value;
+}
+
+function timestamp(value: string): CelInput {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2}))?$/.exec(value);
+  const ms = m ? Date.parse(m[2] === undefined ? `${m[1]}T00:00:00Z` : `${m[1]}T${m[2]}${m[4]!.toUpperCase()}`) : NaN;
+  if (!m || Number.isNaN(ms)) throw new UntypedValue(`"${value}" is not a date-time the apiserver reads`);
+  return create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: Number(((m[3] ?? '.').slice(1) + '000000000').slice(0, 9)) });
+}
+
+/** A value the schema does not type (preserved unknown fields): integers are ints, as the apiserver decodes JSON. */
+function dynValue(value: unknown): CelInput {
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map(dynValue);
+  if (isRecord(value)) return new Map(Object.entries(value).map(([k, v]) => [k, dynValue(v)]));
+  return value as CelInput;
+}
+
+// Kubernetes' escaping of property names for CEL (k8s.io/apiserver/pkg/cel escaping.go): a reserved word is
+// wrapped in double underscores; `__`, `.`, `-`, `/` are spelt out; a name with any other character is not
+// reachable from a rule.
+const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const SPELT: Record<string, string> = { __: '__underscores__', '.': '__dot__', '-': '__dash__', '/': '__slash__' };
+
+export function escapeProperty(name: string): string | undefined {
+  if (name === '' || /^[0-9]/.test(name)) return undefined;
+  if (RESERVED.has(name)) return `__${name}__`;
+  if (/[^a-zA-Z0-9_./-]/.test(name)) return undefined;
+  return name.replaceAll(/__|[./-]/g, (s) => SPELT[s]!);
+}
+
+/**
+ * The copy as the apiserver validates it: each declared property absent (or null where the schema does not allow
+ * null) takes the schema's `default`, recursively, as structural defaulting does; a null the schema does not allow
+ * and nothing defaults is dropped, as the apiserver prunes it. The copy itself is not changed.
+ */
+function withDefaults(schema: Schema, value: unknown): unknown {
+  if (Array.isArray(value)) return isRecord(schema.items) ? value.map((item) => withDefaults(schema.items as Schema, item)) : value;
+  if (!isRecord(value)) return value;
+  const properties = isRecord(schema.properties) ? schema.properties : {};
+  const out: Record<string, unknown> = { ...value };
+  for (const [name, sub] of Object.entries(properties)) {
+    if (!isRecord(sub)) continue;
+    const disallowedNull = out[name] === null && sub.nullable !== true;
+    if ((!(name in out) || disallowedNull) && sub.default !== undefined) out[name] = structuredClone(sub.default);
+    else if (disallowedNull) delete out[name];
+  }
+  for (const [name, sub] of Object.entries(out)) {
+    const subSchema = properties[name] ?? schema.additionalProperties;
+    if (isRecord(subSchema)) out[name] = withDefaults(subSchema, sub);
+  }
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
