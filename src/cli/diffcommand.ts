@@ -5,27 +5,28 @@
 //   policy-sync diff -f policy.yaml                  the file's policies (new or edited) against the hub
 //   policy-sync diff authpolicy/NS/NAME -f edit.yaml the file holds an edited version of that hub policy
 //   policy-sync diff authpolicy/NS/NAME              the hub policy as it is, against what each cluster runs
+//   policy-sync diff -f variant.yaml                 the policies the file's PolicyVariants target, with them in
+//                                                    place of the hub's (filevariants.ts)
 import { readFileSync } from 'node:fs';
 import { Argument, Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { formatKubeTime } from '../core/k8s/kubetime.ts';
-import { groupResourceKey, gvrKey } from '../core/k8s/gvr.ts';
+import { groupResourceKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
-import type { KindFacts } from '../core/pipeline/hubview.ts';
-import { CONTROLLER_LABEL, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { previewRollout, type HubSnapshot } from '../core/rollout/preview.ts';
-import { SPOKE_CONFIG_LABEL, spokeReportText } from '../core/spoke/spokeconfig.ts';
-import { parseSpokeReport, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
-import { controllerLabelValue, readSourceRef, workIdentity } from '../core/works/manifestwork.ts';
-import { crdVersionHasStatus, crdVersionSchema, readCrd, schemaHasObservedGeneration, type CrdInfo } from '../kube/discovery.ts';
-import { isNotFound, type KubeHttp } from '../kube/http.ts';
-import { RESOURCES, collectionPath, type ResourceRef } from '../kube/resource.ts';
+import { controllerLabelValue, workIdentity } from '../core/works/manifestwork.ts';
+import { crdVersionSchema } from '../kube/discovery.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { RESOURCES } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
-import { CliError, errorLine, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
+import { CliError, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
 import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import { formatDiffs, formatDiffsJson, type PolicyChange, type PolicyDiff } from './diffformat.ts';
+import { isVariantDocument, readFileVariant, variantsTargeting, variantsWith, type FileVariant } from './filevariants.ts';
+import { kindFacts, listAll, readKindCrd, readSnapshot, type KindCrd } from './hubsnapshot.ts';
 import { withSchemaDefaults, type DefaultingSchema } from './schemadefaults.ts';
 import { isPolicyWork, parsePolicyReference, policyResource, policyWorksSelector, readSyncedKinds, resolveKind, type PolicyReference, type SyncedKind, type SyncedKinds } from './status.ts';
 
@@ -100,106 +101,6 @@ function syncedKindOf(synced: SyncedKinds, controllerName: string, object: KubeO
   throw new CliError(`${where}: kind: ${object.kind} of ${object.apiVersion} is not a policy kind synced by ${controllerName} (synced: ${list})`);
 }
 
-/** A list; empty when the resource is not served (no OCM on this hub). */
-async function listAll(http: KubeHttp, resource: ResourceRef, query: Record<string, string> = {}): Promise<KubeObject[]> {
-  try {
-    return (await http.request<{ items: KubeObject[] }>('GET', collectionPath(resource), { query })).items;
-  } catch (err) {
-    if (isNotFound(err)) return [];
-    throw err;
-  }
-}
-
-/** What the hub controller's caches hold, as far as a preview reads it. */
-async function readSnapshot(http: KubeHttp, flags: DiffFlags, synced: SyncedKinds): Promise<HubSnapshot> {
-  const [gateways, placements, decisions, managedClusters, clusterSets, bindings, spokeConfigs] = await Promise.all([
-    listAll(http, RESOURCES.gateways),
-    listAll(http, RESOURCES.placements),
-    listAll(http, RESOURCES.placementDecisions),
-    listAll(http, RESOURCES.managedClusters),
-    listAll(http, RESOURCES.managedClusterSets),
-    listAll(http, RESOURCES.managedClusterSetBindings),
-    listAll(http, RESOURCES.manifestWorks, { labelSelector: `${SPOKE_CONFIG_LABEL}=true,${CONTROLLER_LABEL}=${controllerLabelValue(flags.controllerName)}` }),
-  ]);
-  // The reports as the spoke agents last wrote them, each counted as fresh: what the hub controller does
-  // with them right after a start (it cannot know their age before it sees them change).
-  const reports = new Map<string, SpokeReport>();
-  const refusedReports = new Map<string, string>();
-  for (const work of spokeConfigs) {
-    const text = spokeReportText(work);
-    if (text === undefined) continue;
-    const parsed = parseSpokeReport(text);
-    if (parsed.ok) reports.set(work.metadata.namespace ?? '', parsed.report);
-    else refusedReports.set(work.metadata.namespace ?? '', `${parsed.field}: ${parsed.message}`);
-  }
-  // Who holds a tenant lane on a cluster is what the works there show; read only where two hub Gateways of a
-  // class in force share a name, the only way two may share a lane (a large fleet's works are many).
-  const names = new Set<string>();
-  let sharedName = false;
-  for (const g of gateways) {
-    const className = (g.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
-    if (typeof className !== 'string' || !synced.params.has(className)) continue;
-    if (names.has(g.metadata.name)) sharedName = true;
-    names.add(g.metadata.name);
-  }
-  const works = sharedName ? await listAll(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(flags.controllerName)}` }) : [];
-  return {
-    classes: synced.params,
-    servedKinds: new Set(synced.kinds.map(groupResourceKey)),
-    gateways,
-    placements,
-    decisions,
-    managedClusters,
-    clusterSets,
-    bindings,
-    trustDecisionLabels: flags.trustDecisionLabels,
-    reports,
-    refusedReports,
-    spokeAgents: spokeConfigs.length > 0,
-    works,
-  };
-}
-
-/** The kind's CRD as the hub's class reconciler reads it (kube/discovery.ts); why not, when it cannot be read. */
-interface KindCrd {
-  /** Undefined when the kind has no CRD (a built-in or aggregated resource). */
-  crd?: CrdInfo;
-  unreadable?: string;
-}
-
-async function readKindCrd(http: KubeHttp, kind: SyncedKind): Promise<KindCrd> {
-  try {
-    const crd = await readCrd(http, kind);
-    return crd ? { crd } : {};
-  } catch (err) {
-    // No right to read CRDs: the file is taken as it is, and said so.
-    return { unreadable: errorLine(err) };
-  }
-}
-
-/**
- * What the hub controller knows of the kind, read from the same CRD with the same helpers as its class reconciler:
- * the uid recorded in each work (as the policy's works carry it, else the CRD's), whether its status is a
- * subresource (none without a CRD, as on the hub), and whether a Progressive rollout can gate on it. A CRD that
- * cannot be read: the update strategy the policy's works carry, else `Update`.
- */
-function kindFacts(kind: SyncedKind, { crd, unreadable }: KindCrd, observed: readonly KubeObject[]): { facts: KindFacts; ungated?: { apiVersion: string; kind: string; name: string } } {
-  const uid = observed.map((w) => readSourceRef(w)?.crdUid).find((u) => u !== undefined) ?? crd?.uid;
-  const statusSubresource = unreadable === undefined ? crdVersionHasStatus(crd, kind.version) : observedStrategy(observed) === 'Update';
-  const facts: KindFacts = { ...(uid === undefined ? {} : { crdUid: uid }), statusSubresource };
-  const ungated = crd !== undefined && schemaHasObservedGeneration(crdVersionSchema(crd, kind.version)) === false;
-  return { facts, ...(ungated ? { ungated: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, name: gvrKey(kind) } } : {}) };
-}
-
-/** The update strategy the policy's works carry for their copy; Update when none says. */
-function observedStrategy(observed: readonly KubeObject[]): 'Update' | 'ServerSideApply' {
-  for (const w of observed) {
-    const type = (w.spec as { manifestConfigs?: { updateStrategy?: { type?: unknown } }[] } | undefined)?.manifestConfigs?.[0]?.updateStrategy?.type;
-    if (type === 'ServerSideApply' || type === 'Update') return type;
-  }
-  return 'Update';
-}
-
 /** The object with the defaults its CRD's schema gives it, as the apiserver stores it: in the file's version, then in the version the hub reads. */
 function defaulted(object: KubeObject, kind: SyncedKind, { crd }: KindCrd): KubeObject {
   const slash = object.apiVersion.indexOf('/');
@@ -245,7 +146,22 @@ function requireGatewayTarget(policy: KubeObject, where: string): void {
   }
 }
 
-async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Promise<HubSnapshot>, kind: SyncedKind, doc: Document | undefined, live: KubeObject | undefined, namespace: string, name: string): Promise<PolicyDiff> {
+/** The file's variants, when it holds any: in place of the hub's in every decision of this run. */
+interface FileVariants {
+  file: FileVariant[];
+}
+
+async function previewOne(
+  http: KubeHttp,
+  flags: DiffFlags,
+  snapshot: () => Promise<HubSnapshot>,
+  kind: SyncedKind,
+  doc: Document | undefined,
+  live: KubeObject | undefined,
+  namespace: string,
+  name: string,
+  { file }: FileVariants,
+): Promise<PolicyDiff> {
   const crd = await readKindCrd(http, kind);
   const { policy, change } = doc ? edited(kind, defaulted(doc.object, kind, crd), namespace, live) : { policy: live!, change: 'none' as const };
   requireGatewayTarget(policy, doc?.where ?? `${kind.kind} ${namespace}/${name}`);
@@ -256,11 +172,13 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
   const sameName = (await listAll(http, policyResource(kind), { fieldSelector: `metadata.name=${name}` })).filter((p) => p.metadata.namespace !== namespace);
   const { facts, ungated } = kindFacts(kind, crd, observed);
   const key = groupResourceKey(kind);
+  const variants = variantsWith(hub.variants ?? [], file);
   const preview = previewRollout({
     gvr: kind,
     policy,
-    // The previewed policy in place of the hub's version of it, among the same-named ones (rivals).
-    hub: { ...hub, policies: new Map([[key, [policy, ...sameName]]]), kinds: new Map([[key, facts]]), ...(ungated ? { ungatedKinds: [ungated] } : {}) },
+    // The previewed policy in place of the hub's version of it, among the same-named ones (rivals); the file's
+    // variants in place of the hub's.
+    hub: { ...hub, policies: new Map([[key, [policy, ...sameName]]]), kinds: new Map([[key, facts]]), variants, ...(ungated ? { ungatedKinds: [ungated] } : {}) },
     observed,
     controller: controllerLabelValue(flags.controllerName),
     rawFeedback: flags.rawFeedback,
@@ -268,6 +186,7 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
     now: Date.now(),
   });
   const hubRevision = typeof live?.metadata.generation === 'number' ? live.metadata.generation : undefined;
+  const applied = variantsTargeting(variants, file, { group: kind.group, kind: kind.kind, namespace, name });
   return {
     group: kind.group,
     version: kind.version,
@@ -277,7 +196,9 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
     name,
     change,
     ...(hubRevision === undefined ? {} : { hubRevision }),
+    ...(applied.length > 0 ? { variants: applied } : {}),
     ...(doc && crd.unreadable !== undefined ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): the file is compared without the defaults the apiserver would give it`] } : {}),
+    ...(!doc && crd.unreadable !== undefined && applied.length > 0 ? { notes: [`the CRD of ${kind.resource}.${kind.group} could not be read (${crd.unreadable}): no copy a variant changes can be checked, as on a hub that cannot read it`] } : {}),
     preview,
   };
 }
@@ -285,12 +206,15 @@ async function previewOne(http: KubeHttp, flags: DiffFlags, snapshot: () => Prom
 /** What the command line asks for, checked before the hub is reached: the policy named and the file's objects. */
 interface Request {
   ref?: PolicyReference;
+  /** The file's policies. */
   docs: Document[];
+  /** The file's PolicyVariants. */
+  variantDocs: Document[];
 }
 
 function request(target: string | undefined, flags: DiffFlags): Request {
   if (target === undefined && flags.filename === undefined) {
-    throw new CliError('name a hub policy (<resource>/[<namespace>/]<name>), a file (-f policy.yaml), or both (the file holding an edited version of that policy)');
+    throw new CliError('name a hub policy (<resource>/[<namespace>/]<name>), a file (-f policy.yaml), or both (the file holding an edited version of that policy, or variants of it)');
   }
   let ref: PolicyReference | undefined;
   if (target !== undefined) {
@@ -300,21 +224,43 @@ function request(target: string | undefined, flags: DiffFlags): Request {
       throw new CliError((err as Error).message);
     }
   }
-  const docs = flags.filename === undefined ? [] : parseDocuments(readText(flags.filename), flags.filename);
-  if (ref && docs.length > 1) throw new CliError(`${flags.filename}: holds ${docs.length} objects; with a policy named, it must hold that policy alone`);
-  return { ...(ref ? { ref } : {}), docs };
+  const all = flags.filename === undefined ? [] : parseDocuments(readText(flags.filename), flags.filename);
+  const docs = all.filter((d) => !isVariantDocument(d.object));
+  const variantDocs = all.filter((d) => isVariantDocument(d.object));
+  if (ref && docs.length > 1) throw new CliError(`${flags.filename}: holds ${docs.length} policies; with a policy named, it must hold that policy alone (and PolicyVariants of it)`);
+  return { ...(ref ? { ref } : {}), docs, variantDocs };
 }
 
-async function runDiff(http: KubeHttp, target: string | undefined, { ref, docs }: Request, flags: DiffFlags): Promise<string> {
+/** A policy to preview: of a synced kind, in a namespace, by name; the file's version of it, if any. */
+interface Asked {
+  kind: SyncedKind;
+  namespace: string;
+  name: string;
+  doc?: Document;
+  /** The file's variant that asks for it (its target), for the error when the policy is nowhere. */
+  by?: FileVariant;
+  /** The hub's version of a file's variant targeted it: previewed only if it exists. */
+  former?: boolean;
+}
+
+async function runDiff(http: KubeHttp, target: string | undefined, { ref, docs, variantDocs }: Request, flags: DiffFlags): Promise<string> {
   const synced = await readSyncedKinds(http, flags.controllerName);
   let snapshot: Promise<HubSnapshot> | undefined;
   const hub = (): Promise<HubSnapshot> => (snapshot ??= readSnapshot(http, flags, synced));
-  const diffs: PolicyDiff[] = [];
   const defaultNamespace = namespaceOf(flags);
+  const file: FileVariant[] = [];
+  for (const doc of variantDocs) file.push(await readFileVariant(http, synced, flags.controllerName, doc, defaultNamespace));
+  // Each policy once, in the file's order: its policies, then the policies its variants target.
+  const asked: Asked[] = [];
+  const ask = (a: Asked): void => {
+    const same = asked.find((x) => x.kind === a.kind && x.namespace === a.namespace && x.name === a.name);
+    if (!same) asked.push(a);
+    else if (!a.former) same.former = false;
+  };
   if (ref) {
     const kind = resolveKind(synced, flags.controllerName, ref.resource);
     const doc = docs[0];
-    const namespace = ref.namespace ?? doc?.object.metadata.namespace ?? defaultNamespace;
+    const namespace = ref.namespace ?? doc?.object.metadata.namespace ?? file[0]?.namespace ?? defaultNamespace;
     if (doc) {
       const docKind = syncedKindOf(synced, flags.controllerName, doc.object, doc.where);
       if (docKind.group !== kind.group || docKind.resource !== kind.resource) throw new CliError(`${doc.where}: kind: ${doc.object.kind} is not the kind of ${target} (${kind.kind})`);
@@ -322,21 +268,37 @@ async function runDiff(http: KubeHttp, target: string | undefined, { ref, docs }
       const docNamespace = doc.object.metadata.namespace;
       if (docNamespace !== undefined && docNamespace !== namespace) throw new CliError(`${doc.where}: metadata.namespace: "${docNamespace}" is not the policy's namespace, "${namespace}"`);
     }
+    for (const v of file) {
+      if (v.target.kind !== kind || v.target.name !== ref.name || v.namespace !== namespace) {
+        throw new CliError(`${v.where}: spec.targetRef: the variant targets ${v.target.kind.kind} ${v.namespace}/${v.target.name}, not the policy named, ${kind.kind} ${namespace}/${ref.name}`);
+      }
+    }
     const live = await getObject(http, policyResource(kind), namespace, ref.name);
-    if (!live) {
-      if (!doc) throw new CliError(`${kind.kind} ${namespace}/${ref.name} not found (${kind.resource}.${kind.group})`);
-    }
-    diffs.push(await previewOne(http, flags, hub, kind, doc, live, namespace, ref.name));
-  } else {
-    for (const doc of docs) {
-      const kind = syncedKindOf(synced, flags.controllerName, doc.object, doc.where);
-      const namespace = doc.object.metadata.namespace ?? defaultNamespace;
-      const live = await getObject(http, policyResource(kind), namespace, doc.object.metadata.name);
-      diffs.push(await previewOne(http, flags, hub, kind, doc, live, namespace, doc.object.metadata.name));
-    }
+    if (!live && !doc) throw new CliError(`${kind.kind} ${namespace}/${ref.name} not found (${kind.resource}.${kind.group})`);
+    return format([await previewOne(http, flags, hub, kind, doc, live, namespace, ref.name, { file })], flags);
   }
-  if (flags.output === 'json') return formatDiffsJson(diffs);
-  return formatDiffs(diffs, terminalWidth());
+  for (const doc of docs) {
+    ask({ kind: syncedKindOf(synced, flags.controllerName, doc.object, doc.where), namespace: doc.object.metadata.namespace ?? defaultNamespace, name: doc.object.metadata.name, doc });
+  }
+  for (const v of file) {
+    ask({ kind: v.target.kind, namespace: v.namespace, name: v.target.name, by: v });
+    // Moved to another policy: the one it leaves returns to its own copy (or to its other variants').
+    if (v.formerTarget) ask({ kind: v.formerTarget.kind, namespace: v.namespace, name: v.formerTarget.name, former: true });
+  }
+  const diffs: PolicyDiff[] = [];
+  for (const a of asked) {
+    const live = await getObject(http, policyResource(a.kind), a.namespace, a.name);
+    if (!live && !a.doc) {
+      if (a.former) continue;
+      throw new CliError(`${a.by!.where}: spec.targetRef.name: ${a.kind.kind} ${a.namespace}/${a.name} is neither on the hub nor in the file: the variant would change no copy`);
+    }
+    diffs.push(await previewOne(http, flags, hub, a.kind, a.doc, live, a.namespace, a.name, { file }));
+  }
+  return format(diffs, flags);
+}
+
+function format(diffs: readonly PolicyDiff[], flags: DiffFlags): string {
+  return flags.output === 'json' ? formatDiffsJson(diffs) : formatDiffs(diffs, terminalWidth());
 }
 
 export function diffCommand(): Command {
@@ -344,8 +306,11 @@ export function diffCommand(): Command {
     .description(
       'preview a policy change before it is applied: which clusters it reaches, in which rollout waves, and each spoke copy\'s diff against what runs there now; reads the hub only, writes nothing',
     )
-    .addArgument(new Argument('[policy]', '<resource>/[<namespace>/]<name>: a hub policy; with -f, the file holds an edited version of it; alone, the policy as it is on the hub'))
-    .option('-f, --filename <file>', 'the policy (or policies) as they would be applied: YAML or JSON, several documents or a List; - for stdin')
+    .addArgument(new Argument('[policy]', '<resource>/[<namespace>/]<name>: a hub policy; with -f, the file holds an edited version of it (or PolicyVariants of it); alone, the policy as it is on the hub'))
+    .option(
+      '-f, --filename <file>',
+      'the policies and PolicyVariants as they would be applied: YAML or JSON, several documents or a List; - for stdin. A variant previews the policy it targets with the file\'s variant in place of the hub\'s',
+    )
     .addOption(new Option('-o, --output <format>', 'text: the plan and unified diffs; json: the same for scripts').choices(DIFF_OUTPUTS).default('text'))
     .action(async (target: string | undefined, flags: DiffFlags) => {
       // A usage mistake or a bad file is told before the hub is reached (or found missing).

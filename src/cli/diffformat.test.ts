@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { parseParams, type SyncParams } from '../core/params/params.ts';
+import { decidePolicy } from '../core/pipeline/policypipeline.ts';
+import { SnapshotView } from '../core/pipeline/snapshotview.ts';
 import { previewRollout, type HubSnapshot } from '../core/rollout/preview.ts';
 import { desiredWorksForPolicy } from '../core/works/desiredworks.ts';
 import { CliError } from './common.ts';
@@ -130,4 +132,43 @@ test('parseDocuments: several documents and Lists; errors name the file, the doc
   assert.equal(error('apiVersion: kuadrant.io/v1\nkind: AuthPolicy\nmetadata: {name: a}\nspec: [1]\n'), 'p.yaml: spec: must be an object');
   assert.equal(error(''), 'p.yaml: holds no object');
   assert.equal(error('- 1\n'), 'p.yaml: not an object');
+});
+
+test('a variant edit: the Variants line names the file\'s; the cluster whose copy changes gets its diff; a cluster the variant cannot render is skip with the reason and no diff (its copy stays)', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { rules: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+    },
+  };
+  const variant = (generation: number, key: string): KubeObject => ({
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: 'payments', name: 'rego', generation },
+    spec: { targetRef: { group: 'kuadrant.io', kind: 'AuthPolicy', name: 'auth' }, entries: [{ values: [{ path: 'spec.rules.authorization.deny.opa.rego', valueFrom: { clusterLabel: { key } } }] }] },
+  });
+  const p = policy(1, 'allow = false');
+  const clusters = (labels: Record<string, Record<string, string>>): KubeObject[] => Object.entries(labels).map(([name, l]) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels: l } }));
+  const hub = (v: KubeObject, mc: KubeObject[]): HubSnapshot => ({ ...snapshot(params()), managedClusters: mc, kinds: new Map([['authpolicies.kuadrant.io', { statusSubresource: true, schema }]]), variants: [v] });
+  const running = clusters({ 'spoke-1': { a: 'allow = true' }, 'spoke-2': { a: 'allow = true' } });
+  // What runs: the hub's own works for the variant at generation 1.
+  const observed = [...decidePolicy(new SnapshotView(hub(variant(1, 'a'), running)), { gvr: GVR, policy: p, observed: [], controller: 'c', rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 }).desired.works.values()];
+  assert.equal(observed.length, 2);
+  // Edited to read label `b`: spoke-1 has it, spoke-2 does not.
+  const edited = clusters({ 'spoke-1': { a: 'allow = true', b: 'allow = maybe' }, 'spoke-2': { a: 'allow = true' } });
+  const preview = previewRollout({ gvr: GVR, policy: p, hub: hub(variant(2, 'b'), edited), observed, controller: 'c', rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
+  const d: PolicyDiff = { ...GVR, kind: 'AuthPolicy', namespace: 'payments', name: 'auth', change: 'none', hubRevision: 1, variants: [{ name: 'rego', generation: 2, change: 'spec' }], preview };
+  const text = formatPolicyDiff(d);
+  assert.ok(text.includes('\nVariants:  rego@2 (edited, from the file)\n'), text);
+  assert.deepEqual(preview.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'write'], ['spoke-2', 'skip']]);
+  const [one, two] = preview.clusters.map((c) => clusterDiff(d, c));
+  assert.ok(one!.includes('-          rego: allow = true\n+          rego: allow = maybe\n'), one);
+  assert.ok(one!.includes('-    policysync.kuadrant.io/variants: rego@1\n+    policysync.kuadrant.io/variants: rego@2\n'), one);
+  assert.equal(two, '', 'the copy spoke-2 runs stays: no diff, never a removal');
+  assert.match(text, /spoke-2 +- +skip +1 +VariantValueMissing: variant rego entry 0 \(spec\.rules\.authorization\.deny\.opa\.rego\): label b is not set on cluster spoke-2/);
+  const json = JSON.parse(formatDiffsJson([d])) as { items: { variants: unknown }[] };
+  assert.deepEqual(json.items[0]!.variants, [{ change: 'spec', generation: 2, name: 'rego' }]);
 });

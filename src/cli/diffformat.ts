@@ -8,6 +8,7 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import { copyRevision } from '../core/rollout/revision.ts';
 import type { ClusterPreview, RolloutPreview } from '../core/rollout/preview.ts';
 import { describeStrategy } from '../core/rollout/strategy.ts';
+import type { PreviewVariant } from './filevariants.ts';
 import { rolloutState, stableJson, wrap } from './statusformat.ts';
 import { columnWidths, renderLine } from './tableformat.ts';
 
@@ -37,6 +38,8 @@ export interface PolicyDiff {
   hubRevision?: number;
   /** What the preview could not take into account. */
   notes?: string[];
+  /** The PolicyVariants of the policy the preview renders its copies with (the file's in place of the hub's). */
+  variants?: PreviewVariant[];
   preview: RolloutPreview;
 }
 
@@ -79,6 +82,8 @@ function when(c: ClusterPreview): string {
  * the new revision rendered for it (`(no copy)` where none would be placed). Empty when they are the same.
  */
 export function clusterDiff(d: Pick<PolicyDiff, 'kind' | 'namespace' | 'name'>, c: ClusterPreview): string {
+  // Not written (too large, its variants do not render): the copy it runs stays, unchanged.
+  if (c.stays) return '';
   const before = copyYaml(c.current);
   const after = copyYaml(target(c));
   if (before === after) return '';
@@ -123,6 +128,13 @@ function runsCell(c: ClusterPreview): string {
   return r === undefined ? '?' : String(r);
 }
 
+const VARIANT_CHANGE = { new: 'new, from the file', spec: 'edited, from the file', metadata: 'from the file, its spec as on the hub' } as const;
+
+/** `geo@2 (edited, from the file)`, `zone@1`: a variant the copies are rendered with, and whether it is the file's. */
+export function variantText(v: PreviewVariant): string {
+  return `${v.name}@${v.generation}${v.change ? ` (${VARIANT_CHANGE[v.change]})` : ''}`;
+}
+
 /** What `diff` prints for one policy. `width`: the terminal's, to cut the MESSAGE column (as `status`). */
 export function formatPolicyDiff(d: PolicyDiff, width?: number): string {
   const p = d.preview;
@@ -139,6 +151,7 @@ export function formatPolicyDiff(d: PolicyDiff, width?: number): string {
   const rejected = p.targets.flatMap((t) => (t.state === 'rejected' ? [`${t.path}: ${t.reason}: ${t.message}`] : []));
   const problems = [...p.problems.map((x) => `${x.reason}: ${x.message}`), ...rejected];
   for (const line of problems) out.push(...wrap(line, '! ', '    '));
+  if (d.variants) out.push(...top('Variants', d.variants.map(variantText).join(', ')));
   for (const note of d.notes ?? []) out.push(...wrap(note, 'note: ', '      '));
   out.push('');
   if (p.clusters.length === 0) {
@@ -168,6 +181,7 @@ export function diffItem(d: PolicyDiff): Record<string, unknown> {
     revision: p.revision,
     ...(d.hubRevision === undefined ? {} : { hubRevision: d.hubRevision }),
     ...(d.notes ? { notes: d.notes } : {}),
+    ...(d.variants ? { variants: d.variants } : {}),
     strategy: { ...p.strategy, description: describeStrategy(p.strategy) },
     ...(p.strategyError === undefined ? {} : { strategyError: p.strategyError }),
     gatewayClasses: p.classes,

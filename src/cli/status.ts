@@ -292,7 +292,11 @@ export async function readNamedPolicy(http: KubeHttp, controllerName: string, sy
 
 /** The one policy `ref` names, with its status; CliError when the kind is not synced, or the policy is missing or has no status. */
 export async function readPolicyRow(http: KubeHttp, controllerName: string, synced: SyncedKinds, ref: PolicyReference, namespace: string): Promise<PolicyRow> {
-  const { kind, policy, status } = await readNamedPolicy(http, controllerName, synced, ref, namespace);
+  return namedPolicyRow(http, controllerName, await readNamedPolicy(http, controllerName, synced, ref, namespace));
+}
+
+/** The row of a policy read by readNamedPolicy; CliError when it has no status. */
+export async function namedPolicyRow(http: KubeHttp, controllerName: string, { kind, policy, status }: NamedPolicy): Promise<PolicyRow> {
   if (!status) {
     const what = `${kind.kind} ${policy.metadata.namespace ?? ''}/${policy.metadata.name}`;
     throw new CliError(

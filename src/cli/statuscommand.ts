@@ -7,16 +7,19 @@ import type { KubeHttp } from '../kube/http.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { CliError, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
+import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import {
   compareRows,
   isGatewayResource,
   isManagedGateway,
   isOurs,
+  namedPolicyRow,
   parsePolicyReference,
   policyResource,
   policyRow,
   readPolicyRow,
   readPolicyRows,
+  readNamedPolicy,
   readSyncedKinds,
   resolveKind,
   targetsGateway,
@@ -26,6 +29,8 @@ import {
   type SyncedKinds,
 } from './status.ts';
 import { formatExplain, type PolicyRow } from './statusformat.ts';
+import { explainVariants } from './variantfields.ts';
+import { variantsItem } from './variantformat.ts';
 import {
   clusterCells,
   clusterHeader,
@@ -33,6 +38,7 @@ import {
   formatDocument,
   formatNames,
   hasRollout,
+  hasVariants,
   listOf,
   policyItem,
   renderLine,
@@ -100,6 +106,7 @@ function tableOptions(flags: StatusFlags, selection: Selection, rows: readonly P
     namespaceColumn: namespaceColumn || flags.allNamespaces === true,
     wide: flags.output === 'wide',
     rolloutColumn: hasRollout(rows),
+    variantsColumn: hasVariants(rows),
     ...(width === undefined ? {} : { width }),
   };
 }
@@ -274,16 +281,23 @@ export function statusCommand(): Command {
 }
 
 export function explainCommand(): Command {
-  return hubOptions(new Command('explain'))
-    .description('show one synced policy per cluster: state, reason, message, overriding local policies')
+  return addDecisionOptions(hubOptions(new Command('explain')), { for: 'preview' })
+    .description(
+      'show one synced policy per cluster: state, reason, message, overriding local policies, and each field its PolicyVariants set in the copy and from where (from the hub\'s own decision, as diff runs it)',
+    )
     .addArgument(new Argument('<policy>', '<resource>/[<namespace>/]<name>; resource as plural (authpolicies), plural.group, Kind (AuthPolicy) or short name'))
-    .addOption(new Option('-o, --output <format>', 'text; json or yaml: the policy as status -o json shows it').choices(['text', 'json', 'yaml']).default('text'))
-    .action(async (policy: string, flags: HubFlags & { output: 'text' | 'json' | 'yaml' }) => {
+    .addOption(
+      new Option('-o, --output <format>', 'text; json or yaml: the policy as status -o json shows it, with its variants\' fields per cluster').choices(['text', 'json', 'yaml']).default('text'),
+    )
+    .action(async (policy: string, flags: HubFlags & DecisionFlags & { output: 'text' | 'json' | 'yaml' }) => {
       await withHub(flags, async (http) => {
         const ref = reference(policy);
         const synced = await readSyncedKinds(http, flags.controllerName);
-        const row = await readPolicyRow(http, flags.controllerName, synced, ref, namespaceOf(flags));
-        return flags.output === 'text' ? formatExplain(row) : formatDocument(policyItem(row), flags.output);
+        const named = await readNamedPolicy(http, flags.controllerName, synced, ref, namespaceOf(flags));
+        const row = await namedPolicyRow(http, flags.controllerName, named);
+        const variants = await explainVariants(http, flags, synced, named.kind, named.policy);
+        if (flags.output === 'text') return formatExplain(row, variants);
+        return formatDocument({ ...policyItem(row), ...(variants ? { variants: variantsItem(variants) } : {}) }, flags.output);
       });
     });
 }

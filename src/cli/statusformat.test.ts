@@ -385,3 +385,57 @@ test('explain: the rollout of a Progressive policy, and per cluster the revision
   const progressing = { ...s, rollout: { strategy: 'Progressive' as const, revision: 3, state: 'Progressing' as const, wave: 1, waves: 2, message: 'wave 1 of 2: spoke-2' } };
   assert.deepEqual(lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', progressing))).slice(3, 5), ['Rollout:    Progressive, revision 3: Progressing wave 1/2', '            wave 1 of 2: spoke-2']);
 });
+
+test('explain with PolicyVariants: what became of each, and per cluster the variants its copy carries and each field they set and from where', () => {
+  const GEO = 'kuadrant.io/lb-attribute-geo-code';
+  const base = status({ c1: ENFORCED, c2: ENFORCED, c3: { state: 'variantFailed', reason: 'VariantValueMissing', message: `variant geo entry 0 (spec.loadBalancing.geo): label ${GEO} is not set on cluster c3 and the value has no default` } });
+  const s: PolicyStatus = { ...base, clusters: { ...base.clusters, c1: { ...base.clusters!.c1!, variants: ['geo@1'] }, c2: { ...base.clusters!.c2!, variants: ['geo@1'] } } };
+  const dns: PolicyRow = { group: 'kuadrant.io', version: 'v1', resource: 'dnspolicies', kind: 'DNSPolicy', namespace: 'ns', name: 'dns', status: s };
+  const geo = (value: string): { path: string; value: unknown; variant: string; entry: number; source: { from: 'clusterLabel'; key: string } } => ({ path: 'spec.loadBalancing.geo', value, variant: 'geo', entry: 0, source: { from: 'clusterLabel', key: GEO } });
+  const weight = { path: 'spec.loadBalancing.weight', value: 120, variant: 'geo', entry: 0, source: { from: 'clusterLabel' as const, key: 'kuadrant.io/lb-attribute-custom-weight' }, defaulted: true };
+  const failure = { cluster: 'c3', reason: 'VariantValueMissing' as const, message: 'm', variants: ['geo'] };
+  const text = formatExplain(dns, {
+    variants: [{ namespace: 'ns', name: 'geo', generation: 2, applied: ['c1', 'c2'], failing: [failure], unmatched: [] }],
+    clusters: new Map([
+      ['c1', { carried: ['geo@2'], fields: [geo('EU'), weight] }],
+      ['c2', { carried: ['geo@1'], fields: [geo('NA')] }],
+    ]),
+    failures: [failure],
+    placed: new Set(['c1', 'c2', 'c3']),
+  });
+  const out = lines(text);
+  const at = (cluster: string): string[] => out.slice(out.indexOf(`  ${cluster}:`) + 1, out.findIndex((l, i) => i > out.indexOf(`  ${cluster}:`) && /^ {2}\S/.test(l)) >>> 0);
+  assert.deepEqual(out.slice(out.indexOf('Variants:'), out.indexOf('Clusters:')), ['Variants:', '  geo@2: changes 2 clusters (c1, c2); fails on 1 (c3: VariantValueMissing)']);
+  const c1 = at('c1');
+  assert.deepEqual(c1.slice(c1.findIndex((l) => l.startsWith('    variants:'))), [
+    '    variants:       geo@1',
+    '    renders now:    geo@2 (not yet the copy it runs)',
+    '    variant fields: spec.loadBalancing.geo = "EU" from label',
+    '                      kuadrant.io/lb-attribute-geo-code (variant geo, entry 0)',
+    '                    spec.loadBalancing.weight = 120 (default; label',
+    '                      kuadrant.io/lb-attribute-custom-weight not set) (variant',
+    '                      geo, entry 0)',
+  ]);
+  const c2 = at('c2');
+  assert.deepEqual(c2.slice(c2.findIndex((l) => l.startsWith('    variants:'))), [
+    '    variants:       geo@1',
+    '    variant fields: spec.loadBalancing.geo = "NA" from label',
+    '                      kuadrant.io/lb-attribute-geo-code (variant geo, entry 0)',
+  ]);
+  const c3 = at('c3');
+  assert.deepEqual(c3.slice(0, 2), ['    state:          Failed', '    reason:         VariantValueMissing']);
+  assert.ok(!c3.some((l) => l.includes('variant fields')), 'a failing cluster has no fields, its reason says why');
+  // Without the decision (no variant targets the policy), the status alone: the variants the copy carries.
+  assert.ok(lines(formatExplain(dns)).includes('    variants:       geo@1'));
+  assert.ok(!formatExplain(dns).includes('Variants:'));
+});
+
+test('explain: a cluster whose copy carries a variant that selects it no more returns to the policy\'s own copy; one the decision here does not place is said not known', () => {
+  const base = status({ c1: ENFORCED, c2: ENFORCED });
+  const s: PolicyStatus = { ...base, clusters: { c1: { ...base.clusters!.c1!, variants: ['geo@1'] }, c2: { ...base.clusters!.c2!, variants: ['geo@1'] } } };
+  const dns: PolicyRow = { group: 'kuadrant.io', version: 'v1', resource: 'dnspolicies', kind: 'DNSPolicy', namespace: 'ns', name: 'dns', status: s };
+  const text = formatExplain(dns, { variants: [{ namespace: 'ns', name: 'geo', generation: 2, applied: [], failing: [], unmatched: [0] }], clusters: new Map(), failures: [], placed: new Set(['c1']) });
+  const flat = text.replace(/\n {6,}/g, ' ');
+  assert.match(flat, /c1:\n(.*\n)*? {4}renders now: {4}the policy's own copy: no variant selects the cluster now/);
+  assert.match(flat, /c2:\n(.*\n)*? {4}variant fields: not known here: the decision read here does not place the policy on this cluster/);
+});

@@ -4,6 +4,7 @@
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import type { RolloutStatus } from '../core/status/rolloutstatus.ts';
 import { AWAITING_SPOKE_REPORT, type ClusterStatus, type PolicyStatus } from '../core/status/policystatus.ts';
+import { fieldText, variantOutcomeText, type VariantExplanation } from './variantformat.ts';
 
 /** What the table and the matrix need of one policy. */
 export interface PolicyRowView {
@@ -276,9 +277,11 @@ function field(label: string, value: string, indent: string, labelWidth: number)
 /**
  * `policy-sync explain`: the policy, its summary, its problems, and per cluster its state, reason,
  * message, the overriding local policies (the status's overriddenBy: the hub's finding from the spoke agent's report),
- * upToDate, applied, available, and the kind's own statusFeedback values.
+ * upToDate, applied, available, and the kind's own statusFeedback values. With `variants` (the hub's decision
+ * for the policy's PolicyVariants, variantfields.ts): what became of each variant, and per cluster each field
+ * they set in its copy and from where.
  */
-export function formatExplain(row: PolicyRow): string {
+export function formatExplain(row: PolicyRow, variants?: VariantExplanation): string {
   const { status } = row;
   const s = status.summary;
   const top = (label: string, value: string): string[] => field(label, value, '', TOP_LABEL);
@@ -308,6 +311,10 @@ export function formatExplain(row: PolicyRow): string {
     out.push('Problems:');
     for (const p of problems) out.push(...wrap(`${p.reason}: ${p.message}`, '  ', FIELD_INDENT));
   }
+  if (variants && variants.variants.length > 0) {
+    out.push('Variants:');
+    for (const v of variants.variants) out.push(...wrap(variantOutcomeText(v), '  ', FIELD_INDENT));
+  }
   const clusters = Object.entries(status.clusters ?? {});
   if (clusters.length === 0) {
     out.push(...top('Clusters', 'none'));
@@ -327,6 +334,7 @@ export function formatExplain(row: PolicyRow): string {
       out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
       if (c.revision !== undefined) out.push(...f('revision', String(c.revision)));
       if (c.rollout) out.push(...f('rollout', c.rollout.message ? `${c.rollout.phase}: ${c.rollout.message}` : c.rollout.phase));
+      out.push(...variantLines(name, c, variants));
       out.push(...statusFeedbackLines(c.statusFeedback ?? {}));
     }
   }
@@ -344,6 +352,34 @@ function haltHint(r: RolloutStatus): string {
   const rest = cause !== '' && at >= 0 ? r.message.slice(at + cause.length) : r.message;
   const wave = r.wave !== undefined && r.waves !== undefined ? `at wave ${r.wave}/${r.waves}: ` : '';
   return `${wave}${rest}`;
+}
+
+/**
+ * A cluster's variants: those its copy carries (the status), what the hub renders for it now when that is other
+ * (a change on its way), and each field they set, one per line.
+ */
+function variantLines(cluster: string, c: ClusterStatus, variants: VariantExplanation | undefined): string[] {
+  const out: string[] = [];
+  const f = (label: string, value: string): string[] => field(label, value, FIELD_INDENT, FIELD_LABEL);
+  const runs = c.variants ?? [];
+  if (runs.length > 0) out.push(...f('variants', runs.join(', ')));
+  if (!variants) return out;
+  const rendered = variants.clusters.get(cluster);
+  const failing = variants.failures.some((x) => x.cluster === cluster);
+  if (rendered && rendered.carried.join(',') !== runs.join(',')) out.push(...f('renders now', `${rendered.carried.join(', ')} (not yet the copy it runs)`));
+  if (rendered && rendered.fields.length > 0) {
+    const lead = FIELD_INDENT + pad('variant fields:', FIELD_LABEL);
+    const indent = ' '.repeat(width(lead));
+    rendered.fields.forEach((x, i) => out.push(...wrap(fieldText(x), i === 0 ? lead : indent, `${indent}  `)));
+  } else if (!rendered && !failing && runs.length > 0) {
+    out.push(
+      ...(variants.placed.has(cluster)
+        ? f('renders now', "the policy's own copy: no variant selects the cluster now (not yet the copy it runs)")
+        : // The copy carries variants, and the hub's decision as read here does not place the policy there.
+          f('variant fields', "not known here: the decision read here does not place the policy on this cluster (give explain the hub controller's --trust-decision-labels if it runs with it)")),
+    );
+  }
+  return out;
 }
 
 /** The kind's own statusFeedback values, one `name: value` per line under one label, sorted by name. */

@@ -125,3 +125,30 @@ test('-o wide per-cluster rows: REVISION, and ROLLOUT (the cluster\'s phase) whe
   // Not wide (a Gateway's view): the columns stay as they were.
   assert.deepEqual(formatClusterTable([PROGRESSIVE], { namespaceColumn: false }).map((l) => l.split(/ {2,}/))[0], ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE']);
 });
+
+const GEO_FAILED = { state: 'Failed', applied: true, available: true, enforced: 'Unknown', reason: 'VariantValueMissing', message: 'variant geo entry 0: label geo is not set on cluster c3', upToDate: false } as const;
+const VARIED = row('dns', 'payments', {
+  summary: { clusters: 3, applied: 3, enforced: 2, overridden: 0, pending: 0, failed: 1 },
+  clusters: { c1: { ...enforced, variants: ['geo@1'] }, c2: { ...enforced, variants: ['geo@1', 'zone@2'] }, c3: GEO_FAILED },
+});
+
+test('clusters running a PolicyVariant: the table counts them (VARIANTS), -o wide names the variants each copy carries; no column when none runs one', () => {
+  assert.ok(!formatPolicyTable([AUTH], { namespaceColumn: false })[0]!.includes('VARIANTS'));
+  assert.ok(!formatClusterTable([AUTH], { namespaceColumn: false, wide: true })[0]!.includes('VARIANTS'));
+  assert.deepEqual(formatPolicyTable([AUTH, VARIED], { namespaceColumn: false }).map((l) => l.split(/ {2,}/)), [
+    ['NAME', 'ENFORCED', 'OVERRIDDEN', 'PENDING', 'FAILED', 'VARIANTS', 'MESSAGE'],
+    ['authpolicy.kuadrant.io/payments-auth', '1/2', '0', '0', '1', '0', 'c2: Failed MissingResource'],
+    ['authpolicy.kuadrant.io/dns', '2/3', '0', '0', '1', '2', 'c3: Failed VariantValueMissing'],
+  ]);
+  assert.deepEqual(formatClusterTable([VARIED], { namespaceColumn: false, wide: true }).map((l) => l.split(/ {2,}/)), [
+    ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'REVISION', 'VARIANTS', 'MESSAGE'],
+    ['authpolicy.kuadrant.io/dns', 'c1', 'Enforced', 'Enforced', 'true', '-', 'geo@1', enforced.message],
+    ['authpolicy.kuadrant.io/dns', 'c2', 'Enforced', 'Enforced', 'true', '-', 'geo@1,zone@2', enforced.message],
+    ['authpolicy.kuadrant.io/dns', 'c3', 'Failed', 'VariantValueMissing', 'false', '-', '-', GEO_FAILED.message],
+  ]);
+  // Not wide (a Gateway's view): no VARIANTS column.
+  assert.deepEqual(formatClusterTable([VARIED], { namespaceColumn: false }).map((l) => l.split(/ {2,}/))[0], ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE']);
+  // A per-cluster part cut short (the table reads the summary only): how many is not known.
+  const cut = row('cut', 'payments', { summary: { clusters: 40, applied: 40, enforced: 40, overridden: 0, pending: 0, failed: 0, truncated: true } });
+  assert.equal(formatPolicyTable([VARIED, cut], { namespaceColumn: false }).map((l) => l.split(/ {2,}/))[2]![5], '?');
+});

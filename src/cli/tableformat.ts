@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import type { ClusterStatus } from '../core/status/policystatus.ts';
 import { ellipsize, rolloutState, stableJson, type PolicyRow } from './statusformat.ts';
+import { clusterVariantsCell, clustersWithVariants } from './variantformat.ts';
 
 export interface TableOptions {
   /** A NAMESPACE column first (`-A`, or rows from several namespaces). */
@@ -15,6 +16,11 @@ export interface TableOptions {
   wide?: boolean;
   /** A ROLLOUT column: some policy shown rolls out Progressive. Decided once, from the first rows. */
   rolloutColumn?: boolean;
+  /**
+   * A VARIANTS column: some cluster shown runs a copy carrying PolicyVariants (the table: how many clusters of
+   * the policy do; `-o wide`: which variants, `geo@1`). Decided once, from the first rows.
+   */
+  variantsColumn?: boolean;
 }
 
 /** The last column is never cut narrower than this, even when the names leave less room. */
@@ -64,6 +70,17 @@ export function hasRollout(rows: readonly PolicyRow[]): boolean {
   return rows.some((r) => r.status.rollout !== undefined || Object.values(r.status.clusters ?? {}).some((c) => c.rollout !== undefined));
 }
 
+/** Whether some cluster of some row runs a copy carrying a variant: only then is there a VARIANTS column. */
+export function hasVariants(rows: readonly PolicyRow[]): boolean {
+  return rows.some((r) => clustersWithVariants(r.status.clusters) > 0);
+}
+
+/** The table's VARIANTS cell: how many of the policy's clusters run a copy carrying a variant; `?` when its per-cluster status was cut short. */
+export function variantsCountCell(row: PolicyRow): string {
+  if (row.status.clusters === undefined) return row.status.summary.truncated ? '?' : '0';
+  return String(clustersWithVariants(row.status.clusters));
+}
+
 /**
  * What the table's MESSAGE says of a policy: why its rollout halted (`Halted: cluster: Reason: message`), its
  * problems (`Reason: message`), then each cluster that is pending, failed or unknown (`cluster: State Reason`);
@@ -96,6 +113,7 @@ export function tableHeader(rows: readonly PolicyRow[], options: TableOptions): 
     'FAILED',
     ...(hasUnknown(rows) ? ['UNKNOWN'] : []),
     ...(options.rolloutColumn ? ['ROLLOUT'] : []),
+    ...(options.variantsColumn ? ['VARIANTS'] : []),
     'MESSAGE',
   ];
 }
@@ -111,6 +129,7 @@ export function tableCells(row: PolicyRow, options: TableOptions, unknownColumn:
     String(s.failed),
     ...(unknownColumn ? [String(s.unknown ?? 0)] : []),
     ...(options.rolloutColumn ? [rolloutCell(row)] : []),
+    ...(options.variantsColumn ? [variantsCountCell(row)] : []),
     policyMessage(row),
   ];
 }
@@ -121,25 +140,27 @@ export function tableCells(row: PolicyRow, options: TableOptions, unknownColumn:
  */
 export function formatPolicyTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
   const unknown = hasUnknown(rows);
-  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows) };
+  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows), variantsColumn: options.variantsColumn ?? hasVariants(rows) };
   return render(tableHeader(rows, withRollout), rows.map((r) => tableCells(r, withRollout, unknown)), options.width);
 }
 
 export const CLUSTER_HEADER = ['NAME', 'CLUSTER', 'STATE', 'REASON', 'UPTODATE', 'MESSAGE'] as const;
 
 export function clusterHeader(options: TableOptions): string[] {
-  const wide = options.wide ? ['REVISION', ...(options.rolloutColumn ? ['ROLLOUT'] : [])] : [];
+  const wide = options.wide ? ['REVISION', ...(options.rolloutColumn ? ['ROLLOUT'] : []), ...(options.variantsColumn ? ['VARIANTS'] : [])] : [];
   return [...(options.namespaceColumn ? ['NAMESPACE'] : []), ...CLUSTER_HEADER.slice(0, -1), ...wide, 'MESSAGE'];
 }
 
 /**
  * The per-cluster cells of one policy: one row per cluster (state, reason, upToDate, with `wide` the revision
- * it runs and its rollout phase, message); a policy on no cluster gets one row, `<none>`, with its first problem.
+ * it runs, its rollout phase and the variants its copy carries, message); a policy on no cluster gets one row, `<none>`, with its first problem.
  */
 export function clusterCells(row: PolicyRow, options: TableOptions): string[][] {
   const lead = [...(options.namespaceColumn ? [row.namespace] : []), qualifiedName(row)];
   const wide = (c: ClusterStatus | undefined): string[] =>
-    options.wide ? [c?.revision === undefined ? '-' : String(c.revision), ...(options.rolloutColumn ? [c?.rollout?.phase ?? '-'] : [])] : [];
+    options.wide
+      ? [c?.revision === undefined ? '-' : String(c.revision), ...(options.rolloutColumn ? [c?.rollout?.phase ?? '-'] : []), ...(options.variantsColumn ? [clusterVariantsCell(c)] : [])]
+      : [];
   const clusters = Object.entries(row.status.clusters ?? {});
   if (clusters.length === 0) {
     const problem = row.status.problems?.[0];
@@ -152,7 +173,7 @@ export function clusterCells(row: PolicyRow, options: TableOptions): string[][] 
 
 /** `status -o wide` and `status gateway/NS/NAME`: one line per policy per cluster. */
 export function formatClusterTable(rows: readonly PolicyRow[], options: TableOptions): string[] {
-  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows) };
+  const withRollout = { ...options, rolloutColumn: options.rolloutColumn ?? hasRollout(rows), variantsColumn: options.variantsColumn ?? hasVariants(rows) };
   return render(clusterHeader(withRollout), rows.flatMap((r) => clusterCells(r, withRollout)), options.width);
 }
 

@@ -8,6 +8,8 @@ import { buildSpokeReport } from '../spoke/spokereport.ts';
 import { policyStatusAnnotation } from '../status/annotation.ts';
 import { desiredWorksForPolicy } from '../works/desiredworks.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
+import { decidePolicy } from '../pipeline/policypipeline.ts';
+import { SnapshotView } from '../pipeline/snapshotview.ts';
 import { previewRollout, type HubSnapshot, type PreviewInput } from './preview.ts';
 import { copyRevision, workCopy, workPlacing } from './revision.ts';
 
@@ -293,4 +295,62 @@ test('spoke agents: as the hub, a first copy waits for a report that vouches for
   assert.deepEqual(summary(edit).map(([c, a]) => [c, a]), [['spoke-1', 'write'], ['spoke-2', 'write']]);
   // No spoke configuration placed: no agent will ever report, and nothing waits.
   assert.deepEqual(summary(previewRollout(input(v1, hub(params())))).map(([c, a]) => [c, a]), [['spoke-1', 'write'], ['spoke-2', 'write']]);
+});
+
+// PolicyVariants: the preview renders each cluster's copy with them, as the hub does (core/pipeline).
+const VARIANT_SCHEMA = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      properties: {
+        targetRef: { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' } } },
+        rules: { type: 'object', properties: { authorization: { type: 'object', properties: { deny: { type: 'object', properties: { opa: { type: 'object', properties: { rego: { type: 'string' } } } } } } } } },
+      },
+    },
+  },
+};
+
+function regoVariant(generation: number, entries: unknown[]): KubeObject {
+  return {
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: NS, name: 'rego', generation },
+    spec: { targetRef: { group: 'kuadrant.io', kind: 'AuthPolicy', name: 'auth' }, entries },
+  };
+}
+
+const fromLabel = (key: string): unknown[] => [{ values: [{ path: 'spec.rules.authorization.deny.opa.rego', valueFrom: { clusterLabel: { key } } }] }];
+
+test('a variant edit: only the clusters whose copy changes are written; a cluster whose copy cannot render is skipped with the reason and keeps the copy it runs (no diff, never a removal)', () => {
+  const v1 = policy(1, 'allow = false');
+  const clusters = [cluster('spoke-1', { rego: 'allow = true' }), cluster('spoke-2', { env: 'canary', rego: 'allow = false' })];
+  const kinds = new Map([['authpolicies.kuadrant.io', { statusSubresource: true, schema: VARIANT_SCHEMA }]]);
+  // What runs: the variant at generation 1 read label `rego` on both clusters.
+  const works = [...decidePolicy(new SnapshotView(hub(params(), { managedClusters: clusters, kinds, variants: [regoVariant(1, fromLabel('rego'))] })), input(v1, hub(params()))).desired.works.values()];
+  assert.equal(works.length, 2);
+  // Still the same: nothing to write.
+  const same = previewRollout(input(v1, hub(params(), { managedClusters: clusters, kinds, variants: [regoVariant(1, fromLabel('rego'))] }), works));
+  assert.deepEqual(same.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'unchanged'], ['spoke-2', 'unchanged']]);
+
+  // Edited to read `other`, which spoke-1 has and spoke-2 lacks: spoke-1 is written, spoke-2 skipped as it runs.
+  const edited = [cluster('spoke-1', { rego: 'allow = true', other: 'allow = false' }), clusters[1]!];
+  const p = previewRollout(input(v1, hub(params(), { managedClusters: edited, kinds, variants: [regoVariant(2, fromLabel('other'))] }), works));
+  assert.deepEqual(p.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'write'], ['spoke-2', 'skip']]);
+  assert.equal(p.clusters[0]!.desired?.metadata.annotations?.['policysync.kuadrant.io/variants'], 'rego@2');
+  const skipped = p.clusters[1]!;
+  assert.match(skipped.message, /^VariantValueMissing: variant rego entry 0 \(spec\.rules\.authorization\.deny\.opa\.rego\): label other is not set on cluster spoke-2 and the value has no default \(nothing is written: the copy it runs stays\)$/);
+  assert.equal(skipped.stays, true);
+  assert.equal(skipped.desired, undefined);
+  assert.ok(skipped.current, 'the copy it runs is shown');
+});
+
+test('a variant failing on a cluster with no copy yet: skipped, no copy placed until it renders', () => {
+  const kinds = new Map([['authpolicies.kuadrant.io', { statusSubresource: true, schema: VARIANT_SCHEMA }]]);
+  const p = previewRollout(input(policy(1, 'allow = false'), hub(params(), { kinds, variants: [regoVariant(1, fromLabel('rego'))] })));
+  assert.deepEqual(p.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'skip'], ['spoke-2', 'skip']]);
+  assert.match(p.clusters[0]!.message, /\(no copy is placed until it renders\)$/);
 });

@@ -57,7 +57,9 @@ export type ClusterAction =
   | 'remove'
   /**
    * Not placed there: local policies cover the copy, its spoke name is taken, another hub Gateway keeps the
-   * downstream Gateway (its lane), the spoke agent has not vouched for the name yet, or the work is too large.
+   * downstream Gateway (its lane), the spoke agent has not vouched for the name yet, the work is too large, or
+   * the PolicyVariants selecting the cluster cannot render its copy (InvalidVariant, VariantValueMissing,
+   * VariantConflict).
    */
   | 'skip';
 
@@ -76,6 +78,11 @@ export interface ClusterPreview {
   desired?: KubeObject;
   /** The copy written now when it is not `desired` (hold: an earlier revision). */
   written?: KubeObject;
+  /**
+   * Skipped, and the copy it runs stays exactly as it is (its work would be too large, its variants do not
+   * render): nothing is written or withdrawn there.
+   */
+  stays?: boolean;
 }
 
 export interface RolloutPreview {
@@ -109,7 +116,13 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const strategyError = problems.find((p) => p.reason === 'InvalidRolloutStrategy')?.message;
 
   const skipped = new Map<string, string>();
+  const stays = new Set<string>([...desired.tooLarge, ...decision.variantFailures.map((f) => f.cluster)]);
   for (const t of desired.tooLarge) skipped.set(t, `the ManifestWork would exceed ${input.maxWorkBytes} bytes: not written (TooLarge); the last one written stays`);
+  // The variants cannot render its copy (a value missing, a conflict, a copy the schema refuses): no new write.
+  const placedNow = new Set(input.observed.map((w) => w.metadata.namespace ?? ''));
+  for (const f of decision.variantFailures) {
+    skipped.set(f.cluster, `${f.reason}: ${f.message}${placedNow.has(f.cluster) ? ' (nothing is written: the copy it runs stays)' : ' (no copy is placed until it renders)'}`);
+  }
   for (const lane of decision.laneRefused) skipped.set(lane.cluster, `${LANE_CONFLICT_REASON}: ${lane.message}`);
   for (const loss of decision.losses) skipped.set(loss.cluster, `Conflicted: ${loss.message}`);
   for (const o of decision.local.overridden) {
@@ -184,7 +197,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const outside: ClusterPreview[] = [];
   for (const [cluster, message] of skipped) {
     const current = workCopy(observedBy.get(cluster));
-    outside.push({ cluster, action: 'skip', message, ...(current ? { current } : {}) });
+    outside.push({ cluster, action: 'skip', message, ...(current ? { current } : {}), ...(stays.has(cluster) ? { stays: true } : {}) });
   }
   for (const [cluster, work] of observedBy) {
     if (revisionWorks.has(cluster) || skipped.has(cluster)) continue;
