@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { celRulesCheck, escapeProperty } from './celrules.ts';
+import { celRulesCheck, escapeProperty, schemaRules } from './celrules.ts';
 import { schemaCheck, type OpenApiSchema } from './schemacheck.ts';
 
 type Rule = { rule: string; message?: string; messageExpression?: string; fieldPath?: string };
@@ -61,6 +61,9 @@ test('messageExpression is the message when it yields a string; else message', (
 test('a transition rule (it reads oldSelf) is skipped: the apiserver judges it on update against the running object', () => {
   const schema = spec(object({ name: { type: 'string', ...rules({ rule: 'self == oldSelf', message: 'immutable' }) } }));
   assert.deepEqual(messages(schema, { spec: { name: 'changed' } }), []);
+  assert.deepEqual(schemaRules(schema), [{ at: 'spec.name', rule: 'self == oldSelf', transition: true, unchecked: undefined }]);
+  const optional = spec(object({ name: { type: 'string', 'x-kubernetes-validations': [{ rule: '!oldSelf.hasValue() || self == oldSelf.value()', optionalOldSelf: true }] } }));
+  assert.match(messages(optional, { spec: { name: 'x' } })[0] ?? '', /cannot be checked here \(a transition rule with optionalOldSelf/, 'evaluated on create too: fails closed');
 });
 
 test('a rule that cannot be compiled or calls a function this evaluator lacks fails closed, naming the rule and why', () => {

@@ -9,16 +9,16 @@
 // - `self` is typed by the schema: integers are CEL ints, numbers doubles, `format: byte` strings bytes,
 //   `date`/`date-time` strings timestamps, declared properties are reached by their escaped names (`namespace` is
 //   `__namespace__`, `a-b` is `a__dash__b`), maps by their keys; the root's metadata shows only name and
-//   generateName;
-// - the copy is checked as the apiserver validates it: after structural defaulting (schema `default`s filled in,
-//   a null where the schema does not allow one dropped);
+//   generateName; a null where the schema does not allow one is absent (the apiserver prunes it);
+// - the copy is checked as the apiserver validates it: after structural defaulting (schema `default`s filled in);
 // - a rule that evaluates to an error refuses the copy, with the error;
 // - the message is the `messageExpression`'s result when it yields a one-line string, else `message`, else
 //   `failed rule: <rule>`; `fieldPath` moves the violation to that field.
 // What is not done, and how it is said:
 // - transition rules (a rule that reads `oldSelf`) are evaluated by the apiserver only on an update, against the
 //   object it replaces: the spoke's running copy, which the hub does not hold as the spoke's apiserver has it.
-//   They are skipped (the spoke's apiserver judges them when the work agent applies the copy);
+//   They are skipped (the spoke's apiserver judges them when the work agent applies the copy), except those with
+//   `optionalOldSelf`, which the apiserver evaluates on create too: those fail closed (below);
 // - a rule this evaluator cannot compile, or that calls a function it does not have (Kubernetes' own CEL libraries:
 //   quantity, url, ip, isSorted…, none of which the CRDs synced today use), or a value it cannot type as the
 //   apiserver does (`format: duration`), fails closed: a violation saying the rule cannot be checked here, so the
@@ -50,6 +50,8 @@ interface CompiledRule {
   fieldPath: PathSegment[];
   program: Program | undefined;
   unchecked: string | undefined;
+  /** It reads `oldSelf`: skipped (see above). */
+  transition: boolean;
 }
 
 /** A schema node whose subtree holds rules: only those parts are walked. */
@@ -81,7 +83,7 @@ export function celRulesCheck(schema: Schema): RulesCheck {
 }
 
 function ruleNode(schema: Schema): RuleNode | undefined {
-  const rules = Array.isArray(schema['x-kubernetes-validations']) ? (schema['x-kubernetes-validations'] as unknown[]).map(compileRule).filter((r) => r !== undefined) : [];
+  const rules = Array.isArray(schema['x-kubernetes-validations']) ? (schema['x-kubernetes-validations'] as unknown[]).map(compileRule) : [];
   const properties = isRecord(schema.properties)
     ? Object.entries(schema.properties).flatMap(([name, sub]): [string, RuleNode][] => {
         const node = isRecord(sub) ? ruleNode(sub) : undefined;
@@ -94,16 +96,18 @@ function ruleNode(schema: Schema): RuleNode | undefined {
   return { schema, rules, properties, items, additionalProperties };
 }
 
-/** Compiles one entry of `x-kubernetes-validations`; undefined for a transition rule (skipped, see above). */
-function compileRule(entry: unknown): CompiledRule | undefined {
+/** Compiles one entry of `x-kubernetes-validations`. */
+function compileRule(entry: unknown): CompiledRule {
   const spec = isRecord(entry) ? entry : {};
   const rule = typeof spec.rule === 'string' ? spec.rule.trim() : '';
   const message = typeof spec.message === 'string' && spec.message.trim() !== '' ? spec.message : undefined;
   const fieldPath = typeof spec.fieldPath === 'string' ? (parseRuleFieldPath(spec.fieldPath) ?? []) : [];
   const compiled = compileExpression(rule);
-  if (compiled.oldSelf) return undefined;
   const messageExpression = typeof spec.messageExpression === 'string' ? compileExpression(spec.messageExpression) : undefined;
-  return { rule, message, messageProgram: messageExpression?.program, fieldPath, program: compiled.program, unchecked: compiled.unchecked };
+  const compiledRule = { rule, message, messageProgram: messageExpression?.program, fieldPath, program: compiled.program, unchecked: compiled.unchecked, transition: compiled.oldSelf === true };
+  // With optionalOldSelf the apiserver evaluates the rule on create too (oldSelf an empty optional): not skipped.
+  if (compiledRule.transition && spec.optionalOldSelf === true) return { ...compiledRule, transition: false, unchecked: 'a transition rule with optionalOldSelf, which this check does not evaluate' };
+  return compiledRule;
 }
 
 function compileExpression(text: string): { program?: Program; unchecked?: string; oldSelf?: boolean } {
@@ -155,6 +159,30 @@ function parseRuleFieldPath(text: string): PathSegment[] | undefined {
   return segments;
 }
 
+/** A rule of a schema as this check reads it: where it is (`spec.limits.*`, `spec.endpoints[*]`), and whether it is evaluated. */
+export interface SchemaRule {
+  at: string;
+  rule: string;
+  /** A transition rule: not evaluated here (the apiserver evaluates it on update). */
+  transition: boolean;
+  /** Why it cannot be checked here: every copy that has a value at its node is refused. */
+  unchecked: string | undefined;
+}
+
+/** Every rule of `schema`, compiled as the check compiles it: to say, when a kind is validated, which fail closed. */
+export function schemaRules(schema: Schema): SchemaRule[] {
+  const out: SchemaRule[] = [];
+  const visit = (node: RuleNode | undefined, at: string): void => {
+    if (node === undefined) return;
+    for (const r of node.rules) out.push({ at: at === '' ? '(root)' : at, rule: r.rule, transition: r.transition, unchecked: r.unchecked });
+    for (const [name, child] of node.properties) visit(child, at === '' ? name : `${at}.${name}`);
+    visit(node.items, `${at}[*]`);
+    visit(node.additionalProperties, `${at}.*`);
+  };
+  visit(ruleNode(schema), '');
+  return out;
+}
+
 function walk(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, out: RuleViolation[]): void {
   if (value === undefined || value === null) return;
   if (node.rules.length > 0) evaluate(node, value, path, root, out);
@@ -170,25 +198,29 @@ function walk(node: RuleNode, value: unknown, path: PathSegment[], root: boolean
 }
 
 function evaluate(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, out: RuleViolation[]): void {
-  const where = (rule: CompiledRule): PathSegment[] => [...path, ...rule.fieldPath];
-  const say = (at: PathSegment[], message: string): void => void out.push({ path: at, message: `${at.length > 0 ? formatFieldPath(at) : '(the copy)'}: ${message}` });
   let self: CelInput;
   try {
     self = celValue(node.schema, value, root);
   } catch (err) {
     if (!(err instanceof UntypedValue)) throw err;
-    for (const rule of node.rules) say(where(rule), `the rule \`${rule.rule}\` cannot be checked here (${err.message}); refused rather than passed unchecked`);
+    for (const rule of node.rules) if (!rule.transition) out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${err.message}); refused rather than passed unchecked`));
     return;
   }
   for (const rule of node.rules) {
+    if (rule.transition) continue;
     if (rule.program === undefined) {
-      say(where(rule), `the rule \`${rule.rule}\` cannot be checked here (${rule.unchecked ?? 'not compiled'}); refused rather than passed unchecked`);
+      out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${rule.unchecked ?? 'not compiled'}); refused rather than passed unchecked`));
       continue;
     }
     const result = rule.program({ self });
-    if (isCelError(result)) say(where(rule), `${result.message} evaluating rule: ${rule.rule}`);
-    else if (result !== true) say(where(rule), messageOf(rule, self));
+    if (isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
+    else if (result !== true) out.push(violation(path, rule, messageOf(rule, self)));
   }
+}
+
+function violation(path: PathSegment[], rule: CompiledRule, message: string): RuleViolation {
+  const at = [...path, ...rule.fieldPath];
+  return { path: at, message: `${at.length > 0 ? formatFieldPath(at) : '(the copy)'}: ${message}` };
 }
 
 /** As the apiserver words a failed rule: the message expression's string, else the message, else the rule. */
@@ -227,15 +259,31 @@ function celValue(schema: Schema | undefined, value: unknown, root = false): Cel
 
 function objectValue(properties: Record<string, unknown>, value: Record<string, unknown>, root: boolean): CelInput {
   const out: Record<string, CelInput> = {};
-  for (const [name, sub] of Object.entries(properties)) {
-    const escaped = escapeProperty(name);
-    if (escaped === undefined || !(name in value)) continue;
-    if (root && name === 'metadata' && isRecord(value.metadata)) {
-      const { name: n, generateName } = value.metadata;
+  for (const { name, escaped, schema } of celProperties(properties)) {
+    const field = value[name];
+    // A null the schema does not allow is pruned by the apiserver: absent.
+    if (field === undefined || (field === null && schema?.nullable !== true)) continue;
+    if (root && name === 'metadata' && isRecord(field)) {
+      const { name: n, generateName } = field;
       out.metadata = { ...(typeof n === 'string' ? { name: n } : {}), ...(typeof generateName === 'string' ? { generateName } : {}) };
-    } else out[escaped] = celValue(isRecord(sub) ? sub : undefined, value[name]);
+    } else out[escaped] = celValue(schema, field);
   }
   return out;
+}
+
+const celPropertiesOf = new WeakMap<Record<string, unknown>, { name: string; escaped: string; schema: Schema | undefined }[]>();
+
+/** The declared properties a rule can reach, with their CEL names (computed once per schema node). */
+function celProperties(properties: Record<string, unknown>): { name: string; escaped: string; schema: Schema | undefined }[] {
+  let list = celPropertiesOf.get(properties);
+  if (list === undefined) {
+    list = Object.entries(properties).flatMap(([name, sub]) => {
+      const escaped = escapeProperty(name);
+      return escaped === undefined ? [] : [{ name, escaped, schema: isRecord(sub) ? sub : undefined }];
+    });
+    celPropertiesOf.set(properties, list);
+  }
+  return list;
 }
 
 function stringValue(format: unknown, value: string): CelInput {
@@ -275,25 +323,37 @@ export function escapeProperty(name: string): string | undefined {
 
 /**
  * The copy as the apiserver validates it: each declared property absent (or null where the schema does not allow
- * null) takes the schema's `default`, recursively, as structural defaulting does; a null the schema does not allow
- * and nothing defaults is dropped, as the apiserver prunes it. The copy itself is not changed.
+ * null) takes the schema's `default`, recursively, as structural defaulting does. Only the parts of the copy under
+ * a schema node with defaults are copied; the copy itself is not changed. (A null nothing defaults is pruned by the
+ * apiserver: objectValue leaves it out.)
  */
 function withDefaults(schema: Schema, value: unknown): unknown {
+  if (!hasDefaults(schema)) return value;
   if (Array.isArray(value)) return isRecord(schema.items) ? value.map((item) => withDefaults(schema.items as Schema, item)) : value;
   if (!isRecord(value)) return value;
   const properties = isRecord(schema.properties) ? schema.properties : {};
   const out: Record<string, unknown> = { ...value };
   for (const [name, sub] of Object.entries(properties)) {
-    if (!isRecord(sub)) continue;
-    const disallowedNull = out[name] === null && sub.nullable !== true;
-    if ((!(name in out) || disallowedNull) && sub.default !== undefined) out[name] = structuredClone(sub.default);
-    else if (disallowedNull) delete out[name];
+    if (isRecord(sub) && sub.default !== undefined && (out[name] === undefined || (out[name] === null && sub.nullable !== true))) out[name] = structuredClone(sub.default);
   }
   for (const [name, sub] of Object.entries(out)) {
     const subSchema = properties[name] ?? schema.additionalProperties;
     if (isRecord(subSchema)) out[name] = withDefaults(subSchema, sub);
   }
   return out;
+}
+
+const defaultsUnder = new WeakMap<Schema, boolean>();
+
+/** Whether a `default` is declared at or under this node's properties, items or values (computed once per node). */
+function hasDefaults(schema: Schema): boolean {
+  let has = defaultsUnder.get(schema);
+  if (has === undefined) {
+    const children = [...(isRecord(schema.properties) ? Object.values(schema.properties) : []), schema.items, schema.additionalProperties].filter(isRecord);
+    has = children.some((child) => child.default !== undefined || hasDefaults(child));
+    defaultsUnder.set(schema, has);
+  }
+  return has;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
