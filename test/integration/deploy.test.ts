@@ -126,9 +126,12 @@ test('kubectl kustomize renders deploy/hub with the namespace, CRD, service acco
   assert.deepEqual(names(objects), [
     'ClusterRole/policy-sync-hub',
     'ClusterRole/policy-sync-hub-policies',
+    'ClusterRole/policy-sync-policyvariants-edit',
+    'ClusterRole/policy-sync-policyvariants-view',
     'ClusterRoleBinding/policy-sync-hub',
     'ClusterRoleBinding/policy-sync-hub-policies',
     'CustomResourceDefinition/policysyncparams.policysync.kuadrant.io',
+    'CustomResourceDefinition/policyvariants.policysync.kuadrant.io',
     'Deployment/policy-sync-system/policy-sync-hub',
     'Namespace/policy-sync-system',
     'Role/policy-sync-system/policy-sync-hub-leader-election',
@@ -143,6 +146,10 @@ test('kubectl kustomize renders deploy/hub with the namespace, CRD, service acco
     assert.equal(b?.roleRef?.name, binding);
     assert.deepEqual(b?.subjects, [{ kind: 'ServiceAccount', name: 'policy-sync-hub', namespace: SYSTEM_NS }]);
   }
+  // Tenants write PolicyVariants beside their policies: the built-in namespace roles get them by aggregation.
+  const aggregatedTo = (name: string): string[] => Object.keys(find(objects, 'ClusterRole', name)?.metadata.labels ?? {}).filter((k) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-')).sort();
+  assert.deepEqual(aggregatedTo('policy-sync-policyvariants-edit'), ['rbac.authorization.k8s.io/aggregate-to-admin', 'rbac.authorization.k8s.io/aggregate-to-edit']);
+  assert.deepEqual(aggregatedTo('policy-sync-policyvariants-view'), ['rbac.authorization.k8s.io/aggregate-to-view']);
   const deployment = find(objects, 'Deployment', 'policy-sync-hub');
   assert.equal((deployment?.spec as { replicas?: number }).replicas, 2);
   await checkDeployment(deployment, 'hub', 'policy-sync-hub');
