@@ -82,6 +82,12 @@ test('a rule that cannot be compiled or calls a function this evaluator lacks fa
   assert.deepEqual(messages(schema, { spec: {} }), [], 'absent: not evaluated, so not refused');
 });
 
+test('cel-go’s extended strings library, which the apiserver has, is there (Gateway API’s Gateway splits label keys)', () => {
+  const schema = spec(object({ labels: { type: 'object', additionalProperties: { type: 'string' }, ...rules({ rule: 'self.all(key, key.split("/")[0].size() < 5)', message: 'prefix too long' }) } }));
+  assert.deepEqual(messages(schema, { spec: { labels: { 'a.io/x': 'y' } } }), []);
+  assert.deepEqual(messages(schema, { spec: { labels: { 'example.com/x': 'y' } } }), ['spec.labels: prefix too long']);
+});
+
 test('a rule that errs on the copy refuses it, with the error (as the apiserver does)', () => {
   const schema = spec(object({ x: { type: 'integer' } }, rules({ rule: 'self.x > 0' })));
   const out = messages(schema, { spec: {} });

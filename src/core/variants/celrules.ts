@@ -20,12 +20,13 @@
 //   They are skipped (the spoke's apiserver judges them when the work agent applies the copy), except those with
 //   `optionalOldSelf`, which the apiserver evaluates on create too: those fail closed (below);
 // - a rule this evaluator cannot compile, or that calls a function it does not have (Kubernetes' own CEL libraries:
-//   quantity, url, ip, isSorted…, none of which the CRDs synced today use), or a value it cannot type as the
+//   quantity, url, ip, isSorted…, none of which the CRDs synced today use; cel-go's strings library is there), or a value it cannot type as the
 //   apiserver does (`format: duration`), fails closed: a violation saying the rule cannot be checked here, so the
 //   copy is not sent;
 // - the apiserver's CEL cost limits, and the order-insensitive equality of `x-kubernetes-list-type: set|map` lists,
 //   are not modelled.
 import { celEnv, isCelError, parse, plan, type CelInput, type CelResult } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
 import { create } from '@bufbuild/protobuf';
 import { TimestampSchema } from '@bufbuild/protobuf/wkt';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
@@ -63,10 +64,12 @@ interface RuleNode {
   additionalProperties: RuleNode | undefined;
 }
 
-// The standard CEL environment: the CRDs synced today (Kuadrant's and Envoy Gateway's) use only standard functions
-// (size, has, all, exists, in, startsWith, matches, map literals), so none of Kubernetes' extension libraries is
-// added; a rule calling one fails closed at compile time instead of passing.
-const env = celEnv();
+// The standard CEL environment plus cel-go's extended strings library, as the apiserver has them (its strings
+// library is cel-go's; the evaluator ships the same, conformance-tested: Gateway API's Gateway uses `split`). The
+// CRDs synced today (Kuadrant's and Envoy Gateway's) use only standard functions (size, has, all, exists, in,
+// startsWith, matches, map literals), so none of Kubernetes' own libraries (quantity, url, ip, cidr, isSorted,
+// format…) is implemented; a rule calling one fails closed at compile time instead of passing.
+const env = celEnv({ funcs: strings });
 
 // Calls the evaluator plans itself (logic, conditional, index, optional access): they are in no function table.
 const PLANNED_CALLS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '_[?_]', '_?._', '@not_strictly_false', '__not_strictly_false__']);
