@@ -86,6 +86,9 @@ test('cel-go’s extended strings library, which the apiserver has, is there (Ga
   const schema = spec(object({ labels: { type: 'object', additionalProperties: { type: 'string' }, ...rules({ rule: 'self.all(key, key.split("/")[0].size() < 5)', message: 'prefix too long' }) } }));
   assert.deepEqual(messages(schema, { spec: { labels: { 'a.io/x': 'y' } } }), []);
   assert.deepEqual(messages(schema, { spec: { labels: { 'example.com/x': 'y' } } }), ['spec.labels: prefix too long']);
+  const quoted = spec(object({ name: { type: 'string', ...rules({ rule: 'strings.quote(self) == \'"a"\'' }) } }));
+  assert.deepEqual(messages(quoted, { spec: { name: 'a' } }), [], 'a namespaced function of the library');
+  assert.deepEqual(messages(quoted, { spec: { name: 'b' } }), ['spec.name: failed rule: strings.quote(self) == \'"a"\'']);
 });
 
 test('a rule that errs on the copy refuses it, with the error (as the apiserver does)', () => {

@@ -20,9 +20,9 @@
 //   They are skipped (the spoke's apiserver judges them when the work agent applies the copy), except those with
 //   `optionalOldSelf`, which the apiserver evaluates on create too: those fail closed (below);
 // - a rule this evaluator cannot compile, or that calls a function it does not have (Kubernetes' own CEL libraries:
-//   quantity, url, ip, isSorted…, none of which the CRDs synced today use; cel-go's strings library is there), or a value it cannot type as the
-//   apiserver does (`format: duration`), fails closed: a violation saying the rule cannot be checked here, so the
-//   copy is not sent;
+//   quantity, url, ip, isSorted, format.named…, none of which the CRDs synced today use; cel-go's strings library
+//   is there), or a value it cannot type as the apiserver does (`format: duration`), fails closed: a violation
+//   saying the rule cannot be checked here, so the copy is not sent;
 // - the apiserver's CEL cost limits, and the order-insensitive equality of `x-kubernetes-list-type: set|map` lists,
 //   are not modelled.
 import { celEnv, isCelError, parse, plan, type CelInput, type CelResult } from '@bufbuild/cel';
@@ -68,7 +68,7 @@ interface RuleNode {
 // library is cel-go's; the evaluator ships the same, conformance-tested: Gateway API's Gateway uses `split`). The
 // CRDs synced today (Kuadrant's and Envoy Gateway's) use only standard functions (size, has, all, exists, in,
 // startsWith, matches, map literals), so none of Kubernetes' own libraries (quantity, url, ip, cidr, isSorted,
-// format…) is implemented; a rule calling one fails closed at compile time instead of passing.
+// format.named…) is implemented; a rule calling one fails closed at compile time instead of passing.
 const env = celEnv({ funcs: strings });
 
 // Calls the evaluator plans itself (logic, conditional, index, optional access): they are in no function table.
@@ -141,7 +141,12 @@ function references(root: unknown): { identifiers: Set<string>; calls: Set<strin
     if (!isRecord(node)) return;
     const kind = isRecord(node.exprKind) ? node.exprKind : undefined;
     if (kind?.case === 'identExpr' && isRecord(kind.value)) identifiers.add(String(kind.value.name));
-    if (kind?.case === 'callExpr' && isRecord(kind.value)) calls.add(String(kind.value.function));
+    if (kind?.case === 'callExpr' && isRecord(kind.value)) {
+      // `strings.quote(x)` calls the function `strings.quote`: the target names its namespace.
+      const target = isRecord(kind.value.target) && isRecord(kind.value.target.exprKind) ? kind.value.target.exprKind : undefined;
+      const namespace = target?.case === 'identExpr' && isRecord(target.value) ? `${String(target.value.name)}.` : '';
+      calls.add(namespace !== '' && env.funcs.find(`${namespace}${String(kind.value.function)}`) ? `${namespace}${String(kind.value.function)}` : String(kind.value.function));
+    }
     for (const [key, value] of Object.entries(node)) if (key !== '$typeName' && typeof value === 'object') visit(value);
   };
   visit(root);
