@@ -11,10 +11,11 @@ import type { KubeObject } from '../src/core/k8s/objects.ts';
 import { desiredWorksForPolicy } from '../src/core/works/desiredworks.ts';
 import { ancestorFeedbackGateways } from '../src/core/works/feedbackrules.ts';
 import { readSpecHash, type ManifestWork } from '../src/core/works/manifestwork.ts';
-import { planRollout, recordedRollout, type RolloutInput, type RolloutPlan } from '../src/core/rollout/plan.ts';
+import { planRollout, recordedRollout, rolloutVariants, type RolloutInput, type RolloutPlan } from '../src/core/rollout/plan.ts';
 import type { RolloutStatus } from '../src/core/status/rolloutstatus.ts';
 import { workCopy, workRevision } from '../src/core/rollout/revision.ts';
 import { PROGRESSIVE_DEFAULTS, type ProgressiveRollout, type RolloutStrategy } from '../src/core/rollout/strategy.ts';
+import type { CopyRendering } from '../src/core/variants/render.ts';
 
 export const GW = 'gateway.networking.k8s.io';
 export const AUTH = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
@@ -286,6 +287,8 @@ export class World {
   haltedRecord: { revision: number; cause: { cluster: string; reason: string; message: string } } | undefined;
   /** The rollout status the hub last wrote on the policy: when set, read as the hub reads it (recordedRollout). */
   recorded: RolloutStatus | undefined;
+  /** Each cluster's copy with the policy's variants applied (core/variants/render.ts), as the pipeline renders it; none: no variant. */
+  render: ((cluster: string, copy: KubeObject) => CopyRendering) | undefined;
 
   constructor(options: WorldOptions) {
     this.kind = options.kind ?? 'AuthPolicy';
@@ -304,6 +307,7 @@ export class World {
       rawFeedback: false,
       statusFeedback: [],
       maxWorkBytes: MAX_WORK_BYTES,
+      ...(this.render ? { render: this.render } : {}),
     }).works;
   }
 
@@ -311,18 +315,21 @@ export class World {
   plan(policy: KubeObject, strategy: RolloutStrategy, now: number, options: { soak?: ReadonlyMap<string, number> } = {}): RolloutPlan {
     const revision = policy.metadata.generation!;
     const resume = policy.metadata.annotations?.['policysync.kuadrant.io/rollout-resume']?.trim() === String(revision);
+    const desired = this.desired(policy);
+    const variants = rolloutVariants(desired);
     const input: RolloutInput = {
       strategy,
       revision,
+      ...(variants === undefined ? {} : { variants }),
       resume,
-      clusters: [...this.desired(policy)].map(([cluster, desired]) => {
+      clusters: [...desired].map(([cluster, desired]) => {
         const observed = this.fleet.observed(cluster);
         return { cluster, labels: this.labels[cluster] ?? {}, desired, ...(observed ? { observed } : {}) };
       }),
       soak: options.soak ?? (this.soakRevision === revision ? this.soak : new Map()),
       ...(this.completedRevision === revision ? { completed: true } : {}),
       ...(this.haltedRecord?.revision === revision ? { halted: this.haltedRecord.cause } : {}),
-      ...(this.recorded ? recordedRollout(this.recorded, revision) : {}),
+      ...(this.recorded ? recordedRollout(this.recorded, revision, variants) : {}),
       now,
       maxWorkBytes: this.maxWorkBytes,
     };
