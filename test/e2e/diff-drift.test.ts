@@ -18,6 +18,8 @@
 //   - refused decisions: a forged PlacementDecision;
 //   - Progressive, onFailure Rollback: waves, the halt that rolls the canary back (held RolledBack), a cluster
 //     joining during the halted rollout (held Joined), and the edit back.
+//   - PolicyVariants: `diff -f variant.yaml` previews the policy it targets with the file's variant in place of the
+//     hub's: a variant added (one cluster's copy changes), then moved to another cluster by a label selector.
 // The fake clusters (no agent serves them: their works only have to exist) are ManagedClusters of this file's own.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -473,6 +475,31 @@ async function assertEditPredicted(what: string, edits: KubeObject[]): Promise<M
   return predicted;
 }
 
+/**
+ * As assertEditPredicted, for a PolicyVariant: `diff -f` of the variant previews the policy it targets (`policy`)
+ * with it in place of the hub's; the variant is applied, and the clusters diff said the hub writes must be exactly
+ * those whose work of that policy the hub wrote.
+ */
+async function assertVariantPredicted(what: string, variant: KubeObject, policy: KubeObject): Promise<DiffItem> {
+  await settle(`${what}: before the variant`);
+  const path = join(dir, `${uniqueName('variant')}.yaml`);
+  writeFileSync(path, stringify(variant));
+  const items = await diff('-f', path);
+  const key = keyOf(policy.metadata);
+  const item = items.find((i) => keyOf(i.policy) === key);
+  assert.ok(item, `diff previewed ${key}: ${JSON.stringify(items.map((i) => keyOf(i.policy)))}`);
+  const before = await workNames();
+  const cursor = AuditCursor.at(sandbox, 'hub');
+  await ssa(hub, RESOURCES.policyVariants, variant);
+  await settle(`${what}: after the variant`);
+  const names = new Map(before);
+  for (const [k, clusters] of await workNames()) names.set(k, new Map([...(names.get(k) ?? []), ...clusters]));
+  const did = hubWrites(cursor, names).get(key) ?? new Map<string, WorkWrite>();
+  observations.push(`${what}: ${key}: diff ${item.clusters.map((c) => `${c.cluster}=${c.action}`).join(' ') || 'no cluster'}; the hub: ${listWrites(did)}`);
+  divergences.push(...compareWrites(what, item, predictedWrites(item), did));
+  return item;
+}
+
 /** Until hub policy `key` has works on exactly `clusters`. */
 async function worksOn(p: KubeObject, clusters: string[]): Promise<void> {
   const want = [...clusters].sort().join(',');
@@ -690,5 +717,28 @@ test('Progressive, onFailure Rollback: waves, a halt rolling the canary back (he
   // The edit back to revision 1's spec: ungated, on every cluster at once.
   await assertEditPredicted('the edit back', [v1]);
   await assertConverged('after the edit back', [v1]);
+  noDivergenceSince(from);
+});
+
+test('PolicyVariants: a variant added changes the copy of the cluster it selects only; edited to select another cluster by its label, both are written', async () => {
+  const from = divergences.length;
+  const varied = authPolicy(nsAll, 'varied', 'gw');
+  await applyPolicy(hub, varied);
+  await worksOn(varied, PLACED_ALL);
+  await assertConverged('before the variant', [varied], awaiting(varied));
+  const variant = (clusters: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: nsAll, name: 'varied-rego' },
+    spec: { targetRef: { group: 'kuadrant.io', kind: 'AuthPolicy', name: 'varied' }, entries: [{ clusters, patch: { spec: rego('allow = true') } }] },
+  });
+  const added = await assertVariantPredicted('a variant added', variant({ names: ['spoke-2'] }), varied);
+  assert.deepEqual([...predictedWrites(added).keys()], ['spoke-2'], `diff: ${added.clusters.map(describe).join('; ')}`);
+  await statusWhere(varied, 'spoke-2 runs the variant', (s) => (s.clusters?.['spoke-2']?.variants ?? []).length > 0);
+  await assertConverged('the variant in place', [varied], awaiting(varied));
+  const moved = await assertVariantPredicted('the variant selects spoke-1 by its label instead', variant({ labelSelector: { matchLabels: { [MEMBER_LABEL]: 'spoke-1' } } }), varied);
+  assert.deepEqual([...predictedWrites(moved).keys()].sort(), ['spoke-1', 'spoke-2'], `diff: ${moved.clusters.map(describe).join('; ')}`);
+  await assertConverged('the variant moved', [varied], awaiting(varied));
+  await hub.request('DELETE', `/apis/policysync.kuadrant.io/v1alpha1/namespaces/${nsAll}/policyvariants/varied-rego`).catch(() => undefined);
   noDivergenceSince(from);
 });
