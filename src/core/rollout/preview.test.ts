@@ -354,3 +354,17 @@ test('a variant failing on a cluster with no copy yet: skipped, no copy placed u
   assert.deepEqual(p.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'skip'], ['spoke-2', 'skip']]);
   assert.match(p.clusters[0]!.message, /\(no copy is placed until it renders\)$/);
 });
+
+test('a variant edit under Progressive: the clusters whose copy changes, in the policy\'s waves (the canary first); the same generation of the policy', () => {
+  const v1 = policy(1, 'allow = false');
+  const clusters = [cluster('spoke-1', { rego: 'allow = true', other: 'allow = 1' }), cluster('spoke-2', { env: 'canary', rego: 'allow = true', other: 'allow = 2' })];
+  const kinds = new Map([['authpolicies.kuadrant.io', { statusSubresource: true, schema: VARIANT_SCHEMA }]]);
+  const complete = { [STATUS_ANNOTATION]: policyStatusAnnotation({ summary: { clusters: 2, applied: 2, enforced: 2, overridden: 0, pending: 0, failed: 0 }, rollout: { strategy: 'Progressive', revision: 1, state: 'Complete', message: '' } }) };
+  const running = [...decidePolicy(new SnapshotView(hub(params(), { managedClusters: clusters, kinds, variants: [regoVariant(1, fromLabel('rego'))] })), input(v1, hub(params()))).desired.works.values()];
+  const p = previewRollout(input(policy(1, 'allow = false', complete), hub(PROGRESSIVE, { managedClusters: clusters, kinds, variants: [regoVariant(2, fromLabel('other'))] }), running));
+  assert.equal(p.revision, 1);
+  assert.deepEqual(p.waves, [['spoke-2'], ['spoke-1']]);
+  assert.deepEqual(summary(p), [['spoke-2', 'write', 1], ['spoke-1', 'keep', 2]]);
+  assert.equal((p.clusters[0]!.desired?.spec as { rules: { authorization: { deny: { opa: { rego: string } } } } }).rules.authorization.deny.opa.rego, 'allow = 2');
+  assert.equal(p.clusters[1]!.current?.metadata.annotations?.['policysync.kuadrant.io/variants'], 'rego@1', 'spoke-1 keeps the copy of the variant it runs until its wave');
+});
