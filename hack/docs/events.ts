@@ -30,6 +30,7 @@ export const EVENT_MEANINGS: Record<string, string> = {
   SpokeReportRefused: 'a spoke\'s report broke its schema or a cap, or its heartbeat is unreadable',
   InvalidRolloutStrategy: 'the policy\'s `policysync.kuadrant.io/rollout-strategy` is invalid: the class\'s strategy stays in force',
   NoObservedGeneration: 'the policy selects `Progressive` by annotation for a kind whose CRD cannot say which generation its controller observed',
+  InvalidVariant: 'a PolicyVariant of the policy does not parse (its field named): every cluster of the policy keeps the copy it runs',
 };
 
 export interface FoundReason {

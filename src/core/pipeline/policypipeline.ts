@@ -217,7 +217,7 @@ function desiredWorks(
   sent?: ReadonlyMap<string, KubeObject>,
   lanes: LaneConflict[] = [],
   problems: PolicyProblem[] = [],
-  render?: (cluster: string, copy: KubeObject) => CopyRendering,
+  render?: (cluster: string, copy: KubeObject, running: KubeObject | undefined) => CopyRendering,
 ): DesiredWorks {
   const { gvr } = input;
   const classes = new Set<string>();
@@ -437,7 +437,7 @@ interface PolicyVariants {
   accepted: PolicyVariant[];
   refused: { namespace: string; name: string; generation: number; field: string; message: string }[];
   /** Each cluster's copy with the variants applied; undefined when no variant targets the policy. */
-  render?: (cluster: string, copy: KubeObject) => CopyRendering;
+  render?: (cluster: string, copy: KubeObject, running: KubeObject | undefined) => CopyRendering;
 }
 
 /**
@@ -465,7 +465,8 @@ function policyVariants(view: HubView, gr: GroupResource, policy: KubeObject): P
   return {
     accepted,
     refused,
-    render: (cluster, copy) => renderCopy({ copy, cluster: { name: cluster, labels: view.clusterLabels(cluster), claims: view.clusterClaims(cluster) }, variants: accepted, schema }),
+    render: (cluster, copy, running) =>
+      renderCopy({ copy, cluster: { name: cluster, labels: view.clusterLabels(cluster), claims: view.clusterClaims(cluster) }, variants: accepted, schema, ...(running ? { running } : {}) }),
   };
 }
 

@@ -147,3 +147,17 @@ test('a label change a variant reads is a change of that cluster\'s copy only; u
   const same = decide(snapshot(before, [GEO]), running, progressive);
   assert.equal(same.rollout?.keep.size, 0);
 });
+
+test('a variant edit that changes one cluster\'s copy writes that one work: the others keep their record of the generation whose content they run', () => {
+  const clusters = [cluster('c1', { [GEO_LABEL]: 'EU' }), cluster('c2', { [GEO_LABEL]: 'NA' })];
+  const v1 = variant('geo', { entries: [{ values: [{ path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: GEO_LABEL } } }] }] }, 1);
+  const running = [...decide(snapshot(clusters, [v1])).desired.works.values()];
+  // Generation 2 adds an entry giving c2 a weight of its own.
+  const v2 = variant('geo', { entries: [{ values: [{ path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: GEO_LABEL } } }] }, { clusters: { names: ['c2'] }, patch: { spec: { loadBalancing: { weight: 7 } } } }] }, 2);
+  const d = decide(snapshot(clusters, [v2]), running);
+  assert.deepEqual(d.desired.works.get('c1'), running.find((w) => w.metadata.namespace === 'c1'), 'c1: the very work it runs, nothing to write');
+  assert.equal(workCopy(d.desired.works.get('c1'))?.metadata.annotations?.[VARIANTS_ANNOTATION], 'geo@1');
+  assert.equal(workCopy(d.desired.works.get('c2'))?.metadata.annotations?.[VARIANTS_ANNOTATION], 'geo@2');
+  assert.deepEqual(lb(d.desired.works.get('c2')), { geo: 'NA', weight: 7, defaultGeo: false });
+  assert.deepEqual(d.variants[0]?.applied, ['c1', 'c2'], 'it applies to both');
+});

@@ -55,6 +55,12 @@ export interface RenderInput {
   /** The accepted variants of the policy, in name order. */
   variants: readonly PolicyVariant[];
   schema: KindSchema;
+  /**
+   * The copy the cluster runs (its work's), if any. When it carries the same variants and the same spec as the
+   * rendering, its record of their generations is kept: an edit of a variant that changes nothing in this
+   * cluster's copy writes nothing here.
+   */
+  running?: KubeObject;
 }
 
 /** Whether an entry's selection takes the cluster: every criterion given holds (none given: every cluster). */
@@ -129,6 +135,8 @@ export function renderCopy(input: RenderInput): CopyRendering {
       if (selected) carried.push(`${variant.name}@${variant.generation}`);
     }
     if (carried.length === 0) return { state: 'base' };
+    const kept = sameRendering(input.running, carried, root.spec);
+    if (kept) carried.splice(0, carried.length, ...kept);
     const rendered: KubeObject = {
       ...copy,
       metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, [VARIANTS_ANNOTATION]: carried.join(',') } },
@@ -148,6 +156,13 @@ export function renderCopy(input: RenderInput): CopyRendering {
     if (err instanceof Failure) return { state: 'failed', reason: err.reason, message: err.message, variants: [...new Set(err.variants)] };
     throw err;
   }
+}
+
+/** The running copy's record of the variants it carries, when it names the same variants and has the same spec. */
+function sameRendering(running: KubeObject | undefined, carried: readonly string[], spec: unknown): string[] | undefined {
+  const record = running?.metadata.annotations?.[VARIANTS_ANNOTATION]?.split(',');
+  if (!record || record.length !== carried.length || !record.every((r, i) => nameOf(r) === nameOf(carried[i]!))) return undefined;
+  return canonicalJson(running?.spec ?? {}) === canonicalJson(spec ?? {}) ? record : undefined;
 }
 
 function nameOf(carried: string): string {

@@ -80,7 +80,7 @@ export interface DesiredWorksInput {
    * The cluster's copy with the policy's variants applied (core/variants/render.ts); absent: no variant targets
    * the policy. A cluster whose rendering fails gets no work here (variantFailures).
    */
-  render?: (cluster: string, copy: KubeObject) => CopyRendering;
+  render?: (cluster: string, copy: KubeObject, running: KubeObject | undefined) => CopyRendering;
 }
 
 /** A cluster whose copy the variants could not render: it gets no new work, and keeps the one it runs. */
@@ -177,7 +177,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
       copies.set(shape, copy);
     }
     // The variants that select the cluster change its copy; clusters rendered alike share one work build.
-    const rendering = input.render?.(cluster, copy) ?? { state: 'base' as const };
+    const rendering = input.render?.(cluster, copy, input.sentCopy?.(cluster)) ?? { state: 'base' as const };
     if (rendering.state === 'failed') {
       variantFailures.push({ cluster, reason: rendering.reason, message: rendering.message, variants: rendering.variants });
       continue;
