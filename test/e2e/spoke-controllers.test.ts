@@ -441,6 +441,43 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
   assert.equal(condition(hubGateway, 'Programmed')?.status, 'True');
 });
 
+test('hub: a PolicyVariant gives the Envoy Gateway cluster\'s BackendTrafficPolicy copy its own timeout; Envoy Gateway accepts that copy and the hub says so, naming the variant', async (t) => {
+  const ns = uniqueName('hub-eg-variant');
+  const kinds = [{ group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' }];
+  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], kinds);
+  const http = spoke(ENVOY_GATEWAY_SPOKE);
+  const className = uniqueName('eg');
+  await createNamespace(http, ns);
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
+
+  await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
+  await apply(hubClient!, RESOURCES.policyVariants, {
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: ns, name: 'slow-link' },
+    spec: {
+      targetRef: { group: 'gateway.envoyproxy.io', kind: 'BackendTrafficPolicy', name: 'edge-timeouts' },
+      entries: [{ clusters: { names: [ENVOY_GATEWAY_SPOKE] }, patch: { spec: { timeout: { tcp: { connectTimeout: '15s' } } } } }],
+    },
+  });
+  const copy = await eventually(async () => {
+    const c = await getObject<Policy>(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
+    return (c?.spec as { timeout?: { tcp?: { connectTimeout?: string } } } | undefined)?.timeout?.tcp?.connectTimeout === '15s' ? c : undefined;
+  }, { what: `the copy on ${ENVOY_GATEWAY_SPOKE} with its own connect timeout`, timeoutMs: 120_000, context });
+  assert.equal(copy.metadata.annotations?.['policysync.kuadrant.io/variants'], 'slow-link@1');
+  const enforced = await eventually(async () => {
+    const status = await settledHubStatus(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', [ENVOY_GATEWAY_SPOKE], context);
+    const c = status[ENVOY_GATEWAY_SPOKE]!;
+    return c.enforced === 'True' && c.variants?.includes('slow-link@1') ? c : undefined;
+  }, { what: 'the hub to show the variant copy Enforced, as Envoy Gateway says', timeoutMs: 120_000, context });
+  t.diagnostic(`with the variant: ${JSON.stringify(enforced)}`);
+  assert.deepEqual(pick(enforced), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
+  const judged = await read(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
+  assert.deepEqual(judged.status?.ancestors?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
+});
+
 // ---- The hierarchy, with the spoke agents: local policies win, whatever the controller's own rule ----
 
 const AUTH_KIND = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
