@@ -133,6 +133,15 @@ test('a work already placed, its copy the same object, is kept and updated whate
   assert.match(moved['c-absent']!, /^no report from the spoke agent yet; /);
 });
 
+test('a work being deleted (its policy deleted and re-created before the agent finished) places no copy: what is written next is a first copy, held for a report', () => {
+  const { clock, reports } = setup();
+  reports.observe('c1', configWork('c1', reportText(T0, [[AUTH, []]])));
+  clock.advance(STALE);
+  const terminating = { ...work('c1'), metadata: { ...work('c1').metadata, deletionTimestamp: '2026-11-23T10:02:00Z' } };
+  assert.deepEqual(Object.keys(held(reports, ['c1'], [terminating])), ['c1']);
+  assert.deepEqual(held(reports, ['c1'], [work('c1')]), {}, 'the same work not being deleted: kept and updated');
+});
+
 test('a copy withdrawn before (overridden: no work now) is a first copy again: not placed again on doubt', () => {
   const { clock, reports } = setup();
   // The report that withdrew it covered it; now the agent is down.

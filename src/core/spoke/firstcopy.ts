@@ -3,7 +3,7 @@
 // first copy is one the policy has no work for on the cluster (never placed, or withdrawn because local policies
 // covered it), or one whose work would now place a copy of another kind, namespace or name: its name has not been
 // checked there. A work whose copy keeps its identity is not held: the spoke object is this policy's copy
-// already, so an edit takes nothing over and places nothing new. Pure: the decision pipeline
+// already, so an edit takes nothing over and places nothing new — unless the work is being deleted. Pure: the decision pipeline
 // (core/pipeline/policypipeline.ts) calls it with the evidence its view holds.
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
@@ -27,7 +27,9 @@ export interface AwaitingCluster {
  * missing. `observed`: the policy's works as cached; `evidenceOf`: what is held from each cluster's agent.
  */
 export function awaitingFirstCopies(kind: string, desired: ReadonlyMap<string, ManifestWork>, observed: readonly KubeObject[], evidenceOf: (cluster: string) => ReportEvidence): AwaitingCluster[] {
-  const placed = new Map(observed.map((w) => [w.metadata.namespace ?? '', placedCopy(w)]));
+  // A work being deleted (its policy was deleted and re-created, or its copy withdrawn) is no copy in place: its
+  // agent is removing the spoke object, and what the hub writes next there is a first copy again.
+  const placed = new Map(observed.filter((w) => !w.metadata.deletionTimestamp).map((w) => [w.metadata.namespace ?? '', placedCopy(w)]));
   const held: AwaitingCluster[] = [];
   for (const [cluster, work] of desired) {
     const copy = work.spec.workload.manifests[0];
