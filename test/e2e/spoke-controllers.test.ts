@@ -18,7 +18,7 @@ import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, getObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually, type EventuallyOptions } from '../../testkit/eventually.ts';
 import type { ClusterStatus, PolicyStatus as HubPolicyStatus } from '../../src/core/status/policystatus.ts';
-import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
+import { AUTH_POLICIES, RATE_LIMIT_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, paramsConfigMap, placementDecision, rateLimitPolicy } from '../../testkit/fixtures.ts';
 import { hubStatus } from '../../testkit/status.ts';
 import { startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
@@ -49,6 +49,7 @@ interface AncestorStatus {
 }
 interface PolicyStatus {
   conditions?: Condition[];
+  observedGeneration?: number;
   ancestors?: AncestorStatus[];
 }
 type Policy = KubeObject & { status?: PolicyStatus };
@@ -476,6 +477,73 @@ test('hub: a PolicyVariant gives the Envoy Gateway cluster\'s BackendTrafficPoli
   assert.deepEqual(pick(enforced), { enforced: 'True', reason: 'Accepted', message: 'Policy has been accepted.' });
   const judged = await read(http, BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts');
   assert.deepEqual(judged.status?.ancestors?.map((a) => a.conditions.map(verdict)), [[{ status: 'True', reason: 'Accepted', message: 'Policy has been accepted.' }]]);
+});
+
+test('hub: a PolicyVariant gives spoke-2\'s RateLimitPolicy copy its own limit (selected by its ManagedCluster label); the Kuadrant operator there accepts that copy, spoke-1 keeps the base limit, and the hub names the variant on spoke-2', async (t) => {
+  const ns = uniqueName('hub-rlp-variant');
+  const clusters = sandbox.spokes.map((s) => s.name);
+  await hubWorld(ns, 'shop', clusters, [{ group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' }]);
+  for (const name of clusters) {
+    const http = spoke(name);
+    const className = uniqueName('eg');
+    await createNamespace(http, ns);
+    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+    await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
+  }
+  // The variant selects by a label of spoke-2's ManagedCluster, of this test's own (the registration controller
+  // keeps labels it does not own).
+  const label = 'test.policy-sync.io/limits';
+  await mergePatch(hubClient!, RESOURCES.managedClusters, undefined, BARE_SPOKE, { metadata: { labels: { [label]: 'big' } } });
+  t.after(() => mergePatch(hubClient!, RESOURCES.managedClusters, undefined, BARE_SPOKE, { metadata: { labels: { [label]: null } } }).then(() => undefined));
+  const base = [{ limit: 10, window: '1m' }];
+  const own = [{ limit: 50, window: '1m' }];
+  const policy = rateLimitPolicy(ns, 'shop-limits', 'shop');
+  assert.deepEqual((policy.spec as { limits: { global: { rates: unknown } } }).limits.global.rates, base);
+  await apply(hubClient!, RATE_LIMIT_POLICIES, policy);
+  await apply(hubClient!, RESOURCES.policyVariants, {
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: ns, name: 'big-cluster' },
+    spec: {
+      targetRef: { group: 'kuadrant.io', kind: 'RateLimitPolicy', name: 'shop-limits' },
+      entries: [{ clusters: { labelSelector: { matchLabels: { [label]: 'big' } } }, patch: { spec: { limits: { global: { rates: own } } } } }],
+    },
+  });
+
+  const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
+  const ratesOf = (p: Policy | undefined): unknown => (p?.spec as { limits?: { global?: { rates?: unknown } } } | undefined)?.limits?.global?.rates;
+  const accepted = (p: Policy): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined => {
+    const c = condition(p, 'Accepted');
+    return c && { enforced: c.status as ClusterStatus['enforced'], reason: c.reason, message: c.message };
+  };
+  // spoke-2's copy carries its own limit and names the variant; the operator there judged that very copy.
+  const judged = await eventually(async () => {
+    const c = await getObject<Policy>(spoke(BARE_SPOKE), RATE_LIMIT_POLICIES, ns, 'shop-limits');
+    const current = c && JSON.stringify(ratesOf(c)) === JSON.stringify(own) && c.status?.observedGeneration === c.metadata.generation;
+    return current && accepted(c) ? c : undefined;
+  }, { what: `the operator's status on the copy on ${BARE_SPOKE} with its own limit`, timeoutMs: 120_000, context, nudge: nudgeSilentCopy(BARE_SPOKE, RATE_LIMIT_POLICIES, ns, 'shop-limits', (c) => c.status?.observedGeneration === c.metadata.generation && accepted(c)) });
+  t.diagnostic(`${BARE_SPOKE} copy: limits ${JSON.stringify((judged.spec as { limits: unknown }).limits)}; status ${JSON.stringify(judged.status)}`);
+  assert.equal(judged.metadata.annotations?.['policysync.kuadrant.io/variants'], 'big-cluster@1');
+  assert.deepEqual(verdict(condition(judged, 'Accepted')), { status: 'True', reason: 'Accepted', message: 'RateLimitPolicy has been accepted' });
+  // No Kuadrant CR on spoke-2: accepted, and not enforced for want of the Kuadrant installation, not of the limit.
+  assert.deepEqual(verdict(condition(judged, 'Enforced')), { status: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
+
+  // spoke-1's copy is the hub policy's own, with no variant.
+  const plain = await eventually(async () => getObject<Policy>(spoke(ENVOY_GATEWAY_SPOKE), RATE_LIMIT_POLICIES, ns, 'shop-limits'), { what: `the copy on ${ENVOY_GATEWAY_SPOKE}`, timeoutMs: 120_000, context });
+  assert.deepEqual(ratesOf(plain), base);
+  assert.equal(plain.metadata.annotations?.['policysync.kuadrant.io/variants'], undefined);
+
+  // The hub: spoke-2's status names the variant its copy carries and is the operator's word on that copy; spoke-1's names none.
+  const onHub = await eventually(async () => {
+    const status = await settledHubStatus(RATE_LIMIT_POLICIES, ns, 'shop-limits', clusters, context);
+    const c = status[BARE_SPOKE]!;
+    return c.variants?.includes('big-cluster@1') && c.upToDate && c.reason === 'MissingResource' ? status : undefined;
+  }, { what: `the hub to show ${BARE_SPOKE}'s variant copy as its operator judged it`, timeoutMs: 120_000, context });
+  for (const c of clusters) t.diagnostic(`${c} on the hub: ${JSON.stringify(onHub[c])}`);
+  assert.deepEqual(onHub[BARE_SPOKE]!.variants, ['big-cluster@1']);
+  assert.deepEqual(pick(onHub[BARE_SPOKE]!), { enforced: 'False', reason: 'MissingResource', message: 'kuadrant is not installed, please create resource' });
+  assert.equal(onHub[BARE_SPOKE]!.applied, true);
+  assert.equal(onHub[ENVOY_GATEWAY_SPOKE]!.variants, undefined);
 });
 
 // ---- The hierarchy, with the spoke agents: local policies win, whatever the controller's own rule ----
