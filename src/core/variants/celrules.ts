@@ -25,10 +25,12 @@
 //   saying the rule cannot be checked here, so the copy is not sent;
 // - the apiserver's CEL cost limits, and the order-insensitive equality of `x-kubernetes-list-type: set|map` lists,
 //   are not modelled.
-import { celEnv, isCelError, parse, plan, type CelInput, type CelResult } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-import { create } from '@bufbuild/protobuf';
-import { TimestampSchema } from '@bufbuild/protobuf/wkt';
+import { createRequire } from 'node:module';
+import type * as CelModule from '@bufbuild/cel';
+import type { CelEnv, CelInput, CelResult } from '@bufbuild/cel';
+import type * as CelExtModule from '@bufbuild/cel/ext';
+import type * as ProtobufModule from '@bufbuild/protobuf';
+import type * as WktModule from '@bufbuild/protobuf/wkt';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
 type Schema = Record<string, unknown>;
@@ -69,7 +71,27 @@ interface RuleNode {
 // CRDs synced today (Kuadrant's and Envoy Gateway's) use only standard functions (size, has, all, exists, in,
 // startsWith, matches, map literals), so none of Kubernetes' own libraries (quantity, url, ip, cidr, isSorted,
 // format.named…) is implemented; a rule calling one fails closed at compile time instead of passing.
-const env = celEnv({ funcs: strings });
+// Loaded on the first schema with rules (their CommonJS builds, synchronously): a hub with no PolicyVariant never
+// checks a copy, and need not hold the evaluator in memory (~2 MiB).
+interface CelLibrary {
+  env: CelEnv;
+  parse: typeof CelModule.parse;
+  plan: typeof CelModule.plan;
+  isCelError: typeof CelModule.isCelError;
+  timestamp: (seconds: bigint, nanos: number) => CelInput;
+}
+let library: CelLibrary | undefined;
+function cel(): CelLibrary {
+  if (library === undefined) {
+    const require = createRequire(import.meta.url);
+    const { celEnv, parse, plan, isCelError } = require('@bufbuild/cel') as typeof CelModule;
+    const { strings } = require('@bufbuild/cel/ext') as typeof CelExtModule;
+    const { create } = require('@bufbuild/protobuf') as typeof ProtobufModule;
+    const { TimestampSchema } = require('@bufbuild/protobuf/wkt') as typeof WktModule;
+    library = { env: celEnv({ funcs: strings }), parse, plan, isCelError, timestamp: (seconds, nanos) => create(TimestampSchema, { seconds, nanos }) };
+  }
+  return library;
+}
 
 // Calls the evaluator plans itself (logic, conditional, index, optional access): they are in no function table.
 const PLANNED_CALLS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '_[?_]', '_?._', '@not_strictly_false', '__not_strictly_false__']);
@@ -115,6 +137,7 @@ function compileRule(entry: unknown): CompiledRule {
 
 function compileExpression(text: string): { program?: Program; unchecked?: string; oldSelf?: boolean } {
   if (text === '') return { unchecked: 'the rule is empty' };
+  const { env, parse, plan } = cel();
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(text);
@@ -145,7 +168,7 @@ function references(root: unknown): { identifiers: Set<string>; calls: Set<strin
       // `strings.quote(x)` calls the function `strings.quote`: the target names its namespace.
       const target = isRecord(kind.value.target) && isRecord(kind.value.target.exprKind) ? kind.value.target.exprKind : undefined;
       const namespace = target?.case === 'identExpr' && isRecord(target.value) ? `${String(target.value.name)}.` : '';
-      calls.add(namespace !== '' && env.funcs.find(`${namespace}${String(kind.value.function)}`) ? `${namespace}${String(kind.value.function)}` : String(kind.value.function));
+      calls.add(namespace !== '' && cel().env.funcs.find(`${namespace}${String(kind.value.function)}`) ? `${namespace}${String(kind.value.function)}` : String(kind.value.function));
     }
     for (const [key, value] of Object.entries(node)) if (key !== '$typeName' && typeof value === 'object') visit(value);
   };
@@ -221,7 +244,7 @@ function evaluate(node: RuleNode, value: unknown, path: PathSegment[], root: boo
       continue;
     }
     const result = rule.program({ self });
-    if (isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
+    if (cel().isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
     else if (result !== true) out.push(violation(path, rule, messageOf(rule, self)));
   }
 }
@@ -305,7 +328,7 @@ function timestamp(value: string): CelInput {
   const m = /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2}))?$/.exec(value);
   const ms = m ? Date.parse(m[2] === undefined ? `${m[1]}T00:00:00Z` : `${m[1]}T${m[2]}${m[4]!.toUpperCase()}`) : NaN;
   if (!m || Number.isNaN(ms)) throw new UntypedValue(`"${value}" is not a date-time the apiserver reads`);
-  return create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: Number(((m[3] ?? '.').slice(1) + '000000000').slice(0, 9)) });
+  return cel().timestamp(BigInt(Math.floor(ms / 1000)), Number(((m[3] ?? '.').slice(1) + '000000000').slice(0, 9)));
 }
 
 /** A value the schema does not type (preserved unknown fields): integers are ints, as the apiserver decodes JSON. */

@@ -3,8 +3,9 @@
 // schema translated from Kubernetes' OpenAPI v3 dialect; the CEL rules (x-kubernetes-validations) are evaluated by
 // celrules.ts. What neither can judge is said, never passed silently (docs/design/variants.md#validation). Pure: a
 // compiled check is memoised per schema object.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type * as AjvModule from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { celRulesCheck } from './celrules.ts';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
@@ -19,17 +20,28 @@ export interface SchemaViolation {
 
 export type SchemaCheck = (copy: unknown) => SchemaViolation[];
 
-// ajv-formats is published as CommonJS with `exports.default`.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv, formats: string[]) => Ajv;
-
 // The formats the apiserver validates (k8s.io/kube-openapi pkg/validation/strfmt) that mean the same in ajv-formats;
 // others (int32, int64, Go durations…) the apiserver does not check or checks its own way: not checked here either.
 const CHECKED_FORMATS = ['date-time', 'date', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte'];
 
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateFormats: true, unicodeRegExp: false, formats: {} }), CHECKED_FORMATS);
-// Formats outside CHECKED_FORMATS pass, as the apiserver passes a format it does not know.
-for (const name of ['int32', 'int64', 'float', 'double', 'password', 'duration', 'byte-string', 'binary', 'cidr', 'mac', 'quantity']) ajv.addFormat(name, true);
-ajv.addKeyword({ keyword: 'x-kubernetes-int-or-string', schemaType: 'boolean', validate: intOrString, errors: false });
+// Made on the first schema checked (ajv's CommonJS build, synchronously): a hub with no PolicyVariant never checks
+// a copy, and need not hold the validator in memory.
+let validator: Ajv | undefined;
+function ajv(): Ajv {
+  if (validator === undefined) {
+    const require = createRequire(import.meta.url);
+    const { Ajv: AjvClass } = require('ajv') as typeof AjvModule;
+    // ajv-formats is published as CommonJS with `exports.default`.
+    const formatsModule = require('ajv-formats') as { default?: unknown };
+    const addFormats = (formatsModule.default ?? formatsModule) as (ajv: Ajv, formats: string[]) => Ajv;
+    const made = addFormats(new AjvClass({ allErrors: true, strict: false, validateFormats: true, unicodeRegExp: false, formats: {} }), CHECKED_FORMATS);
+    // Formats outside CHECKED_FORMATS pass, as the apiserver passes a format it does not know.
+    for (const name of ['int32', 'int64', 'float', 'double', 'password', 'duration', 'byte-string', 'binary', 'cidr', 'mac', 'quantity']) made.addFormat(name, true);
+    made.addKeyword({ keyword: 'x-kubernetes-int-or-string', schemaType: 'boolean', validate: intOrString, errors: false });
+    validator = made;
+  }
+  return validator;
+}
 
 function intOrString(on: boolean, data: unknown): boolean {
   return !on || typeof data === 'string' || (typeof data === 'number' && Number.isInteger(data));
@@ -45,7 +57,7 @@ const compiled = new WeakMap<OpenApiSchema, SchemaCheck>();
 export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
   let check = compiled.get(schema);
   if (check === undefined) {
-    const validate: ValidateFunction = ajv.compile(toJsonSchema(schema, true));
+    const validate: ValidateFunction = ajv().compile(toJsonSchema(schema, true));
     const rules = celRulesCheck(schema);
     check = (copy) => [...(validate(copy) ? [] : (validate.errors ?? []).map(violation)), ...rules(copy)];
     compiled.set(schema, check);
