@@ -2,7 +2,9 @@
 // v1.2.0 and Envoy Gateway v1.5.0, built by hack/build-components.sh, write on the policies the hub will read
 // back — Kuadrant's Accepted/Enforced conditions and precedence (newer wins), Envoy Gateway's GEP-713 ancestors
 // and precedence (oldest wins); then through the hub: a policy authored once on the hub shows, per cluster,
-// what that cluster's controller wrote on its copy; and with the spoke agents reporting local policies, the
+// what that cluster's controller wrote on its copy, a copy a PolicyVariant changes included (its own timeout on
+// Envoy Gateway's cluster, its own rate limit on spoke-2, each accepted by that cluster's controller, the hub naming
+// the variant); and with the spoke agents reporting local policies, the
 // RFC's hierarchy whatever each controller's own precedence rule: a local policy taking the copy's Gateway is
 // what is enforced there, created before the copy or after it, and the hub says Overridden naming it. Runs on
 // a sandbox of its own, started with `spokeControllers` (Envoy Gateway needs root), then stopped and deleted.
