@@ -16,6 +16,10 @@
 //      2 s; 1 s with --quick) edited once, from the edit to its status saying Complete, against the waits it asks
 //      for (waves × minSuccessTime), wave by wave, with its work writes; and the same edit under All. The harness
 //      plays the work agent of the bench clusters for these two policies' works (their status, as OCM's would be).
+//   6. per-cluster copies: the fan-out again with a PolicyVariant per policy setting a field of its copy from a
+//      label each bench cluster has its own value of, against bare creates of the same rendered works; one
+//      variant edit (one work written) and one cluster's label changed (P works written, all on that cluster).
+//      Run after 3, on the same policies: the controller then holds these works through 4 and 5.
 // With --scale (P=5000 × C=20 = 100k works), policy-sync alone (no baselines, no feedback): the fan-out
 // with its cost curve at 10 %, 50 % and 100 % of the works (elapsed, works/s, RSS, CPU), peak RSS, and a
 // restart on all the works (caches synced, no-op pass, writes); JSON in .local/bench/scale-<timestamp>.json.
@@ -34,7 +38,8 @@
 //   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 //
 // This file parses the flags and runs the chosen workloads, one module each under workloads/: fanout.ts (1,
-// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), scale.ts (--scale).
+// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), variants.ts (6),
+// scale.ts (--scale).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,6 +58,7 @@ import { feedback } from './workloads/feedback.ts';
 import { restartUnchanged } from './workloads/restart.ts';
 import { rollout } from './workloads/rollout.ts';
 import { scale } from './workloads/scale.ts';
+import { variants } from './workloads/variants.ts';
 
 async function main(cfg: BenchConfig): Promise<number> {
   const { P, C, K, SCALE, CONCURRENCY, root, runId, ns } = cfg;
@@ -119,7 +125,7 @@ async function main(cfg: BenchConfig): Promise<number> {
   }
 }
 
-/** The default mode: workloads 1 to 5 on one world, the fan-out's last controller and works going on to the next. */
+/** The default mode: workloads 1 to 6 on one world, the fan-out's last controller and works going on to the next. */
 async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   const { http, cfg } = bench;
   const { P, C, K, ROUNDS, CONCURRENCY, runId } = cfg;
@@ -146,6 +152,8 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   } finally {
     await trackers.stop();
   }
+  // 6. per-cluster copies, on the same policies; its controller and works go on to 4 and 5.
+  await variants(bench, world, result);
   // 4. feedback on a real spoke, with the world above still in the controller's cache.
   result.feedback = await feedback(bench);
   // 5. a progressive rollout of one edit, and the same edit under All.

@@ -52,17 +52,21 @@ export interface FanoutResult {
   cpuSeconds: Record<string, number>;
 }
 
-/** One round of the compared fan-outs: OCM, the bare client's creates, then policy-sync, back to back. */
-export interface FanoutRound {
-  ocmMs: number;
+/** One round of bare creates, then policy-sync, back to back. */
+export interface BareRound {
   bareCreateMs: number;
   policySyncMs: number;
   /** policySyncMs / bareCreateMs. */
   ratio: number;
-  /** policySyncMs / ocmMs. */
-  ratioOcm: number;
   /** The hub apiserver's CPU seconds in each window: what the writer cost it, as far as the noise lets it show. */
   apiserverCpuSeconds: { bareCreate: number; policySync: number };
+}
+
+/** One round of the compared fan-outs: OCM, the bare client's creates, then policy-sync, back to back. */
+export interface FanoutRound extends BareRound {
+  ocmMs: number;
+  /** policySyncMs / ocmMs. */
+  ratioOcm: number;
 }
 
 export interface BenchResult {
@@ -127,8 +131,34 @@ export interface BenchResult {
   };
   /** Workload 5: a Progressive rollout of one edit against the waits it asks for, and the same edit under All. */
   rollout: RolloutResult;
+  /** Workload 6: the fan-out with a PolicyVariant per policy giving every copy a value of its cluster's, and variant and label changes. */
+  variants: VariantsResult;
   /** With --cpu-prof: the controller of the fan-out (its whole life: start, fan-out, one change) and the restarted one (start-up pass). */
   profile?: { fanout?: ProfileSummary; restart?: ProfileSummary };
+}
+
+/** Workload 6 (workloads/variants.ts): per-cluster copies. */
+export interface VariantsResult {
+  /** The cluster label every policy's variant reads, and the copy's field it sets. */
+  label: string;
+  field: string;
+  /** The cluster of the variant edit and of the label change. */
+  editedCluster: string;
+  /** As workload 1's, with the variants: the last round's. */
+  policySync: BenchResult['fanout']['policySync'];
+  bareCreate?: FanoutResult & { requestsMs: number };
+  rounds: BareRound[];
+  /** policy-sync / bare creates of the same rendered works, the median of the rounds' (target ≤ 1.15). */
+  ratioBareCreate?: number;
+  /** The last round's controller, with the P×C rendered works cached. */
+  memory: { peakRssMiB: number; rssMiB: number; works: number };
+  writes: {
+    fanout: WriteReport;
+    /** One variant edit changing one cluster's copy: one work write. */
+    edit: WriteReport & { ms: number; changed: string[] };
+    /** One cluster's label, read by every policy's variant, changed: P work writes, all on that cluster. */
+    label: WriteReport & { ms: number; changed: string[] };
+  };
 }
 
 /** One wave of a Progressive rollout, in ms since the edit (times of the harness's watch and its agent's writes). */
@@ -246,6 +276,11 @@ export const RATIO_TARGET = { bareCreate: 1.15, ocm: 0.8 } as const;
 /** Restart at 100k works (docs/benchmarks.md#targets): caches synced within this. */
 export const SCALE_CACHES_SYNCED_MS = 30_000;
 
+/** The variants fan-out's peak RSS target (docs/benchmarks.md#targets), given at 10k works only. */
+export function variantsRssTargetMiB(works: number): number | undefined {
+  return works === 10_000 ? 160 : undefined;
+}
+
 /** The peak RSS targets (docs/benchmarks.md#targets), given at 10k and 100k works only. */
 export function rssTargetMiB(works: number): number | undefined {
   return works === 10_000 ? 150 : works === 100_000 ? 400 : undefined;
@@ -346,7 +381,31 @@ export function formatTable(r: BenchResult): string {
   rows.push(['', '  ours: work status event → annotation', `median ${r1(fb.oursMs.median)} ms, p99 ${r1(fb.oursMs.p99)} ms`, '≤ 100 ms p99', verdict(fb.oursMs.p99 <= 100)]);
   rows.push(['', 'hub annotation writes', `${fb.annotationWrites} for ${fb.changes} changes`, `= ${fb.changes}`, verdict(fb.annotationWrites === fb.changes)]);
   rows.push(...rolloutRows(r.rollout));
+  rows.push(...variantsRows(r.variants, P, C));
   return table(rows);
+}
+
+/** Workload 6's rows. */
+function variantsRows(v: BenchResult['variants'], P: number, C: number): Row[] {
+  const rows: Row[] = [];
+  const lastRound = v.rounds.length > 1 ? ', last round' : '';
+  rows.push(['6 variants', `policy-sync, ${P}×${C} works, each copy its cluster's ${v.label} in ${v.field}${lastRound}`, cpu(v.policySync), '', '']);
+  if (v.bareCreate) rows.push(['', `bare client, POST creates of the same works${lastRound}`, cpu(v.bareCreate), '', '']);
+  v.rounds.forEach((round, i) => {
+    const cpuS = round.apiserverCpuSeconds;
+    rows.push(['', `  round ${i + 1}: policy-sync / bare creates`, `${round.ratio.toFixed(2)} (${secs(round.policySyncMs)} / ${secs(round.bareCreateMs)}; apiserver CPU s ${r1(cpuS.policySync)} / ${r1(cpuS.bareCreate)})`, '', '']);
+  });
+  if (v.ratioBareCreate !== undefined) {
+    const ofRounds = v.rounds.length > 1 ? ` (median of ${v.rounds.length} rounds)` : '';
+    rows.push(['', `policy-sync / bare creates${ofRounds}`, v.ratioBareCreate.toFixed(2), `≤ ${RATIO_TARGET.bareCreate}`, verdict(v.ratioBareCreate <= RATIO_TARGET.bareCreate)]);
+  }
+  const target = variantsRssTargetMiB(v.memory.works);
+  rows.push(['', `peak RSS, fan-out (${v.memory.works} works cached)`, `${r1(v.memory.peakRssMiB)} MiB`, target === undefined ? '' : `≤ ${target} MiB`, target === undefined ? '' : verdict(v.memory.peakRssMiB <= target)]);
+  const w = v.writes;
+  rows.push(['', 'writes, fan-out', writeLine(w.fanout), w.fanout.target ?? '', verdict(w.fanout.ok)]);
+  rows.push(['', `writes, one variant edit for ${v.editedCluster} (${(w.edit.ms).toFixed(0)} ms)`, writeLine(w.edit), w.edit.target ?? '', verdict(w.edit.ok)]);
+  rows.push(['', `writes, ${v.editedCluster}'s label changed (${(w.label.ms).toFixed(0)} ms; ${w.label.changed.length} works changed)`, writeLine(w.label), w.label.target ?? '', verdict(w.label.ok)]);
+  return rows;
 }
 
 /** Workload 5's rows. */

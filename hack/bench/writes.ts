@@ -41,14 +41,25 @@ export function gatewayStatusWrites(w: WriteReport): number {
   return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' gateway.networking.k8s.io/gateways/status') ? v : 0), 0);
 }
 
+/** PolicyVariants' status (docs/concepts/variants.md#status), whatever the verb. */
+export function variantStatusWrites(w: WriteReport): number {
+  return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' policysync.kuadrant.io/policyvariants/status') ? v : 0), 0);
+}
+
 /**
  * The fan-out's writes: P×C work writes (creates, or applies) + ≤ P annotation writes + ≤ G Gateway status
- * writes (the workload's one Gateway, created with it), and nothing else.
+ * writes (the workload's one Gateway, created with it) + ≤ V PolicyVariant status writes (the clusters each
+ * variant changes, once they are placed), and nothing else.
  */
-export function fanoutWrites(d: Delta, quiet: boolean, N: number, P: number, G = 1): WriteReport {
+export function fanoutWrites(d: Delta, quiet: boolean, N: number, P: number, G = 1, V = 0): WriteReport {
+  const variants = V > 0 ? ` + ≤ ${V} variant status` : '';
   return report(d, { 'APPLY gateway.networking.k8s.io/gateways': G }, N + P, quiet, {
-    text: `${N} work writes + ≤ ${P} patches + ≤ ${G} Gateway status`,
+    text: `${N} work writes + ≤ ${P} patches + ≤ ${G} Gateway status${variants}`,
     ok: (w) =>
-      workWrites(w) === N && policyWrites(w) <= P && gatewayStatusWrites(w) <= G && w.total === workWrites(w) + policyWrites(w) + gatewayStatusWrites(w),
+      workWrites(w) === N &&
+      policyWrites(w) <= P &&
+      gatewayStatusWrites(w) <= G &&
+      variantStatusWrites(w) <= V &&
+      w.total === workWrites(w) + policyWrites(w) + gatewayStatusWrites(w) + variantStatusWrites(w),
   });
 }

@@ -2,7 +2,8 @@
 // their spec-hash, against (a) a bare client writing the same works with as many requests in flight as the
 // controller may have — server-side applied once (for the reading), then POSTed in each round — and (b) OCM's
 // own ManifestWorkReplicaSet controller (workloads/ocm.ts), in alternating rounds whose median ratio is the
-// headline. The last round's controller and works go on to the change and the restart.
+// headline. The last round's controller and works go on to the change and the restart. The variants workload
+// (variants.ts) runs the same rounds on a world whose copies differ per cluster, against bare creates alone.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,14 +17,14 @@ import { mergePatch, serverSideApply } from '../../../src/kube/writes.ts';
 import { delta, waitQuiet } from '../../../testkit/counters.ts';
 import { AUTH_POLICIES, apply, gateway } from '../../../testkit/fixtures.ts';
 import { repoRoot } from '../../../testkit/sandbox/layout.ts';
-import { FIELD_MANAGER, deleteIfPresent, deleteWorks, hashes, pool, worksFor } from '../../../testkit/world.ts';
+import { FIELD_MANAGER, deleteIfPresent, deleteWorks, hashes, pool } from '../../../testkit/world.ts';
 import { PS_COMPONENT, log, type Bench, type ResultDraft } from '../config.ts';
 import { CpuWindow, controllerMetrics, metricValue, planePids, rssOf, startController, startupPass, type Controller } from '../controller.ts';
-import { median, type BenchResult, type FanoutResult, type FanoutRound, type WriteReport } from '../report.ts';
+import { median, type BareRound, type BenchResult, type FanoutResult, type FanoutRound, type WriteReport } from '../report.ts';
 import { Tracker } from '../tracker.ts';
 import { fanoutWrites, report } from '../writes.ts';
 import { ocmBaseline } from './ocm.ts';
-import type { World } from './world.ts';
+import { worldWorks, type World } from './world.ts';
 
 /** Watches on policy-sync's works and the policies' policies-synced annotations, with what they must reach. */
 export interface PolicySyncTrackers {
@@ -37,13 +38,18 @@ export interface PolicySyncTrackers {
   stop(): Promise<void>;
 }
 
+/** The label selector of the measured controller's works. */
+export function policySyncSelector(bench: Bench): string {
+  return `${CONTROLLER_LABEL}=${controllerLabelValue(bench.cfg.controllerName)}`;
+}
+
 export async function policySyncTrackers(bench: Bench, world: World): Promise<PolicySyncTrackers> {
   const { http } = bench;
   const { ns, controllerName } = bench.cfg;
   const { clusters, policies } = world;
-  const psSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+  const psSelector = policySyncSelector(bench);
   const crdUid = (await readCrd(http, AUTH_POLICIES))?.uid;
-  const expected = hashes(worksFor(policies, ns, clusters, controllerName, crdUid));
+  const expected = hashes(worldWorks(world, ns, controllerName, crdUid));
   const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
   const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: psSelector }, readSpecHash).start();
   const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
@@ -72,21 +78,30 @@ export interface FanoutOutcome {
   controller: Controller;
   rss: { peakMiB: number; rssMiB: number };
   after: Awaited<ReturnType<typeof waitQuiet>>;
-  rounds: FanoutRound[];
+  /** Each round's bare creates and policy-sync, with OCM's when it ran. */
+  rounds: (BareRound | FanoutRound)[];
 }
 
-/** The rounds of the fan-out; fills in `result.fanout` and `result.writes` (bare, bareCreate, fanout). */
-export async function fanout(bench: Bench, world: World, trackers: PolicySyncTrackers, result: ResultDraft): Promise<FanoutOutcome> {
+/** The baselines a fan-out runs beside bare creates: the bare client's SSA (once) and OCM (each round). */
+export interface Baselines {
+  ssa: boolean;
+  ocm: boolean;
+}
+
+/**
+ * The rounds of the fan-out; fills in `result.fanout` and `result.writes` (bare, bareCreate, fanout).
+ * `baselines`: all by default; OCM's replica sets cannot give each cluster a copy of its own.
+ */
+export async function fanout(bench: Bench, world: World, trackers: PolicySyncTrackers, result: ResultDraft, baselines: Baselines = { ssa: true, ocm: true }): Promise<FanoutOutcome> {
   const { sandbox, kubeConfig, http, cleanupHttp } = bench;
   const { P, C, ROUNDS, CONCURRENCY, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, bareName, className } = bench.cfg;
-  const { clusters, policies } = world;
+  const { clusters } = world;
   const { works, annotations, expected, synced } = trackers;
   const N = P * C;
   const bareInFlight = CONCURRENCY * C;
-  const psSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(bench.cfg.controllerName)}`;
   const skipBaselines = bench.cfg.skipBaselines;
   const bareSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(bareName)}`;
-  const bareWorks = worksFor(policies, ns, clusters, bareName);
+  const bareWorks = worldWorks(world, ns, bareName);
   const bareTracker = skipBaselines ? undefined : await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: bareSelector }, readSpecHash).start();
   const bare = new KubeHttp(kubeConfig, { maxSockets: bareInFlight });
   /** The same works as policy-sync's, concurrency × C in flight; then deleted and gone. */
@@ -133,26 +148,13 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
     const after = await waitQuiet(kubeConfig);
     const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
     const fanout: BenchResult['fanout']['policySync'] = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
-    return { controller, fanout, rss: rssOf(controller.pid), writes: fanoutWrites(delta(before, after.snapshot), after.quiet, N, P), after };
-  };
-
-  /**
-   * Back to the state a round starts from, with the controller stopped (so that it writes nothing
-   * meanwhile): no Gateway `gw`, no works, and the policies without the annotations it wrote.
-   */
-  const resetPolicySync = async (): Promise<void> => {
-    await sandbox.remove(PS_COMPONENT, 15_000);
-    await deleteIfPresent(http, RESOURCES.gateways, ns, 'gw');
-    await deleteWorks(cleanupHttp, clusters, psSelector, log);
-    const unannotated = { metadata: { annotations: { [POLICIES_SYNCED_ANNOTATION]: null, [STATUS_ANNOTATION]: null } } };
-    await pool(policies, 16, (p) => mergePatch(http, AUTH_POLICIES, ns, p.metadata.name, unannotated, { fieldManager: FIELD_MANAGER }));
-    await works.until(() => works.seen.size === 0, 'the works of the round to go', 300_000);
+    return { controller, fanout, rss: rssOf(controller.pid), writes: fanoutWrites(delta(before, after.snapshot), after.quiet, N, P, 1, world.variants ?? 0), after };
   };
 
   const fanoutProfile = profileDir(bench, 'fanout');
-  const rounds: FanoutRound[] = [];
+  const rounds: FanoutOutcome['rounds'] = [];
   try {
-    if (!skipBaselines) {
+    if (!skipBaselines && baselines.ssa) {
       const ssa = await bareFanout('apply', 'bare client (apply)');
       [result.fanout.bare, result.writes.bare] = [ssa.fanout, ssa.writes];
     }
@@ -162,19 +164,20 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
       const last = round === roundCount;
       const label = (what: string): string => (roundCount > 1 ? `${what}, round ${round}/${roundCount}` : what);
       if (!skipBaselines) {
-        result.fanout.ocm = await ocmBaseline(bench, world, label('OCM'));
+        if (baselines.ocm) result.fanout.ocm = await ocmBaseline(bench, world, label('OCM'));
         const bareCreates = await bareFanout('create', label('bare client (create)'));
         [result.fanout.bareCreate, result.writes.bareCreate] = [bareCreates.fanout, bareCreates.writes];
       }
       // The last round's world (its controller, its works) goes on to the change, the restart and the feedback.
       ps = await policySyncFanout(label('policy-sync'), last ? fanoutProfile : undefined);
       const [creates, ocm] = [result.fanout.bareCreate, result.fanout.ocm];
-      if (creates && ocm) {
+      if (creates) {
         const apiserverCpuSeconds = { bareCreate: creates.cpuSeconds.apiserver ?? NaN, policySync: ps.fanout.cpuSeconds.apiserver ?? NaN };
         const policySyncMs = ps.fanout.ms;
-        rounds.push({ bareCreateMs: creates.ms, ocmMs: ocm.ms, policySyncMs, ratio: policySyncMs / creates.ms, ratioOcm: policySyncMs / ocm.ms, apiserverCpuSeconds });
+        const bareRound: BareRound = { bareCreateMs: creates.ms, policySyncMs, ratio: policySyncMs / creates.ms, apiserverCpuSeconds };
+        rounds.push(ocm ? { ...bareRound, ocmMs: ocm.ms, ratioOcm: policySyncMs / ocm.ms } : bareRound);
       }
-      if (!last) await resetPolicySync();
+      if (!last) await resetPolicySync(bench, world, works);
     }
     result.fanout.policySync = ps!.fanout;
     result.writes.fanout = ps!.writes;
@@ -185,9 +188,25 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
   }
 }
 
-/** The headline ratios: each the median of the rounds'. */
-export function ratios(result: ResultDraft, rounds: readonly FanoutRound[]): void {
+/**
+ * Back to the state a round starts from, with the controller stopped (so that it writes nothing meanwhile): no
+ * Gateway `gw`, no works (`works` watches them go), and the policies without the annotations it wrote.
+ */
+export async function resetPolicySync(bench: Bench, world: World, works: Tracker): Promise<void> {
+  const { sandbox, http, cleanupHttp } = bench;
+  const { ns } = bench.cfg;
+  await sandbox.remove(PS_COMPONENT, 15_000);
+  await deleteIfPresent(http, RESOURCES.gateways, ns, 'gw');
+  await deleteWorks(cleanupHttp, world.clusters, policySyncSelector(bench), log);
+  const unannotated = { metadata: { annotations: { [POLICIES_SYNCED_ANNOTATION]: null, [STATUS_ANNOTATION]: null } } };
+  await pool(world.policies, 16, (p) => mergePatch(http, AUTH_POLICIES, ns, p.metadata.name, unannotated, { fieldManager: FIELD_MANAGER }));
+  await works.until(() => works.seen.size === 0, 'the works of the round to go', 300_000);
+}
+
+/** The headline ratios: each the median of the rounds' (rounds with OCM's fan-out). */
+export function ratios(result: ResultDraft, allRounds: readonly (BareRound | FanoutRound)[]): void {
   const f = result.fanout;
+  const rounds = allRounds.filter((r): r is FanoutRound => 'ocmMs' in r);
   if (rounds.length > 0) {
     f.rounds = [...rounds];
     f.ratioBareCreate = median(rounds.map((r) => r.ratio));
