@@ -162,6 +162,17 @@ export class Fleet {
     spoke.copy = { spec, generation, gateways: ancestorFeedbackGateways(copy), ...(revision === undefined ? {} : { revision }) };
   }
 
+  /**
+   * The agent's apply controller acknowledges the work generation (Applied observes it) before its status feedback
+   * sync (`--status-sync-interval`) has run: the fed-back values still describe the copy before, its revision, its
+   * generation and its controller's verdict. The real agent updates the two apart; `agent` does both at once.
+   */
+  acknowledge(cluster: string): void {
+    const spoke = this.spoke(cluster);
+    assert.ok(spoke.applied && spoke.applied.error === undefined, `no applied work on ${cluster} to acknowledge`);
+    spoke.applied = { generation: spoke.generation, since: spoke.applied.since };
+  }
+
   /** The spoke controller judges the copy as it is now. */
   judge(cluster: string, verdict: Verdict, at: number): void {
     const spoke = this.spoke(cluster);

@@ -218,15 +218,20 @@ test('the wave advances only on a verdict about the new revision: stale work sta
   world.fleet.judge('canary', ENFORCED, T0 + MIN + 4 * SEC);
   const good = world.fleet.observed('canary')!;
   const feedback = readClusterFeedback(good);
-  assert.equal(judgedRevision(feedback, 2), true);
-  assert.equal(judgedRevision(feedback, 1), false, 'a verdict on revision 2 is none on revision 1');
-  assert.equal(judgedRevision({ ...feedback, revision: 1 }, 2), false, 'the copy the controller judged carried revision 1');
-  assert.equal(judgedRevision({ ...feedback, appliedObservedCurrent: false }, 2), false, 'the agent had not applied this work generation');
-  assert.equal(judgedRevision({ ...feedback, applied: false }, 2), false);
-  assert.equal(judgedRevision({ ...feedback, enforcedGeneration: feedback.generation! - 1 }, 2), false, 'the controller observed an older copy generation');
-  assert.equal(judgedRevision({ ...feedback, generation: undefined }, 2), false);
+  assert.equal(judgedRevision(feedback, 2, undefined), true);
+  assert.equal(judgedRevision(feedback, 1, undefined), false, 'a verdict on revision 2 is none on revision 1');
+  assert.equal(judgedRevision({ ...feedback, revision: 1 }, 2, undefined), false, 'the copy the controller judged carried revision 1');
+  assert.equal(judgedRevision({ ...feedback, appliedObservedCurrent: false }, 2, undefined), false, 'the agent had not applied this work generation');
+  assert.equal(judgedRevision({ ...feedback, applied: false }, 2, undefined), false);
+  assert.equal(judgedRevision({ ...feedback, enforcedGeneration: feedback.generation! - 1 }, 2, undefined), false, 'the controller observed an older copy generation');
+  assert.equal(judgedRevision({ ...feedback, generation: undefined }, 2, undefined), false);
   const { revision: _r, ...noRevision } = feedback;
-  assert.equal(judgedRevision(noRevision, 2), false, 'a copy without a revision (an agent without the rule) never counts');
+  assert.equal(judgedRevision(noRevision, 2, undefined), false, 'a copy without a revision (an agent without the rule) never counts');
+  // A copy rendered with variants carries `<generation>/<tag>`: the verdict counts for the copy with that tag only.
+  assert.equal(judgedRevision({ ...feedback, revisionTag: '0123456789' }, 2, undefined), false, 'a verdict on a variant copy is none on the base copy');
+  assert.equal(judgedRevision(feedback, 2, '0123456789'), false, 'a verdict on the base copy is none on a variant copy');
+  assert.equal(judgedRevision({ ...feedback, revisionTag: 'abcdef0123' }, 2, '0123456789'), false, 'nor on a copy of other variants or labels');
+  assert.equal(judgedRevision({ ...feedback, revisionTag: '0123456789' }, 2, '0123456789'), true);
 
   const staleRevision = world.fleet.spoke('canary');
   const realCopy = staleRevision.copy!;

@@ -11,7 +11,7 @@ import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import type { ClusterRollout, RolloutStatus } from '../status/rolloutstatus.ts';
 import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
-import { copyRevision, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
+import { copyRevision, copyRevisionTag, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
 import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
 
 export interface RolloutClusterInput {
@@ -235,12 +235,13 @@ class ProgressivePlanner {
     const { now } = this.input;
     // An apply error counts once the agent reports on this work generation: until then it is about the one before.
     if (feedback.applyError !== undefined && feedback.appliedObservedCurrent) return { phase: 'Failed', reason: 'ApplyFailed', message: feedback.applyError };
-    if (judgedRevision(feedback, this.R)) {
+    // The copy the work places (atRevision: the desired spec), whose tag the verdict must carry to be about it.
+    const judged = judgedRevision(feedback, this.R, copyRevisionTag(c.current));
+    if (judged) {
       if (verdict.state === 'Overridden') return this.soaked(c, verdict);
       if (this.succeeded(feedback, verdict)) return this.soaked(c, verdict);
       if (verdict.state === 'Failed') return { phase: 'Failed', reason: verdict.reason, message: verdict.message };
     }
-    const judged = judgedRevision(feedback, this.R);
     const deadline = this.s.progressDeadlineMs === undefined || feedback.appliedAt === undefined ? undefined : feedback.appliedAt + this.s.progressDeadlineMs;
     const state = judged ? `its controller says ${verdict.reason}${verdict.message ? `: ${verdict.message}` : ''}` : `its controller has not reported on revision ${this.R} yet`;
     if (deadline !== undefined && now >= deadline) {
@@ -404,10 +405,16 @@ function targetsOf(copy: KubeObject | undefined): string[] {
   return refs.map((r) => canonicalJson(r));
 }
 
-/** The controller's verdict is about `revision`: the copy it judged carries it, and it judged the copy's current generation. */
-export function judgedRevision(feedback: ClusterFeedback, revision: number): boolean {
+/**
+ * The controller's verdict is about `revision`: the copy it judged carries it, and it judged the copy's current
+ * generation. `tag` is the revision tag of the copy the cluster is meant to run (works/revisionannotation.ts;
+ * undefined for a copy no variant changes): a variant change keeps the revision, and the work agent acknowledges
+ * the new copy (Applied current) before its status feedback catches up, so until the fed-back copy carries the
+ * same tag the values still describe the copy before (its generation, its verdict).
+ */
+export function judgedRevision(feedback: ClusterFeedback, revision: number, tag: string | undefined): boolean {
   const { generation } = feedback;
-  if (feedback.revision !== revision || !feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
+  if (feedback.revision !== revision || feedback.revisionTag !== tag || !feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
   if (feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
   // A status with no Enforced condition (e.g. the Kuadrant operator's Accepted=False TargetNotFound) says at
   // status level which generation it observed.

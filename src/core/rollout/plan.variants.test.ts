@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../k8s/objects.ts';
-import { VARIANTS_ANNOTATION } from '../metadatakeys.ts';
+import { REVISION_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { parseVariant } from '../variants/policyvariant.ts';
 import { applyMergePatch } from '../variants/mergepatch.ts';
 import { renderCopy } from '../variants/render.ts';
 import { ENFORCED, MIN, RULES_1, RULES_2, SEC, T0, TARGET_NOT_FOUND, World, hubPolicy, progressive } from '../../../testkit/rolloutfleet.ts';
-import { rolloutHold, workCopy } from './revision.ts';
-import { ALL } from './strategy.ts';
+import { copyRevision, copyRevisionTag, rolloutHold, workCopy } from './revision.ts';
+import { ALL, type RolloutStrategy } from './strategy.ts';
+import type { RolloutPlan } from './plan.ts';
 
 const FOUR = { c1: { env: 'prod' }, c2: { env: 'prod' }, c3: { env: 'prod' }, canary: { env: 'canary' } };
 const STRATEGY = progressive({ canary: { matchLabels: { env: 'canary' } }, maxConcurrency: { count: 1 }, onFailure: 'Rollback' });
@@ -93,4 +94,113 @@ test('a variant change the canary\'s controller refuses halts the rollout and ro
   assert.notEqual(after.status.state, 'Halted');
   assert.equal(rolloutHold(world.fleet.spoke('canary').work), undefined, 'the hold is dropped');
   assert.deepEqual(rulesOn(world, 'canary'), RULES_1);
+});
+
+// The work agent acknowledges a work generation (Applied observes it) before its status feedback sync refreshed the
+// values (World.fleet.acknowledge): in between they describe the copy before. A variant change keeps the revision, so
+// only the copy's revision tag (`<generation>/<tag>`, works/revisionannotation.ts) tells a verdict on the new copy
+// from one on the copy before. Found by the e2e rollout test against Envoy Gateway (recorded Complete before the
+// refusal arrived; deleting the refused variant then halted the base copy's rollout for good).
+
+/** A step whose status is recorded, as the hub records it on the policy (the planner's next input). */
+function recordedStep(world: World, policy: KubeObject, strategy: RolloutStrategy, now: number): RolloutPlan {
+  const plan = world.step(policy, strategy, now);
+  world.recorded = plan.status.strategy === 'Progressive' ? plan.status : undefined;
+  return plan;
+}
+
+const HOLD = progressive({ canary: { matchLabels: { env: 'canary' } }, maxConcurrency: { count: 1 } });
+const copyOn = (world: World, cluster: string): KubeObject => workCopy(world.fleet.spoke(cluster).work)!;
+
+test('a variant change is not judged by the previous copy\'s verdict while the status feedback still describes that copy', () => {
+  const world = new World({ clusters: FOUR });
+  const v1 = hubPolicy(1, RULES_1);
+  recordedStep(world, v1, ALL, T0);
+  world.roll(Object.keys(FOUR), ENFORCED, T0 + 5 * SEC);
+  assert.equal(copyOn(world, 'canary').metadata.annotations?.[REVISION_ANNOTATION], '1', 'a copy no variant changes: the generation alone');
+
+  world.render = variantGiving(['canary', 'c1'], RULES_2);
+  recordedStep(world, v1, HOLD, T0 + MIN);
+  const tagged = copyOn(world, 'canary');
+  assert.match(tagged.metadata.annotations?.[REVISION_ANNOTATION] ?? '', /^1\/[0-9a-f]{10}$/, 'a copy rendered with variants: the generation and its tag');
+  assert.equal(copyRevision(tagged), 1);
+  // The agent acknowledges the new work generation; its status feedback still describes the previous copy
+  // (revision 1 with no tag, its generation, its Enforced verdict).
+  world.fleet.acknowledge('canary');
+  const plan = recordedStep(world, v1, HOLD, T0 + MIN + SEC);
+  assert.notEqual(plan.clusters.canary?.phase, 'Succeeded', `the canary judged by its previous copy's verdict: ${JSON.stringify(plan.clusters.canary)}`);
+  assert.equal(plan.clusters.canary?.reason, 'AwaitingVerdict');
+  assert.notEqual(plan.status.state, 'Complete', `the variant change recorded complete before any verdict on it: ${JSON.stringify(plan.status)}`);
+  assert.deepEqual(rulesOn(world, 'c1'), RULES_1, 'c1 waits for the canary\'s verdict');
+
+  // The feedback catches up with the refusal: the rollout halts on it.
+  world.roll(['canary'], TARGET_NOT_FOUND, T0 + 2 * MIN);
+  const halted = recordedStep(world, v1, HOLD, T0 + 2 * MIN + SEC);
+  assert.equal(halted.status.state, 'Halted');
+  assert.equal(halted.status.halted?.cluster, 'canary');
+  assert.equal(halted.status.halted?.reason, 'TargetNotFound');
+});
+
+test('the way back from a refused variant change (the variant deleted) is not halted for good by the refused copy\'s stale verdict', () => {
+  const world = new World({ clusters: FOUR });
+  const v1 = hubPolicy(1, RULES_1);
+  recordedStep(world, v1, ALL, T0);
+  world.roll(Object.keys(FOUR), ENFORCED, T0 + 5 * SEC);
+  world.render = variantGiving(['canary', 'c1'], RULES_2);
+  recordedStep(world, v1, HOLD, T0 + MIN);
+  world.roll(['canary'], TARGET_NOT_FOUND, T0 + MIN + SEC);
+  assert.equal(recordedStep(world, v1, HOLD, T0 + 2 * MIN).status.state, 'Halted', 'the variant change halts');
+
+  // The variant deleted: the canary's base copy is written (its revision `1` replaces `1/<tag>`); the agent
+  // acknowledges it before its feedback sync, whose values still carry the refused copy's revision, generation and
+  // TargetNotFound.
+  world.render = undefined;
+  recordedStep(world, v1, HOLD, T0 + 3 * MIN);
+  assert.equal(copyOn(world, 'canary').metadata.annotations?.[REVISION_ANNOTATION], '1');
+  world.fleet.acknowledge('canary');
+  const stale = recordedStep(world, v1, HOLD, T0 + 3 * MIN + SEC);
+  assert.notEqual(stale.status.state, 'Halted', `the base copy halted on the refused copy's verdict: ${JSON.stringify(stale.status.halted)}`);
+  // Then the feedback catches up: the controller enforces the base copy.
+  world.roll(['canary'], ENFORCED, T0 + 4 * MIN);
+  let plan = recordedStep(world, v1, HOLD, T0 + 5 * MIN);
+  for (let i = 0; i < 4 && plan.status.state !== 'Complete'; i++) plan = recordedStep(world, v1, HOLD, T0 + (6 + i) * MIN);
+  assert.equal(plan.status.state, 'Complete', `still ${plan.status.state} once the base copy is enforced (after a stale plan said ${stale.status.state}: ${JSON.stringify(stale.status.halted)})`);
+});
+
+test('a change of a cluster label a variant reads (the same variants, geo@1, a new value) is not judged by the previous copy\'s verdict', () => {
+  const world = new World({ clusters: { canary: { env: 'canary', geo: 'eu' }, c1: { env: 'prod', geo: 'eu' } } });
+  const parsed = parseVariant({
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: 'shop', name: 'geo', generation: 1 },
+    spec: { targetRef: { group: 'kuadrant.io', kind: 'AuthPolicy', name: 'p' }, entries: [{ values: [{ path: 'spec.rules.geo', valueFrom: { clusterLabel: { key: 'geo' } } }] }] },
+  });
+  assert.ok(parsed.ok);
+  const schema = { ok: true as const, schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, check: () => [] };
+  world.render = (cluster, copy) => renderCopy({ copy, cluster: { name: cluster, labels: world.labels[cluster] ?? {}, claims: {} }, variants: [parsed.variant], schema });
+  const v1 = hubPolicy(1, RULES_1);
+  recordedStep(world, v1, ALL, T0);
+  world.roll(['canary', 'c1'], ENFORCED, T0 + 5 * SEC);
+  const before = copyOn(world, 'canary');
+  assert.equal(recordedStep(world, v1, HOLD, T0 + MIN).status.state, 'Complete', 'every copy enforced');
+
+  world.labels = { ...world.labels, canary: { env: 'canary', geo: 'us' } };
+  const relabelled = recordedStep(world, v1, HOLD, T0 + 2 * MIN);
+  assert.equal(relabelled.status.state, 'Progressing');
+  const after = copyOn(world, 'canary');
+  assert.equal((after.spec as { rules: { geo: string } }).rules.geo, 'us');
+  assert.equal(after.metadata.annotations?.[VARIANTS_ANNOTATION], 'geo@1');
+  assert.equal(before.metadata.annotations?.[VARIANTS_ANNOTATION], 'geo@1', 'the same variants as before');
+  assert.equal(copyRevision(after), 1);
+  assert.notEqual(copyRevisionTag(after), copyRevisionTag(before), 'only the tag tells the new copy from the one before');
+
+  world.fleet.acknowledge('canary');
+  const stale = recordedStep(world, v1, HOLD, T0 + 2 * MIN + SEC);
+  assert.notEqual(stale.clusters.canary?.phase, 'Succeeded', `the canary judged by its previous copy's verdict: ${JSON.stringify(stale.clusters.canary)}`);
+  assert.notEqual(stale.status.state, 'Complete', 'the label change recorded complete before any verdict on it');
+
+  world.roll(['canary'], TARGET_NOT_FOUND, T0 + 3 * MIN);
+  const halted = recordedStep(world, v1, HOLD, T0 + 3 * MIN + SEC);
+  assert.equal(halted.status.state, 'Halted', 'the refusal of the relabelled copy halts the rollout');
+  assert.equal(halted.status.halted?.cluster, 'canary');
 });

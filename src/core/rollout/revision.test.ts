@@ -6,7 +6,7 @@ import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION,
 import { ancestorFeedbackGateways, feedbackRulesFor } from '../works/feedbackrules.ts';
 import { buildManifestWork, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
 import { buildSpokeCopy } from '../works/spokecopy.ts';
-import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy, workPlacing, workRevision } from './revision.ts';
+import { copyRevision, copyRevisionTag, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, workRevision } from './revision.ts';
 
 const GW = 'gateway.networking.k8s.io';
 const gvr = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
@@ -44,6 +44,18 @@ test('copyRevision: the revision annotation of a copy, digits only', () => {
   const withRevision = (value: string): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x', annotations: { [REVISION_ANNOTATION]: value } } });
   for (const bad of ['', 'abc', '-1', '1.0', '1e3', ' 1', '0x1', '1234567890123456']) assert.equal(copyRevision(withRevision(bad)), undefined, bad);
   assert.equal(copyRevision(withRevision('0')), 0);
+  for (const bad of ['1/', '1/ABC', '1/g', '1/0/1', `1/${'0'.repeat(65)}`]) assert.equal(copyRevision(withRevision(bad)), undefined, bad);
+});
+
+test('copyRevision and copyRevisionTag: a copy rendered with variants carries `<generation>/<tag>`, the revision is the generation', () => {
+  const withRevision = (value: string): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name: 'x', annotations: { [REVISION_ANNOTATION]: value } } });
+  assert.equal(copyRevision(withRevision('3/0123456789')), 3);
+  assert.equal(copyRevisionTag(withRevision('3/0123456789')), '0123456789');
+  assert.equal(copyRevisionTag(withRevision('3')), undefined, 'a copy no variant changes');
+  assert.equal(copyRevisionTag(withRevision('3/XYZ')), undefined);
+  assert.equal(copyRevisionTag(undefined), undefined);
+  assert.equal(revisionText(withRevision('3/0123456789')), '3', 'told to a person as the generation');
+  assert.equal(workRevision(workOf(v1, withRevision('3/0123456789'))), 3);
 });
 
 test('workCopy and workRevision: the work\'s only manifest, when it is an object with apiVersion, kind and a name', () => {

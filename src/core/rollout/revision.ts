@@ -1,6 +1,6 @@
 // Which revision of a hub policy a cluster runs, read from its ManifestWork: the works are the record of a
 // rollout (docs/design/rollout.md#rolling-out-a-change). A copy carries the hub policy's metadata.generation it
-// was rendered from; under Progressive a work also carries the copy its cluster ran before (to roll back to),
+// was rendered from (with variants, and a tag naming its rendered spec: works/revisionannotation.ts); under Progressive a work also carries the copy its cluster ran before (to roll back to),
 // and, while a cluster is held at an earlier revision during a rollout (it joined during it, or the halt
 // rolled it back), a hold naming that rollout's revision. Pure.
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { rehashWork, type ManifestWork } from '../works/manifestwork.ts';
+import { parseRevisionAnnotation } from '../works/revisionannotation.ts';
 
 /** Why a cluster runs an earlier revision during a rollout. */
 export type HoldCause = 'Joined' | 'RolledBack';
@@ -43,10 +44,17 @@ const copySchema = z.looseObject({
   metadata: z.looseObject({ name: z.string() }),
 });
 
-/** The revision a copy carries (REVISION_ANNOTATION); undefined for one written before revisions were recorded. */
+/**
+ * The revision a copy carries (REVISION_ANNOTATION, `<generation>` or `<generation>/<tag>`): the generation;
+ * undefined for one written before revisions were recorded.
+ */
 export function copyRevision(copy: KubeObject | undefined): number | undefined {
-  const text = copy?.metadata.annotations?.[REVISION_ANNOTATION];
-  return text !== undefined && /^[0-9]{1,15}$/.test(text) ? Number(text) : undefined;
+  return parseRevisionAnnotation(copy?.metadata.annotations?.[REVISION_ANNOTATION])?.revision;
+}
+
+/** The tag of a copy rendered with variants (works/revisionannotation.ts); undefined for a copy no variant changes. */
+export function copyRevisionTag(copy: KubeObject | undefined): string | undefined {
+  return parseRevisionAnnotation(copy?.metadata.annotations?.[REVISION_ANNOTATION])?.tag;
 }
 
 /** A copy's revision as told to a person: `(unrecorded)` for a copy from before revisions were recorded. */

@@ -5,6 +5,7 @@ import { VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { parseVariant, type PolicyVariant } from './policyvariant.ts';
 import { convertValue, renderCopy, type ClusterFacts, type KindSchema } from './render.ts';
 import { schemaCheck, type OpenApiSchema } from './schemacheck.ts';
+import { revisionTag } from '../works/revisionannotation.ts';
 
 // The parts of kuadrant-operator v1.2.0's DNSPolicy and RateLimitPolicy schemas these tests reach (as served).
 const SCHEMA: OpenApiSchema = {
@@ -52,14 +53,15 @@ function variant(name: string, entries: unknown[], generation = 1): PolicyVarian
   return parsed.variant;
 }
 
-const GEO = variant('geo', [
+const GEO_ENTRIES = [
   {
     values: [
       { path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: 'kuadrant.io/lb-attribute-geo-code' } } },
       { path: 'spec.loadBalancing.weight', valueFrom: { clusterLabel: { key: 'kuadrant.io/lb-attribute-custom-weight' } }, default: '120' },
     ],
   },
-]);
+];
+const GEO = variant('geo', GEO_ENTRIES);
 
 function cluster(name: string, labels: Record<string, string> = {}, claims: Record<string, string> = {}): ClusterFacts {
   return { name, labels, claims };
@@ -71,7 +73,7 @@ test('values from the cluster, converted to the schema type: a label "150" is th
   if (eu.state !== 'rendered') return;
   assert.deepEqual(eu.copy.spec?.loadBalancing, { defaultGeo: false, geo: 'EU', weight: 150 });
   assert.equal(eu.copy.metadata.annotations?.[VARIANTS_ANNOTATION], 'geo@1');
-  assert.equal(eu.copy.metadata.annotations?.['policysync.kuadrant.io/revision'], '2', 'the copy keeps its revision');
+  assert.equal(eu.copy.metadata.annotations?.['policysync.kuadrant.io/revision'], `2/${revisionTag(eu.copy.spec)}`, 'the copy keeps its revision, tagged with its rendered spec');
   assert.deepEqual(eu.fields, [
     { path: 'spec.loadBalancing.geo', value: 'EU', variant: 'geo', entry: 0, source: { from: 'clusterLabel', key: 'kuadrant.io/lb-attribute-geo-code' } },
     { path: 'spec.loadBalancing.weight', value: 150, variant: 'geo', entry: 0, source: { from: 'clusterLabel', key: 'kuadrant.io/lb-attribute-custom-weight' } },
@@ -171,4 +173,21 @@ test('conversion by schema type', () => {
   assert.deepEqual(convertValue('{}', { type: 'array' }), { ok: false, wanted: 'JSON of an array' });
   assert.deepEqual(convertValue('007', { type: 'string' }), { ok: true, value: '007' });
   assert.deepEqual(convertValue('anything', undefined), { ok: true, value: 'anything' });
+});
+
+test('the revision of a rendered copy names its spec: `<generation>/<tag>`, a new tag for a new value of the same variant, the same tag for the same spec', () => {
+  const facts = (geo: string) => cluster('c1', { 'kuadrant.io/lb-attribute-geo-code': geo });
+  const revisionOf = (r: ReturnType<typeof renderCopy>): string | undefined => (r.state === 'rendered' ? r.copy.metadata.annotations?.['policysync.kuadrant.io/revision'] : undefined);
+  const eu = renderCopy({ copy: COPY, cluster: facts('EU'), variants: [GEO], schema: KIND });
+  const us = renderCopy({ copy: COPY, cluster: facts('US'), variants: [GEO], schema: KIND });
+  assert.match(revisionOf(eu) ?? '', /^2\/[0-9a-f]{10}$/);
+  assert.notEqual(revisionOf(us), revisionOf(eu), 'a label a variant reads changed: the same generation and variants, another tag');
+  assert.equal(revisionOf(renderCopy({ copy: COPY, cluster: cluster('c9', { 'kuadrant.io/lb-attribute-geo-code': 'EU' }), variants: [GEO], schema: KIND })), revisionOf(eu), 'the same spec: the same tag');
+  const edited = renderCopy({ copy: COPY, cluster: facts('EU'), variants: [variant('geo', GEO_ENTRIES, 2)], schema: KIND });
+  assert.equal(revisionOf(edited), revisionOf(eu), 'a variant edit that changes nothing in the copy: the same tag');
+  const { annotations: _a, ...bare } = COPY.metadata;
+  const unrecorded = renderCopy({ copy: { ...COPY, metadata: bare }, cluster: facts('EU'), variants: [GEO], schema: KIND });
+  assert.ok(unrecorded.state === 'rendered');
+  assert.equal(unrecorded.copy.metadata.annotations?.['policysync.kuadrant.io/revision'], undefined, 'no revision on the base copy: none made up');
+  assert.equal(renderCopy({ copy: COPY, cluster: facts('EU'), variants: [], schema: KIND }).state, 'base', 'no variant: the base copy, its revision untouched');
 });

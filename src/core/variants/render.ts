@@ -6,7 +6,8 @@
 import { selectorMatches } from '../fleet/clustersets.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { VARIANTS_ANNOTATION } from '../metadatakeys.ts';
+import { REVISION_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
+import { formatRevisionAnnotation, parseRevisionAnnotation, revisionTag } from '../works/revisionannotation.ts';
 import { formatFieldPath, pathsOverlap, setAtPath, type PathSegment } from './fieldpath.ts';
 import { applyMergePatch } from './mergepatch.ts';
 import { sourceText, type ClusterSelection, type PolicyVariant, type ValueSource } from './policyvariant.ts';
@@ -137,10 +138,15 @@ export function renderCopy(input: RenderInput): CopyRendering {
     if (carried.length === 0) return { state: 'base' };
     const kept = sameRendering(input.running, carried, root.spec);
     if (kept) carried.splice(0, carried.length, ...kept);
+    const spec = (root.spec ?? {}) as Record<string, unknown>;
+    // The revision names the rendered spec too (works/revisionannotation.ts): a variant change or a label a variant
+    // reads changes the copy at the same generation, and only the tag tells a verdict on it from one on the copy before.
+    const base = parseRevisionAnnotation(copy.metadata.annotations?.[REVISION_ANNOTATION]);
+    const revision: Record<string, string> = base === undefined ? {} : { [REVISION_ANNOTATION]: formatRevisionAnnotation({ revision: base.revision, tag: revisionTag(spec) }) };
     const rendered: KubeObject = {
       ...copy,
-      metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, [VARIANTS_ANNOTATION]: carried.join(',') } },
-      spec: (root.spec ?? {}) as Record<string, unknown>,
+      metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, ...revision, [VARIANTS_ANNOTATION]: carried.join(',') } },
+      spec,
     };
     if (!schema.ok) throw new Failure('InvalidVariant', `${cluster.name}: ${schema.message}`, carried.map(nameOf));
     const violations = schema.check(rendered);

@@ -243,6 +243,20 @@ test('readClusterFeedback reads the revision the copy carries (a String value of
   assert.equal(readClusterFeedback(appliedWork([...DEFAULTS, str('revision', '9'.repeat(15))])).revision, 999_999_999_999_999);
 });
 
+test('readClusterFeedback reads a tagged revision (`<generation>/<tag>`, a copy rendered with variants): the generation as revision, the tag apart', () => {
+  const tagged = readClusterFeedback(appliedWork([...DEFAULTS, str('revision', '7/0123456789')]));
+  assert.equal(tagged.revision, 7);
+  assert.equal(tagged.revisionTag, '0123456789');
+  assert.deepEqual(tagged.extra, {});
+  assert.equal('revisionTag' in readClusterFeedback(appliedWork([...DEFAULTS, str('revision', '7')])), false, 'a base copy has no tag');
+  assert.equal(readClusterFeedback(appliedWork([...DEFAULTS, str('revision', `7/${'a'.repeat(64)}`)])).revisionTag, 'a'.repeat(64));
+  for (const bad of ['7/', '/0123456789', '7/ABCDEF', '7/xyz', `7/${'a'.repeat(65)}`, '7/01/23', '7 /01', '7/01 ', 'seven/01', '-1/01', `${'9'.repeat(16)}/01`]) {
+    const odd = readClusterFeedback(appliedWork([...DEFAULTS, str('revision', bad)]));
+    assert.equal('revision' in odd, false, bad);
+    assert.equal('revisionTag' in odd, false, bad);
+  }
+});
+
 /** An applied work whose copy targets the given Gateways (its ancestor rules follow them, see ancestorFeedbackGateways). */
 function workFor(gateways: string[], values: Value[], extra: { managedFields?: unknown[]; conditions?: unknown[] } = {}): KubeObject {
   const copy = {

@@ -6,6 +6,7 @@ import type { Condition } from '../k8s/conditions.ts';
 import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackGateways, ancestorFeedbackName } from './feedbackrules.ts';
 import type { AncestorField } from './feedbackrules.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
+import { parseRevisionAnnotation } from './revisionannotation.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { FEEDBACK_RULE_NAME, MAX_FEEDBACK_RULE_NAME_LENGTH, MAX_STATUS_FEEDBACK_RULES } from '../params/params.ts';
 import { MAX_SPOKE_JSON_BYTES, MAX_SPOKE_NAME_LENGTH, eventReason, spokeText } from '../k8s/sanitize.ts';
@@ -51,6 +52,11 @@ export interface ClusterFeedback {
   generation?: number;
   /** The hub revision the spoke copy carries (its revision annotation), in the snapshot the status was read in. */
   revision?: number;
+  /**
+   * The tag of the spoke copy's revision annotation (`<generation>/<tag>`, works/revisionannotation.ts): the copy
+   * was rendered with variants, and the tag names its spec. Absent for a copy no variant changes.
+   */
+  revisionTag?: string;
   /** observedGeneration of the spoke copy's Enforced condition. */
   enforcedGeneration?: number;
   /** The copy's status.observedGeneration (the Kuadrant operator sets it at status level only). */
@@ -113,7 +119,9 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   const spokeGeneration = integer(values.get('generation'));
   if (spokeGeneration !== undefined) feedback.generation = spokeGeneration;
   const revision = string(values.get('revision'));
-  if (revision !== undefined && /^[0-9]{1,15}$/.test(revision)) feedback.revision = Number(revision);
+  const annotation = parseRevisionAnnotation(revision);
+  if (annotation !== undefined) feedback.revision = annotation.revision;
+  if (annotation?.tag !== undefined) feedback.revisionTag = annotation.tag;
   const accepted = scalarCondition(values, 'accepted') ?? rawCondition(raw, 'Accepted');
   if (accepted !== undefined) feedback.accepted = accepted;
   const enforced = scalarCondition(values, 'enforced') ?? rawCondition(raw, 'Enforced');
