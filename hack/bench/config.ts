@@ -43,6 +43,8 @@ export interface BenchConfig {
   json: string | undefined;
   cpuProf: boolean;
   skipBaselines: boolean;
+  /** Workload 6 (per-cluster copies) left out: its three fan-outs of rendered works add minutes to a run. */
+  skipVariants: boolean;
   down: boolean;
   keepWorld: boolean;
   purge: boolean;
@@ -81,6 +83,7 @@ export function parseConfig(args: string[]): BenchConfig {
       json: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'skip-baselines': { type: 'boolean', default: false },
+      'skip-variants': { type: 'boolean', default: false },
       down: { type: 'boolean', default: false },
       'keep-world': { type: 'boolean', default: false },
       purge: { type: 'boolean', default: false },
@@ -119,6 +122,7 @@ export function parseConfig(args: string[]): BenchConfig {
     json: flags.json,
     cpuProf: flags['cpu-prof'],
     skipBaselines: flags['skip-baselines'],
+    skipVariants: flags['skip-variants'],
     down: flags.down,
     keepWorld: flags['keep-world'],
     purge: flags.purge,

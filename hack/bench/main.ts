@@ -34,7 +34,7 @@
 //   npm run bench -- -P 2000 -C 5 -K 50 --concurrency 8 --rounds 5
 //   options: --root DIR (sandbox, default .local/bench-sandbox), --json PATH, --cpu-prof (profile the
 //   controller of the fan-out and the restarted one; timings then carry the profiler's cost; not with
-//   --scale), --skip-baselines, --keep-world (leave the run's objects for a look; the next run deletes
+//   --scale), --skip-baselines, --skip-variants (not workload 6), --keep-world (leave the run's objects for a look; the next run deletes
 //   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 //
 // This file parses the flags and runs the chosen workloads, one module each under workloads/: fanout.ts (1,
@@ -153,7 +153,7 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
     await trackers.stop();
   }
   // 6. per-cluster copies, on the same policies; its controller and works go on to 4 and 5.
-  await variants(bench, world, result);
+  if (!bench.cfg.skipVariants) await variants(bench, world, result);
   // 4. feedback on a real spoke, with the world above still in the controller's cache.
   result.feedback = await feedback(bench);
   // 5. a progressive rollout of one edit, and the same edit under All.
