@@ -179,7 +179,8 @@ test('diff -f of a new variant: exactly the cluster whose copy changes, its diff
   const diffs = text.split('\n--- ').slice(1);
   assert.equal(diffs.length, 1, `one copy changes:\n${text}`);
   assert.ok(diffs[0]!.startsWith(`${c1}/DNSPolicy/${ns}/dns\t(revision 1, running now)\n+++ ${c1}/DNSPolicy/${ns}/dns\t(revision 1, written now)\n`), diffs[0]);
-  assert.ok(diffs[0]!.includes(`-    ${VARIANTS_ANNOTATION}: geo@1\n+    ${VARIANTS_ANNOTATION}: default-geo@1,geo@1\n`), diffs[0]);
+  // A copy rendered with variants carries `<generation>/<tag>` (core/works/revisionannotation.ts): a new tag for the new spec.
+  assert.match(diffs[0]!, /\n- {4}policysync\.kuadrant\.io\/revision: 1\/([0-9a-f]{10})\n- {4}policysync\.kuadrant\.io\/variants: geo@1\n\+ {4}policysync\.kuadrant\.io\/revision: 1\/(?!\1)[0-9a-f]{10}\n\+ {4}policysync\.kuadrant\.io\/variants: default-geo@1,geo@1\n/);
   assert.ok(diffs[0]!.includes('-    defaultGeo: false\n+    defaultGeo: true\n'), diffs[0]);
   // -o json says the same.
   const json = JSON.parse(await ok('diff', '-f', file('default-geo.yaml', DEFAULT_GEO()), '-o', 'json')) as { items: { clusters: { cluster: string; action: string; diff: string }[] }[] };
