@@ -5,8 +5,10 @@
 // as it was, the hub says Halted in the controller's own words, and editing the policy back rolls the canary back at
 // once and completes; with onFailure Rollback the canary returns by itself, and a resume goes on; Envoy Gateway's
 // ancestor status judges a revision by its observedGeneration; and a leader failover and a restart of the hub in the
-// middle of a rollout neither restart it, nor skip a wave, nor lose the previous revision. Runs on a sandbox of its
-// own, started with the spoke controllers (Envoy Gateway needs root), then stopped and deleted.
+// middle of a rollout neither restart it, nor skip a wave, nor lose the previous revision; a PolicyVariant change
+// Envoy Gateway refuses (a global rate limit it has not enabled) halts on the canary in its words, and deleting the
+// variant completes. Runs on a sandbox of its own, started with the spoke controllers (Envoy Gateway needs root),
+// then stopped and deleted.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,16 +19,17 @@ import { ENVOY_GATEWAY_SPOKE } from '../../testkit/sandbox/spokecontrollers.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
-import { getObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
+import { deleteObject, getObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, list, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
 import { hubStatus } from '../../testkit/status.ts';
 import { startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { componentLog, condition, envoyGatewayClass, warmUpKuadrant, type Policy } from '../../testkit/kuadrant.ts';
+import { componentLog, condition, envoyGatewayClass, warmUpKuadrant, type Condition, type Policy } from '../../testkit/kuadrant.ts';
 import { controllerLabelValue, sourceHash } from '../../src/core/works/manifestwork.ts';
-import { workRevision } from '../../src/core/rollout/revision.ts';
-import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { copyVariants, workCopy, workRevision } from '../../src/core/rollout/revision.ts';
+import { readDroppedKeys } from '../../src/core/works/droppedkeys.ts';
+import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, VARIANTS_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import { electionArgs, isLeader, startReplica, type Replica } from '../../testkit/replicas.ts';
 
 const root = join(repoRoot, '.local', 'rollout-sandbox');
@@ -340,3 +343,85 @@ test('a leader failover and a restart of the hub in the middle of a rollout cont
     assert.equal(other.metadata.annotations?.['policysync.kuadrant.io/revision'], String(revision));
   }
 });
+
+test('a Progressive variant change the canary\'s controller refuses halts the rollout there: Envoy Gateway refuses a BackendTrafficPolicy copy with a global rate limit (not enabled in its config); the copy stays as it was written, the hub says Halted in Envoy Gateway\'s words; deleting the variant rolls the canary back and completes', async (t) => {
+  // Envoy Gateway, the one controller here that refuses a copy for its spec (the Kuadrant operator's Accepted
+  // depends only on the targets and its dependencies, which a variant cannot change), runs on spoke-1 only, and a
+  // BackendTrafficPolicy elsewhere has no controller to judge it: the policy is placed on spoke-1, the canary.
+  const egRing = 'rollout.policy-sync.io/controller';
+  await mergePatch(hubClient, RESOURCES.managedClusters, undefined, ENVOY_GATEWAY_SPOKE, { metadata: { labels: { [egRing]: 'envoy-gateway' } } });
+  t.after(() => mergePatch(hubClient, RESOURCES.managedClusters, undefined, ENVOY_GATEWAY_SPOKE, { metadata: { labels: { [egRing]: null } } }).then(() => undefined));
+  const world = await hubWorld([ENVOY_GATEWAY_SPOKE], [BTP_KIND], ['edge'], progressive({ canary: { matchLabels: { [egRing]: 'envoy-gateway' } }, successWhen: 'Enforced' }));
+  const { ns } = world;
+  await runHub(world);
+  const context = (): string => logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`)();
+  await apply(hubClient, BACKEND_TRAFFIC_POLICIES, {
+    apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+    kind: 'BackendTrafficPolicy',
+    metadata: { name: 'limits', namespace: ns },
+    spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'edge' }], timeout: { tcp: { connectTimeout: '5s' } } },
+  });
+  const first = await rolloutIs(BACKEND_TRAFFIC_POLICIES, ns, 'limits', 1, 'Complete', 'Envoy Gateway accepted revision 1', undefined, 240_000);
+  assert.equal(first.rollout?.variants, undefined);
+  const before = (await copyOn(ENVOY_GATEWAY_SPOKE, BACKEND_TRAFFIC_POLICIES, ns, 'limits'))!;
+  assert.equal(accepted(before)?.status, 'True');
+
+  // The variant (every cluster of the policy) adds a global rate limit: valid for the CRD, schema and CEL rules
+  // (the hub renders and writes the copy), refused by Envoy Gateway's translator where global rate limiting is
+  // not enabled in its EnvoyGateway config (this sandbox's is not).
+  const globalLimit = { rateLimit: { type: 'Global', global: { rules: [{ limit: { requests: 10, unit: 'Minute' } }] } } };
+  await apply(hubClient, RESOURCES.policyVariants, {
+    apiVersion: 'policysync.kuadrant.io/v1alpha1',
+    kind: 'PolicyVariant',
+    metadata: { namespace: ns, name: 'global-limit' },
+    spec: { targetRef: { group: 'gateway.envoyproxy.io', kind: 'BackendTrafficPolicy', name: 'limits' }, entries: [{ patch: { spec: globalLimit } }] },
+  });
+  const halted = await rolloutIs(BACKEND_TRAFFIC_POLICIES, ns, 'limits', 1, 'Halted', 'the variant change halted by the canary', (s) => s.rollout?.halted?.cluster === ENVOY_GATEWAY_SPOKE);
+  t.diagnostic(`the variant change: ${JSON.stringify(halted.rollout)}; ${ENVOY_GATEWAY_SPOKE}: ${JSON.stringify(halted.clusters?.[ENVOY_GATEWAY_SPOKE])}`);
+  const refusal = 'RateLimit: enable Ratelimit in the EnvoyGateway config to configure global rateLimit.';
+  assert.deepEqual(
+    { reason: halted.rollout?.halted?.reason, message: halted.rollout?.halted?.message, rolledBack: halted.rollout?.halted?.rolledBack },
+    { reason: 'Invalid', message: refusal, rolledBack: false },
+  );
+  assert.equal(halted.rollout?.wave, 1);
+  assert.ok(halted.rollout?.variants, 'the halted rollout is the variant change\'s, recorded beside the revision');
+  assert.deepEqual(halted.clusters?.[ENVOY_GATEWAY_SPOKE]?.variants, ['global-limit@1']);
+  assert.equal(halted.clusters?.[ENVOY_GATEWAY_SPOKE]?.state, 'Failed');
+  // The canary's copy is the variant's, the same object, and Envoy Gateway's refusal is about its current generation.
+  const refused = (await copyOn(ENVOY_GATEWAY_SPOKE, BACKEND_TRAFFIC_POLICIES, ns, 'limits'))!;
+  assert.equal(refused.metadata.uid, before.metadata.uid);
+  assert.equal(refused.metadata.annotations?.[VARIANTS_ANNOTATION], 'global-limit@1');
+  assert.deepEqual((refused.spec as { rateLimit?: unknown }).rateLimit, globalLimit.rateLimit);
+  assert.deepEqual(accepted(refused), { type: 'Accepted', status: 'False', reason: 'Invalid', message: refusal, observedGeneration: refused.metadata.generation });
+  const halts = (await events(ns, 'limits')).filter((e) => e.reason === 'RolloutHalted');
+  assert.equal(halts.length, 1, JSON.stringify(halts));
+  assert.ok(halts[0]!.message.includes(`${ENVOY_GATEWAY_SPOKE}: Invalid: ${refusal}`), halts[0]!.message);
+  // The halt holds: some seconds on, still Halted, and the refused copy is not written again.
+  await sleep(5_000);
+  assert.equal((await status(BACKEND_TRAFFIC_POLICIES, ns, 'limits'))?.rollout?.state, 'Halted');
+  assert.equal((await copyOn(ENVOY_GATEWAY_SPOKE, BACKEND_TRAFFIC_POLICIES, ns, 'limits'))?.metadata.generation, refused.metadata.generation);
+
+  // The variant deleted: the canary returns to the policy's own copy at once (rolling back is never gated), Envoy
+  // Gateway accepts it, and the rollout completes with no variants.
+  await deleteObject(hubClient, RESOURCES.policyVariants, ns, 'global-limit');
+  const back = await rolloutIs(BACKEND_TRAFFIC_POLICIES, ns, 'limits', 1, 'Complete', 'the variant gone, back and complete', (s) => s.rollout?.variants === undefined, 120_000);
+  t.diagnostic(`the variant deleted: ${JSON.stringify(back.rollout)}`);
+  const restored = await eventually(async () => {
+    const c = await copyOn(ENVOY_GATEWAY_SPOKE, BACKEND_TRAFFIC_POLICIES, ns, 'limits');
+    const a = accepted(c);
+    return c && (c.spec as { rateLimit?: unknown }).rateLimit === undefined && a?.observedGeneration === c.metadata.generation && a?.status === 'True' ? c : undefined;
+  }, { what: 'the canary\'s copy back without the rate limit, accepted by Envoy Gateway', timeoutMs: 60_000, context });
+  assert.equal(restored.metadata.uid, before.metadata.uid);
+  // The work agent's Update merges annotations into the spoke copy, so the variants annotation stays there; the copy
+  // names it dropped (core/works/droppedkeys.ts: nothing removes dropped keys on the spoke yet, issue 29).
+  assert.ok(readDroppedKeys(restored).annotations.includes(VARIANTS_ANNOTATION), JSON.stringify(restored.metadata.annotations));
+  assert.equal(copyVariants(workCopy(await workOn(world, BTP_KIND, 'limits', ENVOY_GATEWAY_SPOKE))), undefined, 'the copy the hub sends carries no variant');
+  assert.equal(back.clusters?.[ENVOY_GATEWAY_SPOKE]?.state, 'Enforced');
+  assert.ok((await events(ns, 'limits')).some((e) => e.reason === 'RolloutComplete'));
+});
+
+/** Envoy Gateway's Accepted condition on a copy (its one ancestor entry), times left out. */
+function accepted(copy: Policy | undefined): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const c = copy?.status?.ancestors?.[0]?.conditions.find((x) => x.type === 'Accepted');
+  return c && { type: c.type, status: c.status, reason: c.reason, message: c.message, observedGeneration: c.observedGeneration };
+}
