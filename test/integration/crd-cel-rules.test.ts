@@ -52,7 +52,9 @@ test('every CEL rule of every version of the Kuadrant and Envoy Gateway CRDs com
   const transition: string[] = [];
   for (const crd of [...KUADRANT, ...ENVOY_GATEWAY]) {
     for (const version of crd.versions) {
-      assert.doesNotThrow(() => schemaCheck(version.schema), `${crd.kind}/${version.name} compiles`);
+      // A whole-copy check compiles the whole schema: a part that does not compile would refuse every copy.
+      const uncompiled = schemaCheck(version.schema)({}).filter((v) => v.message.includes('cannot be checked here'));
+      assert.deepEqual(uncompiled, [], `${crd.kind}/${version.name} compiles`);
       for (const r of schemaRules(version.schema)) {
         rules += 1;
         const where = `${crd.kind}/${version.name} ${r.at}: ${r.rule}`;

@@ -1,12 +1,12 @@
 // Checks a rendered copy against its kind's schema as the hub's apiserver serves it (the CRD version's
 // openAPIV3Schema), before a variant's copy is sent: the structural part by ajv, a JSON Schema validator, over the
 // schema translated from Kubernetes' OpenAPI v3 dialect; the CEL rules (x-kubernetes-validations) are evaluated by
-// celrules.ts. What neither can judge is said, never passed silently (docs/design/variants.md#validation). Pure: a
-// compiled check is memoised per schema object.
+// celrules.ts. What neither can judge is said, never passed silently (docs/design/variants.md#validation). Pure: each
+// part of a schema is compiled once, when a check first reaches it.
 import { createRequire } from 'node:module';
 import type * as AjvModule from 'ajv';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
-import { celRulesCheck } from './celrules.ts';
+import { celRulesCheck, outermost } from './celrules.ts';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
 /** An openAPIV3Schema node as a CRD holds it. */
@@ -18,7 +18,8 @@ export interface SchemaViolation {
   message: string;
 }
 
-export type SchemaCheck = (copy: unknown) => SchemaViolation[];
+/** `changed`: the paths set in a copy otherwise valid (see schemaCheck); undefined: the whole copy is checked. */
+export type SchemaCheck = (copy: unknown, changed?: readonly (readonly PathSegment[])[]) => SchemaViolation[];
 
 // The formats the apiserver validates (k8s.io/kube-openapi pkg/validation/strfmt) that mean the same in ajv-formats;
 // others (int32, int64, Go durations…) the apiserver does not check or checks its own way: not checked here either.
@@ -50,27 +51,117 @@ function intOrString(on: boolean, data: unknown): boolean {
 const compiled = new WeakMap<OpenApiSchema, SchemaCheck>();
 
 /**
- * The check of copies against `schema`: ajv's violations, then the CEL rules' (each rule compiled once, here). Throws
- * when ajv cannot compile the schema (the caller says so, and sends nothing); a rule that cannot be compiled is a
- * violation of every copy it applies to (celrules.ts).
+ * The check of copies against `schema`: ajv's violations, then the CEL rules' (celrules.ts). A rule or a part of
+ * the schema that cannot be compiled is a violation of every copy it applies to: the copy is not sent.
+ *
+ * With `changed` — the paths a copy's variants set, in a copy otherwise valid (the policy as the hub's apiserver
+ * accepted it under this very schema) — only what a changed value can break is checked: each changed value
+ * against the schema at its path, and each node above it for what the node itself says (its required fields, the
+ * fields it declares, its bounds, a list's unique keys; not its other children, unchanged), and the CEL rules that
+ * can see a changed value. Each part of the schema is compiled the first time a copy reaches it: a kind's whole
+ * schema (AuthPolicy's is 270 KB) costs seconds and tens of MiB to compile, the few paths a variant sets almost
+ * nothing. Without `changed`, the whole copy is checked.
  */
 export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
   let check = compiled.get(schema);
   if (check === undefined) {
-    const validate: ValidateFunction = ajv().compile(toJsonSchema(schema, true));
     const rules = celRulesCheck(schema);
-    check = (copy) => [...(validate(copy) ? [] : (validate.errors ?? []).map(violation)), ...rules(copy)];
+    check = (copy, changed) => [...structural(schema, copy, changed), ...rules(copy, changed)];
     compiled.set(schema, check);
   }
   return check;
 }
 
-function violation(error: ErrorObject): SchemaViolation {
-  const path = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((s): PathSegment => (/^\d+$/.test(s) ? Number(s) : s));
+function structural(schema: OpenApiSchema, copy: unknown, changed: readonly (readonly PathSegment[])[] | undefined): SchemaViolation[] {
+  if (changed === undefined) return validateAt(schema, copy, [], 'deep', true);
+  const out: SchemaViolation[] = [];
+  const checkedAbove = new Set<string>();
+  for (const path of outermost(changed)) {
+    let node: OpenApiSchema | undefined = schema;
+    let value: unknown = copy;
+    // A value removed (a merge patch's null) ends the walk at its parent, whose check says whether it was required.
+    for (let depth = 0; node !== undefined && value !== undefined; depth++) {
+      if (depth === path.length) {
+        out.push(...validateAt(node, value, [...path], 'deep', depth === 0));
+        break;
+      }
+      const above = path.slice(0, depth);
+      const key = JSON.stringify(above);
+      if (!checkedAbove.has(key)) out.push(...validateAt(node, value, above, 'shallow', depth === 0));
+      checkedAbove.add(key);
+      const segment = path[depth]!;
+      node = childSchema(node, segment);
+      value = typeof segment === 'number' ? (Array.isArray(value) ? (value as unknown[])[segment] : undefined) : isRecord(value) ? value[segment] : undefined;
+    }
+  }
+  return out;
+}
+
+/** The schema of the value at `segment` under `node`; undefined where the schema says nothing (or not declared: the node's own check says so). */
+function childSchema(node: OpenApiSchema, segment: PathSegment): OpenApiSchema | undefined {
+  if (typeof segment === 'number') return isRecord(node.items) ? node.items : undefined;
+  const declared = isRecord(node.properties) ? node.properties[segment] : undefined;
+  if (isRecord(declared)) return declared;
+  return isRecord(node.additionalProperties) ? node.additionalProperties : undefined;
+}
+
+type Depth = 'deep' | 'shallow';
+
+/** Compiled validators per schema node: of the node and everything under it (deep), or of the node itself (shallow). */
+const validators: Record<Depth, WeakMap<OpenApiSchema, ValidateFunction | Error>> = { deep: new WeakMap(), shallow: new WeakMap() };
+
+function validateAt(node: OpenApiSchema, value: unknown, path: readonly PathSegment[], depth: Depth, root: boolean): SchemaViolation[] {
+  let validate = validators[depth].get(node);
+  if (validate === undefined) {
+    try {
+      validate = ajv().compile(toJsonSchema(node, root, depth === 'shallow'));
+    } catch (err) {
+      validate = err instanceof Error ? err : new Error(String(err));
+    }
+    validators[depth].set(node, validate);
+  }
+  const where = path.length > 0 ? formatFieldPath(path) : '(the copy)';
+  if (validate instanceof Error) return [{ path: [...path], message: `${where}: the schema there cannot be checked here (${validate.message}); refused rather than passed unchecked` }];
+  const violations = validate(value) ? [] : (validate.errors ?? []).map((e) => violation(e, path));
+  return [...violations, ...listMapDuplicates(node, value, path, depth === 'deep')];
+}
+
+/**
+ * Items of an `x-kubernetes-list-type: map` list that share their key fields (`x-kubernetes-list-map-keys`): the
+ * apiserver refuses them ("Duplicate value"). At the node, and with `under` in every list below it.
+ */
+function listMapDuplicates(node: OpenApiSchema, value: unknown, path: readonly PathSegment[], under: boolean): SchemaViolation[] {
+  const out: SchemaViolation[] = [];
+  if (Array.isArray(value) && node['x-kubernetes-list-type'] === 'map' && Array.isArray(node['x-kubernetes-list-map-keys'])) {
+    const keys = (node['x-kubernetes-list-map-keys'] as unknown[]).filter((k): k is string => typeof k === 'string');
+    const seen = new Set<string>();
+    for (const [i, item] of (value as unknown[]).entries()) {
+      const identity = keys.map((k) => (isRecord(item) ? (item[k] ?? null) : null));
+      const text = JSON.stringify(identity);
+      if (seen.has(text)) out.push({ path: [...path, i], message: `${formatFieldPath([...path, i])}: Duplicate value: ${keys.map((k, j) => `${k}=${JSON.stringify(identity[j])}`).join(', ')}` });
+      seen.add(text);
+    }
+  }
+  if (!under) return out;
+  if (Array.isArray(value) && isRecord(node.items)) for (const [i, item] of (value as unknown[]).entries()) out.push(...listMapDuplicates(node.items, item, [...path, i], true));
+  if (isRecord(value)) {
+    for (const [key, sub] of Object.entries(value)) {
+      const child = childSchema(node, key);
+      if (child) out.push(...listMapDuplicates(child, sub, [...path, key], true));
+    }
+  }
+  return out;
+}
+
+function violation(error: ErrorObject, at: readonly PathSegment[] = []): SchemaViolation {
+  const path = [
+    ...at,
+    ...error.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+      .map((s): PathSegment => (/^\d+$/.test(s) ? Number(s) : s)),
+  ];
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'additionalProperties') {
     const field = String(params.additionalProperty);
@@ -92,14 +183,17 @@ function violation(error: ErrorObject): SchemaViolation {
  * dropping what the variant set (a misspelt field). The metadata of an object is checked by the apiserver's own
  * rules, not its schema: left open.
  */
-function toJsonSchema(node: OpenApiSchema, root = false): OpenApiSchema {
+function toJsonSchema(node: OpenApiSchema, root = false, shallow = false): OpenApiSchema {
   const out: OpenApiSchema = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-') && key !== 'x-kubernetes-int-or-string') continue;
     if (['description', 'default', 'example', 'externalDocs'].includes(key)) continue;
     if (key === 'properties' && isRecord(value)) {
-      out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, root && name === 'metadata' ? {} : toJsonSchema(sub as OpenApiSchema)]));
-    } else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) {
+      // Shallow: the fields the node declares, whatever their values (those are checked where they change).
+      out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, shallow || (root && name === 'metadata') ? {} : toJsonSchema(sub as OpenApiSchema)]));
+    } else if ((key === 'items' || key === 'additionalProperties') && isRecord(value)) {
+      out[key] = shallow ? {} : toJsonSchema(value);
+    } else if (key === 'not' && isRecord(value)) {
       out[key] = toJsonSchema(value);
     } else if ((key === 'allOf' || key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) {
       out[key] = (value as unknown[]).map((sub): unknown => (isRecord(sub) ? toJsonSchema(sub, false) : sub));
