@@ -23,7 +23,7 @@ import type { LocalNote, PolicyProblem } from '../status/policystatus.ts';
 import type { LaneReport, LocalVerdicts } from '../status/statusinput.ts';
 import { laneConflicts, mayShareLane, refusedClusters, type GatewayLane, type LaneConflict } from '../targets/lanes.ts';
 import { possibleRivals } from '../targets/rivals.ts';
-import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
+import { GATEWAY_GROUP, GATEWAY_KIND, classifyTargets, readTargets } from '../targets/targetrefs.ts';
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
 import { adoptLegacyName, type ManifestWork } from '../works/manifestwork.ts';
@@ -263,13 +263,13 @@ function desiredWorks(
     ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
     ...(render ? { render } : {}),
   };
-  const first = desiredWorksForPolicy({ ...base, statusFeedback: [] });
-  // Feedback rules of the kind: the union over the classes its Gateways belong to, known only after a first
-  // pass over the targets.
+  // Feedback rules of the kind: the union over the classes its Gateways belong to, known once the targets are
+  // looked at (the lookups are kept for the works' build: each Gateway is looked at once).
+  classifyTargets(policy, (namespace, name) => lookup(namespace, name)?.managed === true);
   const statusFeedback = [...classes]
     .flatMap((c) => view.kindInForce(c, gvr)?.statusFeedback ?? [])
     .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
-  return statusFeedback.length === 0 ? first : desiredWorksForPolicy({ ...base, statusFeedback });
+  return desiredWorksForPolicy({ ...base, statusFeedback });
 }
 
 /** A Gateway of a class in force, as its tenant lane; undefined otherwise. */
