@@ -132,7 +132,8 @@ export interface BenchResult {
   /** Workload 5: a Progressive rollout of one edit against the waits it asks for, and the same edit under All. */
   rollout: RolloutResult;
   /** Workload 6: the fan-out with a PolicyVariant per policy giving every copy a value of its cluster's, and variant and label changes. */
-  variants: VariantsResult;
+  /** Workload 6; absent with --skip-variants. */
+  variants?: VariantsResult;
   /** With --cpu-prof: the controller of the fan-out (its whole life: start, fan-out, one change) and the restarted one (start-up pass). */
   profile?: { fanout?: ProfileSummary; restart?: ProfileSummary };
 }
@@ -381,12 +382,12 @@ export function formatTable(r: BenchResult): string {
   rows.push(['', '  ours: work status event → annotation', `median ${r1(fb.oursMs.median)} ms, p99 ${r1(fb.oursMs.p99)} ms`, '≤ 100 ms p99', verdict(fb.oursMs.p99 <= 100)]);
   rows.push(['', 'hub annotation writes', `${fb.annotationWrites} for ${fb.changes} changes`, `= ${fb.changes}`, verdict(fb.annotationWrites === fb.changes)]);
   rows.push(...rolloutRows(r.rollout));
-  rows.push(...variantsRows(r.variants, P, C));
+  if (r.variants) rows.push(...variantsRows(r.variants, P, C));
   return table(rows);
 }
 
 /** Workload 6's rows. */
-function variantsRows(v: BenchResult['variants'], P: number, C: number): Row[] {
+function variantsRows(v: VariantsResult, P: number, C: number): Row[] {
   const rows: Row[] = [];
   const lastRound = v.rounds.length > 1 ? ', last round' : '';
   rows.push(['6 variants', `policy-sync, ${P}×${C} works, each copy its cluster's ${v.label} in ${v.field}${lastRound}`, cpu(v.policySync), '', '']);
