@@ -41,7 +41,7 @@ export function gatewayStatusWrites(w: WriteReport): number {
   return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' gateway.networking.k8s.io/gateways/status') ? v : 0), 0);
 }
 
-/** PolicyVariants' status (docs/concepts/variants.md#status), whatever the verb. */
+/** PolicyVariants' status (docs/concepts/variants.md, "Status"), whatever the verb. */
 export function variantStatusWrites(w: WriteReport): number {
   return Object.entries(w.byRequest).reduce((n, [k, v]) => n + (k.endsWith(' policysync.kuadrant.io/policyvariants/status') ? v : 0), 0);
 }
