@@ -29,7 +29,7 @@ function isNumber(x: unknown): x is number {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
-test('npm run bench -- --quick runs all five workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+test('npm run bench -- --quick runs all six workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
   if (existsSync(json)) rmSync(json);
   const started = Date.now();
   const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', '--quick', '--root', root, '--json', json, '--down', '--purge']);
@@ -78,4 +78,14 @@ test('npm run bench -- --quick runs all five workloads and writes their numbers'
   assert.equal(ro.progressive.perWave.length, clusters);
   assert.ok(ro.progressive.totalMs >= ro.progressive.waitsMs && isNumber(ro.ratioToWaits) && isNumber(ro.overheadPerWaveToAll), `rollout: ${JSON.stringify(ro)}`);
   assert.ok(isNumber(ro.all.worksMs) && isNumber(ro.all.enforcedMs), `rollout under All: ${JSON.stringify(ro.all)}`);
+
+  // 6. per-cluster copies: their fan-out in rounds against bare creates of the same rendered works; one variant edit
+  // rewrites the one work whose copy it changes, one cluster label read by every variant the P works there.
+  const v = r.variants;
+  assert.ok(v, 'workload 6 ran');
+  assert.equal(v.rounds.length, 2, `variants rounds: ${JSON.stringify(v.rounds)}`);
+  assert.ok(isNumber(v.ratioBareCreate) && v.memory.works === policies * clusters, `variants: ${JSON.stringify({ ratio: v.ratioBareCreate, memory: v.memory })}`);
+  assert.deepEqual(v.writes.edit.changed.map((key) => key.split('/')[0]), [v.editedCluster], `the variant edit: ${JSON.stringify(v.writes.edit)}`);
+  assert.equal(v.writes.label.changed.length, policies, `the label change: ${JSON.stringify(v.writes.label)}`);
+  assert.ok(v.writes.label.changed.every((key) => key.split('/')[0] === v.editedCluster), `the label change, on ${v.editedCluster} only: ${JSON.stringify(v.writes.label.changed)}`);
 });

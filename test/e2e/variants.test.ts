@@ -19,6 +19,8 @@ const CLUSTER_CLAIMS: ResourceRef = { group: 'cluster.open-cluster-management.io
 const DNS_POLICIES: ResourceRef = { group: 'kuadrant.io', version: 'v1', resource: 'dnspolicies', namespaced: true };
 const FIELD_MANAGER = 'policy-sync-tests';
 const GEO_LABEL = 'kuadrant.io/lb-attribute-geo-code';
+/** multicluster-gateway-controller's weight label: a string on the ManagedCluster, an integer in the copy. */
+const WEIGHT_LABEL = 'kuadrant.io/lb-attribute-custom-weight';
 
 let sandbox: Sandbox;
 let hub: KubeHttp;
@@ -59,7 +61,7 @@ before(async () => {
 after(async () => {
   await controller.stop();
   await deleteObject(spoke(CLAIMING), CLUSTER_CLAIMS, undefined, CLAIM).catch(() => undefined);
-  for (const s of sandbox.spokes) await mergePatch(hub, RESOURCES.managedClusters, undefined, s.name, { metadata: { labels: { [GEO_LABEL]: null } } }).catch(() => undefined);
+  for (const s of sandbox.spokes) await mergePatch(hub, RESOURCES.managedClusters, undefined, s.name, { metadata: { labels: { [GEO_LABEL]: null, [WEIGHT_LABEL]: null } } }).catch(() => undefined);
   await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }));
   await removeNamespace(hub, ns);
   await releaseSpokes(spokes, ns);
@@ -111,21 +113,33 @@ test(`a ClusterClaim made on ${CLAIMING} reaches the hub through its registratio
   assert.equal((await get(spoke(OTHER), RATE_LIMIT_POLICIES, ns, 'rl'))?.metadata.resourceVersion, otherVersion, `${OTHER}'s copy untouched`);
 });
 
-test('a DNSPolicy (the real CRD on every spoke) whose copies carry each cluster\'s geo from its ManagedCluster label', async () => {
-  await mergePatch(hub, RESOURCES.managedClusters, undefined, OTHER, { metadata: { labels: { [GEO_LABEL]: 'EU' } } });
-  await mergePatch(hub, RESOURCES.managedClusters, undefined, CLAIMING, { metadata: { labels: { [GEO_LABEL]: 'NA' } } });
+test('a DNSPolicy (the real CRD on every spoke) whose copies carry each cluster\'s geo and weight from its ManagedCluster labels (multicluster-gateway-controller\'s own), the weight an integer', async () => {
+  const wanted = { [OTHER]: { geo: 'EU', weight: 200 }, [CLAIMING]: { geo: 'NA', weight: 50 } };
+  for (const [cluster, { geo, weight }] of Object.entries(wanted)) {
+    await mergePatch(hub, RESOURCES.managedClusters, undefined, cluster, { metadata: { labels: { [GEO_LABEL]: geo, [WEIGHT_LABEL]: String(weight) } } });
+  }
   await apply(hub, {
     apiVersion: 'kuadrant.io/v1',
     kind: 'DNSPolicy',
     metadata: { namespace: ns, name: 'dns' },
     spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }, providerRefs: [{ name: 'dns-provider' }], loadBalancing: { geo: 'US', weight: 120, defaultGeo: false } },
   });
-  await apply(hub, variant('geo', 'DNSPolicy', 'dns', [{ values: [{ path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: GEO_LABEL } } }] }]));
-  for (const [cluster, geo] of [[OTHER, 'EU'], [CLAIMING, 'NA']] as const) {
+  await apply(
+    hub,
+    variant('geo', 'DNSPolicy', 'dns', [
+      {
+        values: [
+          { path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: GEO_LABEL } } },
+          { path: 'spec.loadBalancing.weight', valueFrom: { clusterLabel: { key: WEIGHT_LABEL } } },
+        ],
+      },
+    ]),
+  );
+  for (const [cluster, { geo, weight }] of Object.entries(wanted)) {
     const copy = await eventually(async () => {
       const c = await get(spoke(cluster), DNS_POLICIES, ns, 'dns');
       return (c?.spec as { loadBalancing?: { geo?: string } } | undefined)?.loadBalancing?.geo === geo ? c : undefined;
     }, { what: `the DNSPolicy copy on ${cluster} with geo ${geo}`, context: agentLogs, timeoutMs: 60_000 });
-    assert.deepEqual((copy.spec as { loadBalancing?: unknown }).loadBalancing, { geo, weight: 120, defaultGeo: false });
+    assert.deepEqual((copy.spec as { loadBalancing?: unknown }).loadBalancing, { geo, weight, defaultGeo: false });
   }
 });
