@@ -11,23 +11,16 @@ import { workCopy } from '../rollout/revision.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
 import { decidePolicy, type PolicyDecision } from './policypipeline.ts';
 import { SnapshotView, type HubSnapshot } from './snapshotview.ts';
+import { policySchema } from '../../../testkit/policyschema.ts';
 
 const DNS = { group: 'kuadrant.io', version: 'v1', resource: 'dnspolicies' };
-const SCHEMA = {
+const SCHEMA = policySchema({
   type: 'object',
   properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: {
-      type: 'object',
-      properties: {
-        targetRef: { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' } } },
-        loadBalancing: { type: 'object', required: ['geo', 'weight', 'defaultGeo'], properties: { geo: { type: 'string' }, weight: { type: 'integer' }, defaultGeo: { type: 'boolean' } } },
-      },
-    },
+    targetRef: { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' } } },
+    loadBalancing: { type: 'object', required: ['geo', 'weight', 'defaultGeo'], properties: { geo: { type: 'string' }, weight: { type: 'integer' }, defaultGeo: { type: 'boolean' } } },
   },
-};
+});
 const GEO_LABEL = 'kuadrant.io/lb-attribute-geo-code';
 const WEIGHT_LABEL = 'kuadrant.io/lb-attribute-custom-weight';
 

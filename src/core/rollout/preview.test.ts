@@ -12,6 +12,7 @@ import { decidePolicy } from '../pipeline/policypipeline.ts';
 import { SnapshotView } from '../pipeline/snapshotview.ts';
 import { previewRollout, type HubSnapshot, type PreviewInput } from './preview.ts';
 import { copyRevision, workCopy, workPlacing } from './revision.ts';
+import { policySchema } from '../../../testkit/policyschema.ts';
 
 const GVR = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const CONTROLLER = controllerLabelValue('kuadrant.io/policy-sync-controller');
@@ -298,21 +299,13 @@ test('spoke agents: as the hub, a first copy waits for a report that vouches for
 });
 
 // PolicyVariants: the preview renders each cluster's copy with them, as the hub does (core/pipeline).
-const VARIANT_SCHEMA = {
+const VARIANT_SCHEMA = policySchema({
   type: 'object',
   properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: {
-      type: 'object',
-      properties: {
-        targetRef: { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' } } },
-        rules: { type: 'object', properties: { authorization: { type: 'object', properties: { deny: { type: 'object', properties: { opa: { type: 'object', properties: { rego: { type: 'string' } } } } } } } } },
-      },
-    },
+    targetRef: { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' } } },
+    rules: { type: 'object', properties: { authorization: { type: 'object', properties: { deny: { type: 'object', properties: { opa: { type: 'object', properties: { rego: { type: 'string' } } } } } } } } },
   },
-};
+});
 
 function regoVariant(generation: number, entries: unknown[]): KubeObject {
   return {

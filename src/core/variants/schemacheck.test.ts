@@ -4,31 +4,24 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PathSegment } from './fieldpath.ts';
 import { schemaCheck, type OpenApiSchema } from './schemacheck.ts';
+import { policySchema } from '../../../testkit/policyschema.ts';
 
-const LIMITS: OpenApiSchema = {
+const LIMITS: OpenApiSchema = policySchema({
   type: 'object',
+  required: ['targetRef'],
   properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: {
-      type: 'object',
-      required: ['targetRef'],
-      properties: {
-        targetRef: { type: 'object', properties: { kind: { type: 'string' }, name: { type: 'string' } } },
-        geo: { type: 'string', enum: ['EU', 'US'] },
-        loadBalancing: { type: 'object', required: ['weight', 'defaultGeo'], properties: { weight: { type: 'integer' }, defaultGeo: { type: 'boolean' }, geo: { type: 'string' } } },
-        rates: {
-          type: 'array',
-          maxItems: 3,
-          'x-kubernetes-list-type': 'map',
-          'x-kubernetes-list-map-keys': ['window'],
-          items: { type: 'object', required: ['limit', 'window'], properties: { limit: { type: 'integer', minimum: 1 }, window: { type: 'string' } } },
-        },
-      },
+    targetRef: { type: 'object', properties: { kind: { type: 'string' }, name: { type: 'string' } } },
+    geo: { type: 'string', enum: ['EU', 'US'] },
+    loadBalancing: { type: 'object', required: ['weight', 'defaultGeo'], properties: { weight: { type: 'integer' }, defaultGeo: { type: 'boolean' }, geo: { type: 'string' } } },
+    rates: {
+      type: 'array',
+      maxItems: 3,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['window'],
+      items: { type: 'object', required: ['limit', 'window'], properties: { limit: { type: 'integer', minimum: 1 }, window: { type: 'string' } } },
     },
   },
-};
+});
 
 /** LIMITS with a rule on spec that reads a changed field, and one on targetRef.name that no real name passes. */
 const RULES: OpenApiSchema = structuredClone(LIMITS);
