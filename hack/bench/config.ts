@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { hubRequestsInFlight } from '../../src/hub/assembly.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
@@ -30,6 +31,11 @@ export interface BenchConfig {
   C: number;
   K: number;
   CONCURRENCY: number;
+  /**
+   * The bare client's requests under way: as many as the controller's work writes may have — its request slots
+   * (src/hub/assembly.ts hubRequestsInFlight), or all its workers' writes when those are fewer.
+   */
+  BARE_IN_FLIGHT: number;
   ROUNDS: number;
   /**
    * How long a fan-out may take before the run fails: a quick run that stalls says so in minutes, not half an
@@ -114,6 +120,7 @@ export function parseConfig(args: string[]): BenchConfig {
     C,
     K,
     CONCURRENCY,
+    BARE_IN_FLIGHT: Math.min(hubRequestsInFlight(CONCURRENCY), CONCURRENCY * C),
     ROUNDS,
     FANOUT_TIMEOUT_MS: flags.quick ? 180_000 : SCALE ? 60 * 60_000 : 30 * 60_000,
     PASS_TIMEOUT_MS: SCALE ? 15 * 60_000 : 300_000,

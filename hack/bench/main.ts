@@ -1,7 +1,7 @@
 // `npm run bench` — policy-sync's benchmark on the real local plane (docs/benchmarks.md#targets), printed as one table and
 // written as JSON (.local/bench/result-<timestamp>.json, and --json <path>). In one run, on one sandbox:
 //   1. fan-out of P policies × C clusters, against (a) a bare client writing the same P×C ManifestWorks
-//      with as many requests in flight as the controller may have (concurrency × C): server-side applied
+//      with as many requests in flight as the controller's writes may have (config.ts BARE_IN_FLIGHT): server-side applied
 //      (for the reading), then POSTed — plain creates, the apiserver's floor — and (b) OCM's own
 //      ManifestWorkReplicaSet controller (`work manager`, same OCM module, feature gate on) producing the
 //      same works from P ManifestWorkReplicaSets over a real C-cluster Placement; OCM, bare creates and
@@ -73,10 +73,10 @@ async function main(cfg: BenchConfig): Promise<number> {
   await sandbox.remove(PS_COMPONENT);
   await sandbox.remove(MANAGER_COMPONENT);
   const kubeConfig = sandbox.kubeConfig('hub');
-  const http = new KubeHttp(kubeConfig, { maxSockets: 32 });
+  const http = new KubeHttp(kubeConfig, { maxInFlight: 32 });
   const spokeHttp = new KubeHttp(sandbox.kubeConfig(SPOKE));
   // Deleting thousands of works in one deletecollection outlasts the client's default 30 s deadline.
-  const cleanupHttp = new KubeHttp(kubeConfig, { maxSockets: 8, requestTimeoutMs: CLEANUP_REQUEST_TIMEOUT_MS });
+  const cleanupHttp = new KubeHttp(kubeConfig, { maxInFlight: 8, requestTimeoutMs: CLEANUP_REQUEST_TIMEOUT_MS });
   let failed = false;
   try {
     await cleanLeftovers({ cfg, http, cleanupHttp, spokeHttp });
@@ -130,7 +130,7 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   const { http, cfg } = bench;
   const { P, C, K, ROUNDS, CONCURRENCY, runId } = cfg;
   const world = await setUpWorld(http, { clusters: C, policies: P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
-  const [machine, bareInFlight] = [await machineInfo(http), CONCURRENCY * C];
+  const [machine, bareInFlight] = [await machineInfo(http), cfg.BARE_IN_FLIGHT];
   const result: ResultDraft = {
     version: 3,
     mode: 'default',

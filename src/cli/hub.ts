@@ -1,6 +1,6 @@
 // `policy-sync hub`: the hub controller.
 import { Command, Option } from 'commander';
-import { DEFAULT_CONTROLLER_NAME } from '../hub/assembly.ts';
+import { DEFAULT_CONTROLLER_NAME, REQUESTS_PER_WORKER } from '../hub/assembly.ts';
 import { HubController } from '../hub/controller.ts';
 import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
@@ -41,7 +41,7 @@ export function hubCommand(): Command {
     .description('run the hub controller: GatewayClass params, policy watches, ManifestWorks per spoke')
     .option('--kubeconfig <path>', 'kubeconfig of the hub (default: $KUBECONFIG, ~/.kube/config or in-cluster)')
     .option('--controller-name <name>', 'GatewayClass spec.controllerName to own', DEFAULT_CONTROLLER_NAME)
-    .option('--concurrency <n>', 'policies reconciled at once', positiveInt, 4)
+    .option('--concurrency <n>', `policies reconciled at once; at most max(64, ${REQUESTS_PER_WORKER} × n) requests to the hub apiserver are under way`, positiveInt, 4)
     .option('--qps <n>', 'client-side write rate limit (writes per second)', positiveNumber, 100)
     .option('--burst <n>', 'client-side write burst', positiveInt, 200)
     .addOption(

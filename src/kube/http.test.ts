@@ -249,3 +249,35 @@ test('onResponse sees each answered request with its time on the wire: the write
   assert.ok(seen[1]!.ms < 1_500, `the write's 1.5 s at the gate is not counted: ${seen[1]!.ms} ms`);
   http.destroy();
 });
+
+test('at most maxInFlight requests are under way; the others wait for a slot, and their deadline starts only then', async () => {
+  let open = 0;
+  let most = 0;
+  const { kc } = await serve((_req, res) => {
+    most = Math.max(most, ++open);
+    setTimeout(() => {
+      open--;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    }, 150);
+  });
+  // 12 requests of 150 ms each, 3 at a time: the last is answered ~600 ms after it was asked for, past its 400 ms
+  // deadline, which counts from its slot.
+  const http = new KubeHttp(kc, { maxInFlight: 3, requestTimeoutMs: 400 });
+  const started = Date.now();
+  await Promise.all(Array.from({ length: 12 }, (_, i) => http.request('GET', `/api/v1/namespaces/n${i}`)));
+  const took = Date.now() - started;
+  assert.equal(most, 3, 'never more than 3 under way');
+  assert.ok(took >= 590, `4 turns of 150 ms: ${took} ms`);
+  http.destroy();
+});
+
+test('a write held at the write gate longer than the request deadline is sent, not timed out', async () => {
+  const { kc } = await serve((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{}');
+  });
+  const http = new KubeHttp(kc, { requestTimeoutMs: 200, writeGate: () => new Promise((resolve) => setTimeout(resolve, 500)) });
+  assert.deepEqual(await http.request('PATCH', '/api/v1/namespaces/ns/configmaps/a', { body: {} }), {});
+  http.destroy();
+});

@@ -19,6 +19,7 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { KubeAccess } from './kubeconfig.ts';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
+import { InFlightLimit } from '../runtime/inflightlimit.ts';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 import type { WriteFence } from '../runtime/leadership.ts';
 
@@ -109,7 +110,11 @@ const DEFAULT_USER_AGENT = 'policy-sync';
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 export interface KubeHttpOptions {
-  maxSockets?: number;
+  /**
+   * Requests (not watches) under way at once, default 64; the rest wait for a slot before their deadline
+   * starts (runtime/inflightlimit.ts). Sockets are pooled to the same number.
+   */
+  maxInFlight?: number;
   writeGate?: WriteGate;
   writeGuard?: WriteGuard;
   onResponse?: ResponseObserver;
@@ -141,6 +146,7 @@ export class KubeHttp {
   private headers: Record<string, string> = {};
   private authAt = -Infinity;
   private readonly writeGate: WriteGate | undefined;
+  private readonly slots: InFlightLimit;
   private readonly writeGuard: WriteGuard | undefined;
   private readonly onResponse: ResponseObserver | undefined;
   readonly requestTimeoutMs: number;
@@ -166,7 +172,8 @@ export class KubeHttp {
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
     this.serverName = cluster.tlsServerName || undefined;
-    const pooled = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: options.maxSockets ?? 64 };
+    this.slots = new InFlightLimit(options.maxInFlight ?? 64);
+    const pooled = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: this.slots.max };
     this.agent = createAgent(this.server, cluster.proxyUrl, pooled);
     // Watches hold their connection for minutes: they get their own unbounded pool.
     this.watchAgent = createAgent(this.server, cluster.proxyUrl, { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS });
@@ -206,11 +213,7 @@ export class KubeHttp {
     onRequest?: (req: ClientRequest, fence: WriteFence | undefined) => void,
   ): Promise<IncomingMessage> {
     await this.auth();
-    let fence: WriteFence | undefined;
-    if (isWrite(method, path)) {
-      if (this.writeGate) await this.writeGate(path);
-      fence = this.writeGuard?.(method, path);
-    }
+    const fence = isWrite(method, path) ? this.writeGuard?.(method, path) : undefined;
     const url = this.url(path, o.query);
     const payload = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     const headers: Record<string, string> = { Accept: o.accept ?? 'application/json', 'User-Agent': this.userAgent, ...this.headers };
@@ -262,6 +265,17 @@ export class KubeHttp {
   }
 
   private async exchangeOnce(method: string, path: string, o: RequestOptionsLite, parse: boolean): Promise<unknown> {
+    // A write waits for its turn at the write gate, every request for a slot; only then does its deadline start.
+    if (this.writeGate && isWrite(method, path)) await this.writeGate(path);
+    const release = await this.slots.acquire();
+    try {
+      return await this.exchangeAdmitted(method, path, o, parse);
+    } finally {
+      release();
+    }
+  }
+
+  private async exchangeAdmitted(method: string, path: string, o: RequestOptionsLite, parse: boolean): Promise<unknown> {
     // The deadline, the fence and the caller's abort destroy the request (and so its answer) directly, from
     // one timer: an AbortSignal.timeout joined by AbortSignal.any per request costs measurable CPU at 10k writes.
     let req: ClientRequest | undefined;

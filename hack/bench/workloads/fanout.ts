@@ -94,17 +94,17 @@ export interface Baselines {
  */
 export async function fanout(bench: Bench, world: World, trackers: PolicySyncTrackers, result: ResultDraft, baselines: Baselines = { ssa: true, ocm: true }): Promise<FanoutOutcome> {
   const { sandbox, kubeConfig, http, cleanupHttp } = bench;
-  const { P, C, ROUNDS, CONCURRENCY, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, bareName, className } = bench.cfg;
+  const { P, C, ROUNDS, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, bareName, className } = bench.cfg;
   const { clusters } = world;
   const { works, annotations, expected, synced } = trackers;
   const N = P * C;
-  const bareInFlight = CONCURRENCY * C;
+  const bareInFlight = bench.cfg.BARE_IN_FLIGHT;
   const skipBaselines = bench.cfg.skipBaselines;
   const bareSelector = `${CONTROLLER_LABEL}=${controllerLabelValue(bareName)}`;
   const bareWorks = worldWorks(world, ns, bareName);
   const bareTracker = skipBaselines ? undefined : await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: bareSelector }, readSpecHash).start();
-  const bare = new KubeHttp(kubeConfig, { maxSockets: bareInFlight });
-  /** The same works as policy-sync's, concurrency × C in flight; then deleted and gone. */
+  const bare = new KubeHttp(kubeConfig, { maxInFlight: bareInFlight });
+  /** The same works as policy-sync's, BARE_IN_FLIGHT under way; then deleted and gone. */
   const bareFanout = async (mode: 'apply' | 'create', label: string): Promise<{ fanout: FanoutResult & { requestsMs: number }; writes: WriteReport }> => {
     const write = mode === 'apply'
       ? (w: ManifestWork) => serverSideApply(bare, RESOURCES.manifestWorks, w)
