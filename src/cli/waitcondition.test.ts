@@ -21,8 +21,8 @@ interface WorkOptions {
   enforcedGeneration?: number;
   status?: false;
   /** The revision the copy carries (its annotation), and the one the feedback read back. */
-  revision?: number;
-  feedbackRevision?: number;
+  revision?: number | string;
+  feedbackRevision?: number | string;
 }
 
 function work(cluster: string, o: WorkOptions = {}): KubeObject {
@@ -140,4 +140,12 @@ test('enforced: a verdict read from the copy of an earlier revision is not about
   const hub = status({ c1: entry('Enforced', 'Enforced') });
   assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: 2, feedbackRevision: 1 })], NOW)), [['c1', false, 'NotObserved']]);
   assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: 2, feedbackRevision: 2 })], NOW)), [['c1', true, 'Enforced']]);
+});
+
+test('enforced: after a variant change (same revision, another tag) the verdict on the copy before is not about the new one', () => {
+  const hub = status({ c1: entry('Enforced', 'Enforced') });
+  const [before, after] = ['2/0123456789', '2/abcdef0123'];
+  assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: after, feedbackRevision: before })], NOW)), [['c1', false, 'NotObserved']]);
+  assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: after, feedbackRevision: 2 })], NOW)), [['c1', false, 'NotObserved']], 'nor the base copy\'s');
+  assert.deepEqual(reached(policyProgress('enforced', POLICY, hub, [work('c1', { revision: after, feedbackRevision: after })], NOW)), [['c1', true, 'Enforced']]);
 });

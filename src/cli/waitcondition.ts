@@ -117,10 +117,9 @@ function clusterProgress(
   if (waitFor === 'synced') return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };
   if (verdict.state === 'Overridden') return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };
   if (verdict.state !== 'Enforced') return not(verdict.state, verdict.reason, verdict.message);
-  // The verdict is about the current copy: the spoke's controller observed its generation, and (where the copy
-  // says which revision it is) the status was read from the copy of this revision.
-  const stale = feedback.revision !== undefined && feedback.revision !== policy.metadata.generation;
-  if (!verdict.upToDate || stale) {
+  // The verdict is about the current copy: the status was read from the copy this work places (its revision and
+  // tag; the work holds the policy's revision, above) and the spoke's controller observed its generation.
+  if (!verdict.upToDate) {
     return not('Pending', 'NotObserved', "the spoke's policy controller has not reported on the current copy yet");
   }
   return { cluster, reached: true, state: verdict.state, reason: verdict.reason, message: verdict.message };

@@ -9,7 +9,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import type { ClusterRollout, RolloutStatus } from '../status/rolloutstatus.ts';
-import { readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
+import { judgedFedBackCopy, readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
 import { copyRevision, copyRevisionTag, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
 import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
@@ -413,14 +413,7 @@ function targetsOf(copy: KubeObject | undefined): string[] {
  * same tag the values still describe the copy before (its generation, its verdict).
  */
 export function judgedRevision(feedback: ClusterFeedback, revision: number, tag: string | undefined): boolean {
-  const { generation } = feedback;
-  if (feedback.revision !== revision || feedback.revisionTag !== tag || !feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
-  if (feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
-  // A status with no Enforced condition (e.g. the Kuadrant operator's Accepted=False TargetNotFound) says at
-  // status level which generation it observed.
-  if (feedback.statusGeneration !== undefined) return feedback.statusGeneration === generation;
-  const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
-  return observed.length > 0 && observed.every((g) => g === generation);
+  return feedback.revision === revision && feedback.revisionTag === tag && judgedFedBackCopy(feedback);
 }
 
 function haltOf(failed: readonly Cluster[], rolledBack: readonly Cluster[], phases: Record<string, ClusterRollout>): HaltCause | undefined {

@@ -1,6 +1,6 @@
 // Aggregated spoke status of a hub policy (docs/design/status.md#status-on-the-hub): each cluster's verdict, decided once, and the
 // policy's summary and problems. Its annotation form is annotation.ts; what is worth an Event, transitions.ts.
-import type { ClusterFeedback, FeedbackCondition, FeedbackScalar } from '../works/feedback.ts';
+import { judgedPlacedCopy, type ClusterFeedback, type FeedbackCondition, type FeedbackScalar } from '../works/feedback.ts';
 import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
 import { cutMessage, eventReason } from '../k8s/sanitize.ts';
 
@@ -81,8 +81,8 @@ export interface ClusterStatus {
   reason: string;
   message: string;
   /**
-   * The current work is applied and the spoke's status observed the copy's generation (the Enforced
-   * condition's observedGeneration, or every ancestor entry's).
+   * The current work is applied and the spoke's status, read from the copy it places (revision and tag),
+   * observed that copy's generation (works/feedback.ts judgedPlacedCopy).
    */
   upToDate: boolean;
   /** The kind's own statusFeedback values (params), by name, strings cut like messages; absent when none. */
@@ -302,7 +302,7 @@ function fromFeedback(feedback: ClusterFeedback, now: number): Verdict {
     applied: feedback.applied,
     available: feedback.available,
     enforced: enforced?.status ?? 'Unknown',
-    upToDate: isUpToDate(feedback),
+    upToDate: judgedPlacedCopy(feedback),
   };
   if (feedback.applyError !== undefined) return { status: entry('Failed', base, 'ApplyFailed', feedback.applyError) };
   if (feedback.feedbackError !== undefined) return { status: entry('Failed', base, 'FeedbackFailed', feedback.feedbackError) };
@@ -402,14 +402,6 @@ function withoutReadableStatus(feedback: ClusterFeedback, base: Base, now: numbe
  * The spoke's status observed the copy's generation, for the current work: the Enforced condition's
  * observedGeneration when reported (Kuadrant style), else every ancestor entry's.
  */
-function isUpToDate(feedback: ClusterFeedback): boolean {
-  const { generation } = feedback;
-  if (!feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
-  if (feedback.enforced !== undefined || feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
-  const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
-  return observed.length > 0 && observed.every((g) => g === generation);
-}
-
 /** When the grace for a readable status ends; an unknown apply time has none. */
 function graceDeadline(feedback: ClusterFeedback): number {
   return feedback.appliedAt === undefined ? Number.NEGATIVE_INFINITY : feedback.appliedAt + STATUS_GRACE_MS;

@@ -76,3 +76,16 @@ test('a part of the schema that cannot be compiled refuses the copies that reach
 test('paths under another changed path are checked with it, once', () => {
   assert.deepEqual(messages(copy({ loadBalancing: { weight: 'x', defaultGeo: true } }), [['spec', 'loadBalancing'], ['spec', 'loadBalancing', 'weight']]), ['spec.loadBalancing.weight: must be integer']);
 });
+
+test('properties named under allOf/anyOf/oneOf/not validate those fields only: the fields a branch does not name are not unknown there', () => {
+  const schema: OpenApiSchema = structuredClone(LIMITS);
+  const spec = (schema.properties as Record<string, OpenApiSchema>).spec!;
+  // A structural schema's value validation: each branch restates some fields the structural part declares.
+  spec.anyOf = [{ properties: { geo: { enum: ['EU'] } } }, { required: ['rates'] }];
+  spec.not = { properties: { loadBalancing: { properties: { geo: { enum: ['ASIA'] } } } }, required: ['loadBalancing'] };
+  assert.deepEqual(messages(copy({ geo: 'EU' }), [['spec', 'geo']], schema), []);
+  assert.deepEqual(messages(copy({ geo: 'US', rates: [{ limit: 1, window: '1m' }] }), [['spec', 'geo']], schema), []);
+  assert.notDeepEqual(messages(copy({ geo: 'US' }), [['spec', 'geo']], schema), [], 'neither branch holds: refused');
+  assert.deepEqual(messages(copy({ geo: 'EU', loadBalancing: { weight: 1, defaultGeo: true, geo: 'EU' } }), [['spec', 'loadBalancing', 'geo']], schema), []);
+  assert.notDeepEqual(messages(copy({ geo: 'EU', loadBalancing: { weight: 1, defaultGeo: true, geo: 'ASIA' } }), [['spec', 'loadBalancing', 'geo']], schema), [], 'the `not` branch holds, whatever fields it does not name: refused');
+});

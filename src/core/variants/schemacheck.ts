@@ -183,20 +183,20 @@ function violation(error: ErrorObject, at: readonly PathSegment[] = []): SchemaV
  * dropping what the variant set (a misspelt field). The metadata of an object is checked by the apiserver's own
  * rules, not its schema: left open.
  */
-function toJsonSchema(node: OpenApiSchema, root = false, shallow = false): OpenApiSchema {
+function toJsonSchema(node: OpenApiSchema, root = false, shallow = false, inJunctor = false): OpenApiSchema {
   const out: OpenApiSchema = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-') && key !== 'x-kubernetes-int-or-string') continue;
     if (['description', 'default', 'example', 'externalDocs'].includes(key)) continue;
     if (key === 'properties' && isRecord(value)) {
       // Shallow: the fields the node declares, whatever their values (those are checked where they change).
-      out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, shallow || (root && name === 'metadata') ? {} : toJsonSchema(sub as OpenApiSchema)]));
+      out.properties = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, shallow || (root && name === 'metadata') ? {} : toJsonSchema(sub as OpenApiSchema, false, false, inJunctor)]));
     } else if ((key === 'items' || key === 'additionalProperties') && isRecord(value)) {
-      out[key] = shallow ? {} : toJsonSchema(value);
+      out[key] = shallow ? {} : toJsonSchema(value, false, false, inJunctor);
     } else if (key === 'not' && isRecord(value)) {
-      out[key] = toJsonSchema(value);
+      out[key] = toJsonSchema(value, false, false, true);
     } else if ((key === 'allOf' || key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) {
-      out[key] = (value as unknown[]).map((sub): unknown => (isRecord(sub) ? toJsonSchema(sub, false) : sub));
+      out[key] = (value as unknown[]).map((sub): unknown => (isRecord(sub) ? toJsonSchema(sub, false, false, true) : sub));
     } else out[key] = value;
   }
   for (const bound of ['Minimum', 'Maximum'] as const) {
@@ -209,7 +209,10 @@ function toJsonSchema(node: OpenApiSchema, root = false, shallow = false): OpenA
   }
   if (node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
   const preserves = node['x-kubernetes-preserve-unknown-fields'] === true || node['x-kubernetes-embedded-resource'] === true;
-  if (isRecord(node.properties) && node.additionalProperties === undefined && !preserves) out.additionalProperties = false;
+  // Unknown fields are refused by the structural schema only: under allOf/anyOf/oneOf/not, `properties` are value
+  // validation of fields the structural schema declares (a structural schema may say no more there), and a branch
+  // naming some of them says nothing of the others (`anyOf: [{required: [a]}, {properties: {b: …}}]`).
+  if (isRecord(node.properties) && node.additionalProperties === undefined && !preserves && !inJunctor) out.additionalProperties = false;
   // The anyOf of an int-or-string member restates the extension; ajv has it from the keyword.
   if (node['x-kubernetes-int-or-string'] === true) delete out.anyOf;
   return out;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_FEEDBACK_VALUES, readClusterFeedback } from './feedback.ts';
+import { MAX_FEEDBACK_VALUES, judgedPlacedCopy, readClusterFeedback } from './feedback.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 
 type Value = { name: string; fieldValue: Record<string, unknown> };
@@ -255,6 +255,25 @@ test('readClusterFeedback reads a tagged revision (`<generation>/<tag>`, a copy 
     assert.equal('revision' in odd, false, bad);
     assert.equal('revisionTag' in odd, false, bad);
   }
+});
+
+test('judgedPlacedCopy: the values were read from the copy the work places (revision and tag) and observed its generation', () => {
+  const placing = (annotation: string | undefined, fedBack: string | undefined) => {
+    const annotations = annotation === undefined ? {} : { annotations: { 'policysync.kuadrant.io/revision': annotation } };
+    const copy = { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { name: 'p', namespace: 'ns', ...annotations }, spec: {} };
+    const w = appliedWork([...DEFAULTS, ...(fedBack === undefined ? [] : [str('revision', fedBack)])]);
+    return readClusterFeedback({ ...w, spec: { workload: { manifests: [copy] } } });
+  };
+  assert.deepEqual(placing('7/0123456789', '7').placed, { revision: 7, tag: '0123456789' });
+  assert.equal(judgedPlacedCopy(placing('7', '7')), true);
+  assert.equal(judgedPlacedCopy(placing(undefined, undefined)), true, 'a copy from before revisions were recorded: the generations decide');
+  assert.equal(judgedPlacedCopy(placing('8', '7')), false, 'the values are still the copy of revision 7');
+  assert.equal(judgedPlacedCopy(placing('7/0123456789', '7')), false, 'a variant change keeps the revision: the base copy\'s values are not the variant copy\'s');
+  assert.equal(judgedPlacedCopy(placing('7/0123456789', '7/abcdef0123')), false);
+  assert.equal(judgedPlacedCopy(placing('7/0123456789', '7/0123456789')), true);
+  assert.equal(judgedPlacedCopy(placing('7', undefined)), false, 'no revision fed back: not known to be this copy');
+  const stale = placing('7', '7');
+  assert.equal(judgedPlacedCopy({ ...stale, enforcedGeneration: stale.generation! - 1 }), false, 'the controller observed an older generation');
 });
 
 /** An applied work whose copy targets the given Gateways (its ancestor rules follow them, see ancestorFeedbackGateways). */

@@ -7,6 +7,7 @@ import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackGatew
 import type { AncestorField } from './feedbackrules.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { parseRevisionAnnotation } from './revisionannotation.ts';
+import { REVISION_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { FEEDBACK_RULE_NAME, MAX_FEEDBACK_RULE_NAME_LENGTH, MAX_STATUS_FEEDBACK_RULES } from '../params/params.ts';
 import { MAX_SPOKE_JSON_BYTES, MAX_SPOKE_NAME_LENGTH, eventReason, spokeText } from '../k8s/sanitize.ts';
@@ -57,6 +58,12 @@ export interface ClusterFeedback {
    * was rendered with variants, and the tag names its spec. Absent for a copy no variant changes.
    */
   revisionTag?: string;
+  /**
+   * The revision (and tag) of the copy the work places now, from its manifest's revision annotation: what the
+   * fed-back `revision` and `revisionTag` must say for the values to describe this copy. Absent for a copy from
+   * before revisions were recorded.
+   */
+  placed?: { revision: number; tag?: string };
   /** observedGeneration of the spoke copy's Enforced condition. */
   enforcedGeneration?: number;
   /** The copy's status.observedGeneration (the Kuadrant operator sets it at status level only). */
@@ -132,7 +139,11 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
   const statusGeneration = enforced === undefined ? undefined : statusObserved;
   const enforcedGeneration = integer(values.get('enforcedGeneration')) ?? rawGeneration(raw, 'Enforced') ?? statusGeneration;
   if (enforcedGeneration !== undefined) feedback.enforcedGeneration = enforcedGeneration;
-  feedback.ancestors = copyGateways(work).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));
+  const copy = placedCopy(work);
+  const placedAnnotation = isRecord(copy?.metadata) && isRecord(copy.metadata.annotations) ? copy.metadata.annotations[REVISION_ANNOTATION] : undefined;
+  const placed = parseRevisionAnnotation(typeof placedAnnotation === 'string' ? placedAnnotation : undefined);
+  if (placed !== undefined) feedback.placed = placed;
+  feedback.ancestors = copyGateways(copy).map((gateway, index) => ({ gateway, entries: ancestorEntries(values, index) }));
   const firstConditionType = spokeText(string(values.get('firstConditionType')), MAX_SPOKE_NAME_LENGTH);
   if (firstConditionType !== undefined) feedback.firstConditionType = firstConditionType;
   const firstAncestorName = spokeText(string(values.get('firstAncestorName')), MAX_SPOKE_NAME_LENGTH);
@@ -161,12 +172,42 @@ export function readClusterFeedback(work: KubeObject): ClusterFeedback {
 }
 
 /** The Gateways whose ancestor rules the work carries, from the copy it holds (as the rules were made). */
-function copyGateways(work: KubeObject): string[] {
+function copyGateways(copy: Record<string, unknown> | undefined): string[] {
+  if (!copy || !isRecord(copy.spec)) return [];
+  return ancestorFeedbackGateways({ apiVersion: '', kind: '', metadata: { name: '' }, spec: copy.spec });
+}
+
+/** The copy the work places: its first manifest, unvalidated. */
+function placedCopy(work: KubeObject): Record<string, unknown> | undefined {
   const workload = isRecord(work.spec) && isRecord(work.spec.workload) ? work.spec.workload : undefined;
   const manifests: unknown = workload?.manifests;
   const copy: unknown = Array.isArray(manifests) ? manifests[0] : undefined;
-  if (!isRecord(copy) || !isRecord(copy.spec)) return [];
-  return ancestorFeedbackGateways({ apiVersion: '', kind: '', metadata: { name: '' }, spec: copy.spec });
+  return isRecord(copy) ? copy : undefined;
+}
+
+/**
+ * The spoke's controller judged the copy the fed-back values were read from: the work agent applied the work's
+ * current spec, and the copy's status observed the copy's current generation — on its Enforced condition, else
+ * at status level (the Kuadrant operator's Accepted=False TargetNotFound says no more), else on every ancestor
+ * entry. Whether that copy is the one wanted is the caller's question (observedPlacedCopy, judgedRevision).
+ */
+export function judgedFedBackCopy(feedback: ClusterFeedback): boolean {
+  const { generation } = feedback;
+  if (!feedback.applied || !feedback.appliedObservedCurrent || generation === undefined) return false;
+  if (feedback.enforcedGeneration !== undefined) return feedback.enforcedGeneration === generation;
+  if (feedback.statusGeneration !== undefined) return feedback.statusGeneration === generation;
+  const observed = feedback.ancestors.flatMap((a) => a.entries.map((e) => e.observedGeneration));
+  return observed.length > 0 && observed.every((g) => g === generation);
+}
+
+/**
+ * The spoke's controller judged the copy this work places now: the values were read from that copy (its
+ * revision and tag, where the copy records them: a variant change keeps the revision and changes the tag, and
+ * the agent acknowledges the new copy before its feedback catches up) and it observed that copy's generation.
+ */
+export function judgedPlacedCopy(feedback: ClusterFeedback): boolean {
+  const { placed } = feedback;
+  return feedback.revision === placed?.revision && feedback.revisionTag === placed?.tag && judgedFedBackCopy(feedback);
 }
 
 /**
