@@ -1,8 +1,9 @@
 // Assembly of the spoke agent: the client, the params ConfigMap's cache (unless `--policies` fixes the
 // kinds), the report ConfigMap's cache (a report changed or deleted by another hand wakes the report too),
-// one informer per watched kind, the two reconcilers (kinds, report) and their runners, and the
+// one informer per watched kind, the three reconcilers (kinds, report, dropped keys) and their runners, and the
 // wiring: any policy change, a kind's first list, a kind's watch failing or its cache live again wakes the
-// report; the ConfigMap wakes the kinds. The lifecycle is controller.ts's.
+// report; a copy naming keys it still carries wakes the dropped keys; the ConfigMap wakes the kinds. The
+// lifecycle is controller.ts's.
 import type { Logger } from 'pino';
 import { cachedObject } from '../core/cacheview.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
@@ -17,6 +18,7 @@ import type { Leadership } from '../runtime/leadership.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import { ControllerRunner } from '../runtime/runner.ts';
 import { WorkQueue } from '../runtime/workqueue.ts';
+import { DroppedKeysReconciler, carriesDroppedKeys, droppedKeysKey } from './droppedkeysreconciler.ts';
 import { KINDS_KEY, KindsReconciler } from './kindsreconciler.ts';
 import { REPORT_KEY, ReportReconciler } from './reportreconciler.ts';
 
@@ -48,11 +50,12 @@ export interface SpokeAgent {
   /** The report ConfigMap's cache: what the spoke has of the report. */
   reportCache: Informer;
   kinds: KindsReconciler;
-  queues: { kinds: WorkQueue; report: WorkQueue };
+  queues: { kinds: WorkQueue; report: WorkQueue; droppedKeys: WorkQueue };
   /** Follows the configuration; runs on every replica (a standby keeps its caches warm). */
   kindsRunner: ControllerRunner;
-  /** Writes the report; started only while leading. */
+  /** Write (the report; the dropped keys off the copies): started only while leading. */
   reportRunner: ControllerRunner;
+  droppedKeysRunner: ControllerRunner;
 }
 
 export function assembleSpoke(o: SpokeOptions): SpokeAgent {
@@ -60,6 +63,7 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
   const queues = {
     kinds: new WorkQueue({ name: 'spoke-kinds', observer: o.metrics?.workQueueObserver('spoke-kinds') }),
     report: new WorkQueue({ name: 'spoke-report', observer: o.metrics?.workQueueObserver('spoke-report') }),
+    droppedKeys: new WorkQueue({ name: 'spoke-dropped-keys', observer: o.metrics?.workQueueObserver('spoke-dropped-keys') }),
   };
   const wakeReport = (): void => queues.report.add(REPORT_KEY);
   const http = new KubeHttp(o.kubeConfig, {
@@ -68,7 +72,10 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
     onResponse: o.metrics && ((method, path, code, ms) => o.metrics?.clientRequest(method, path, code, ms)),
   });
   const informers = new DynamicInformers(http, {
-    onChange: wakeReport,
+    onChange: (gvr, change) => {
+      wakeReport();
+      if (change.type !== 'DELETED' && carriesDroppedKeys(change.object)) queues.droppedKeys.add(droppedKeysKey(gvr, change.object));
+    },
     onSynced: wakeReport,
     // A kind whose watch fails leaves the report now, not at the next heartbeat.
     onFailure: wakeReport,
@@ -110,6 +117,8 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
   });
   const kindsRunner = new ControllerRunner({ name: 'spoke-kinds', queue: queues.kinds, reconcile: () => kinds.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-kinds') });
   const reportRunner = new ControllerRunner({ name: 'spoke-report', queue: queues.report, reconcile: () => report.reconcile(), logger: log, observer: o.metrics?.controllerObserver('spoke-report') });
+  const droppedKeys = new DroppedKeysReconciler({ http, informers, logger: log });
+  const droppedKeysRunner = new ControllerRunner({ name: 'spoke-dropped-keys', queue: queues.droppedKeys, reconcile: (key) => droppedKeys.reconcile(key), logger: log, observer: o.metrics?.controllerObserver('spoke-dropped-keys') });
   o.metrics?.setCollectors({ watchedKinds: () => informers.kinds().length });
-  return { http, informers, config, reportCache, kinds, queues, kindsRunner, reportRunner };
+  return { http, informers, config, reportCache, kinds, queues, kindsRunner, reportRunner, droppedKeysRunner };
 }

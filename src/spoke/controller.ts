@@ -1,5 +1,5 @@
 // The spoke agent's lifecycle: follow the configuration and keep the policy and report caches warm (every
-// replica, read-only), lead (the report and heartbeat writer starts), stop. What it runs is built by assembly.ts.
+// replica, read-only), lead (the report and heartbeat writer and the dropped keys' remover start), stop. What it runs is built by assembly.ts.
 import { gvrKey } from '../core/k8s/gvr.ts';
 import { assembleSpoke, type SpokeAgent, type SpokeOptions } from './assembly.ts';
 import { KINDS_KEY } from './kindsreconciler.ts';
@@ -26,11 +26,12 @@ export class SpokeController {
     queues.kinds.add(KINDS_KEY);
   }
 
-  /** Leadership: the report reconciler, which writes, starts. */
+  /** Leadership: the reconcilers that write start (the copies' dropped keys queued meanwhile wait for it). */
   lead(): void {
     if (this.leading) return;
     this.leading = true;
     this.agent.reportRunner.start();
+    this.agent.droppedKeysRunner.start();
     this.agent.queues.report.add(REPORT_KEY);
   }
 
@@ -50,8 +51,8 @@ export class SpokeController {
   }
 
   async stop(): Promise<void> {
-    const { kindsRunner, reportRunner, config, reportCache, informers, http } = this.agent;
-    await Promise.all([kindsRunner, reportRunner].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
+    const { kindsRunner, reportRunner, droppedKeysRunner, config, reportCache, informers, http } = this.agent;
+    await Promise.all([kindsRunner, reportRunner, droppedKeysRunner].map((r) => r.stop({ drainTimeoutMs: 10_000 })));
     await config?.stop();
     await reportCache.stop();
     await informers.stop();

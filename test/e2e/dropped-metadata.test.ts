@@ -106,7 +106,7 @@ test("OCM's removal marker cannot travel: the hub apiserver refuses a ManifestWo
   }
 });
 
-test('a kind applied by Update: the removed label and annotation are named on the copy, and a restart on the unchanged world writes no work', { timeout: 180_000 }, async () => {
+test('a kind applied by Update: the removed label and annotation are named on the copy, the spoke agent removes them from it (never from a team\'s policy), and a restart on the unchanged world writes no work', { timeout: 180_000 }, async () => {
   const spoke1 = spokes.get('spoke-1')!;
   await apply(hub, labelled(AUTH_POLICIES, 'AuthPolicy', 'auth', { [LABEL]: 'payments' }, { [ANNOTATION]: 'hello' }));
   const first = await eventually(async () => {
@@ -123,9 +123,20 @@ test('a kind applied by Update: the removed label and annotation are named on th
   }, { what: 'the work naming the dropped label and annotation', context: agentLogs });
   const now = await eventually(async () => {
     const copy = await get(spoke1, AUTH_POLICIES, ns, 'auth');
-    return copy?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'] !== undefined ? copy : undefined;
-  }, { what: 'the copy on spoke-1 naming them', context: agentLogs });
+    const named = copy?.metadata.annotations?.['policysync.kuadrant.io/dropped-keys'] !== undefined;
+    return named && copy?.metadata.labels?.[LABEL] === undefined && copy.metadata.annotations?.[ANNOTATION] === undefined ? copy : undefined;
+  }, { what: 'the copy on spoke-1 naming them, and without them', context: agentLogs });
   assert.equal(now.metadata.uid, first.metadata.uid, 'the same copy, updated in place');
+  // A team's own policy naming keys as dropped (say, copied from a copy) is not the sync's: the agent leaves it whole.
+  // (On a Gateway the hub policy does not target: it must not override the copy.)
+  const teams = authPolicy(ns, 'teams-own', 'teams-gateway');
+  const own = await apply(spoke1, { ...teams, metadata: { ...teams.metadata, labels: { [LABEL]: 'payments' }, annotations: { 'policysync.kuadrant.io/dropped-keys': `{"annotations":[],"labels":["${LABEL}"]}` } } });
+  await quiescent(controller!.controller, 'the hub settled');
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const ownNow = await get(spoke1, AUTH_POLICIES, ns, 'teams-own');
+  assert.equal(ownNow?.metadata.labels?.[LABEL], 'payments', "a team's own policy keeps its label");
+  assert.equal(ownNow?.metadata.resourceVersion, own.metadata.resourceVersion, "a team's own policy is not written");
+  await remove(spoke1, own);
   for (const key of [...Object.keys(now.metadata.labels ?? {}), ...Object.keys(now.metadata.annotations ?? {})]) assert.doesNotMatch(key, /-$/, 'no removal marker reached the spoke');
 
   // A restart on the unchanged world: the copy computed against what the work places names the same keys; no work is written.

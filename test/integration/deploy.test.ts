@@ -194,8 +194,8 @@ test('the Kuadrant components grant each policy kind by aggregation labels, for 
   for (const kind of kinds) {
     const role = find(spoke, 'ClusterRole', `policy-sync-spoke-policies-kuadrant-${kind}`) as Role;
     assert.equal(role.metadata.labels?.['policysync.kuadrant.io/aggregate-to-spoke'], 'true');
-    // The agent only watches policies: it writes none, nor their status.
-    assert.deepEqual(role.rules, [{ apiGroups: ['kuadrant.io'], resources: [kind], verbs: ['list', 'watch'] }]);
+    // The agent watches policies, and patches only the sync's own copies (their dropped labels and annotations); no status.
+    assert.deepEqual(role.rules, [{ apiGroups: ['kuadrant.io'], resources: [kind], verbs: ['list', 'watch', 'patch'] }]);
   }
   const work = find(spoke, 'ClusterRole', 'policy-sync-work-agent-kuadrant') as Role;
   assert.equal(work.metadata.labels?.['open-cluster-management.io/aggregate-to-work'], 'true');

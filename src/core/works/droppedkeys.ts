@@ -12,9 +12,8 @@
 // So under `Update` the copy names what it dropped, in one annotation of ours: every key the copy as last sent
 // carried (or named as dropped already) that the new copy lacks. It is stable — kept while the key stays absent,
 // so a restart on an unchanged world computes the same copy and writes nothing — and never names a key the sync
-// writes on every copy. Nothing removes the named keys from the spoke copy yet: droppedKeysPatch is the merge patch
-// that would, for a writer of the spoke copies' metadata that does not exist yet (the spoke agent writes only its
-// report; giving it `patch` on the synced kinds is undecided, issue 29).
+// writes on every copy. The spoke agent removes the named keys from the copy (spoke/droppedkeysreconciler.ts, with
+// droppedKeysPatch): it patches the sync's own copies only, and only those keys.
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
