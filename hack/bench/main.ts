@@ -20,6 +20,9 @@
 //      label each bench cluster has its own value of, against bare creates of the same rendered works; one
 //      variant edit (one work written) and one cluster's label changed (P works written, all on that cluster).
 //      Run after 3, on the same policies: the controller then holds these works through 4 and 5.
+//   7. the evidence gate: the fan-out with the spoke configuration placed and every cluster's report (as a
+//      work agent would feed it back) read before the clock, against the no-agent mode's, back to back; run
+//      between 3 and 6.
 // With --scale (P=5000 × C=20 = 100k works), policy-sync alone (no baselines, no feedback): the fan-out
 // with its cost curve at 10 %, 50 % and 100 % of the works (elapsed, works/s, RSS, CPU), peak RSS, and a
 // restart on all the works (caches synced, no-op pass, writes); JSON in .local/bench/scale-<timestamp>.json.
@@ -38,7 +41,7 @@
 //   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 //
 // This file parses the flags and runs the chosen workloads, one module each under workloads/: fanout.ts (1,
-// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), variants.ts (6),
+// with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), variants.ts (6), evidence.ts (7),
 // scale.ts (--scale).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -59,6 +62,7 @@ import { restartUnchanged } from './workloads/restart.ts';
 import { rollout } from './workloads/rollout.ts';
 import { scale } from './workloads/scale.ts';
 import { variants } from './workloads/variants.ts';
+import { evidence } from './workloads/evidence.ts';
 
 async function main(cfg: BenchConfig): Promise<number> {
   const { P, C, K, SCALE, CONCURRENCY, root, runId, ns } = cfg;
@@ -152,6 +156,8 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   } finally {
     await trackers.stop();
   }
+  // 7. the evidence gate: the fan-out again, with and without the spoke reports.
+  await evidence(bench, world, result);
   // 6. per-cluster copies, on the same policies; its controller and works go on to 4 and 5.
   if (!bench.cfg.skipVariants) await variants(bench, world, result);
   // 4. feedback on a real spoke, with the world above still in the controller's cache.

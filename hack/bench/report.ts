@@ -131,11 +131,24 @@ export interface BenchResult {
   };
   /** Workload 5: a Progressive rollout of one edit against the waits it asks for, and the same edit under All. */
   rollout: RolloutResult;
-  /** Workload 6: the fan-out with a PolicyVariant per policy giving every copy a value of its cluster's, and variant and label changes. */
-  /** Workload 6; absent with --skip-variants. */
+  /** Workload 6: the fan-out with a PolicyVariant per policy giving every copy a value of its cluster's, and variant and label changes; absent with --skip-variants. */
   variants?: VariantsResult;
+  /** Workload 7: the fan-out with every cluster's spoke report gating first copies, against the no-agent mode. */
+  evidence?: EvidenceResult;
   /** With --cpu-prof: the controller of the fan-out (its whole life: start, fan-out, one change) and the restarted one (start-up pass). */
   profile?: { fanout?: ProfileSummary; restart?: ProfileSummary };
+}
+
+/** Workload 7 (workloads/evidence.ts): the evidence gate's cost, one pair of fan-outs back to back. */
+export interface EvidenceResult {
+  /** The fan-out with `--spoke-config=none` (no report asked for). */
+  ungatedMs: number;
+  /** The same with every cluster's fresh report read before the clock: each first copy waits for its cluster's. */
+  gatedMs: number;
+  /** gated / ungated. */
+  ratio: number;
+  works: number;
+  clusters: number;
 }
 
 /** Workload 6 (workloads/variants.ts): per-cluster copies. */
@@ -383,6 +396,10 @@ export function formatTable(r: BenchResult): string {
   rows.push(['', 'hub annotation writes', `${fb.annotationWrites} for ${fb.changes} changes`, `= ${fb.changes}`, verdict(fb.annotationWrites === fb.changes)]);
   rows.push(...rolloutRows(r.rollout));
   if (r.variants) rows.push(...variantsRows(r.variants, P, C));
+  if (r.evidence) {
+    const e = r.evidence;
+    rows.push(['7 evidence', `fan-out of ${e.works} works, every cluster's report gating first copies / no agents`, `${e.ratio.toFixed(2)} (${secs(e.gatedMs)} / ${secs(e.ungatedMs)})`, '', '']);
+  }
   return table(rows);
 }
 

@@ -29,7 +29,7 @@ function isNumber(x: unknown): x is number {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
-test('npm run bench -- --quick runs all six workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+test('npm run bench -- --quick runs all seven workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
   if (existsSync(json)) rmSync(json);
   const started = Date.now();
   const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', '--quick', '--root', root, '--json', json, '--down', '--purge']);
@@ -88,4 +88,11 @@ test('npm run bench -- --quick runs all six workloads and writes their numbers',
   assert.deepEqual(v.writes.edit.changed.map((key) => key.split('/')[0]), [v.editedCluster], `the variant edit: ${JSON.stringify(v.writes.edit)}`);
   assert.equal(v.writes.label.changed.length, policies, `the label change: ${JSON.stringify(v.writes.label)}`);
   assert.ok(v.writes.label.changed.every((key) => key.split('/')[0] === v.editedCluster), `the label change, on ${v.editedCluster} only: ${JSON.stringify(v.writes.label.changed)}`);
+
+  // 7. the evidence gate: the same P×C works placed with every cluster's report read first, and without agents.
+  const e = r.evidence;
+  assert.ok(e, 'workload 7 ran');
+  assert.equal(e.works, policies * clusters);
+  assert.equal(e.clusters, clusters);
+  assert.ok(isNumber(e.ratio) && e.gatedMs > 0 && e.ungatedMs > 0, `evidence: ${JSON.stringify(e)}`);
 });

@@ -94,9 +94,8 @@ export interface Baselines {
  */
 export async function fanout(bench: Bench, world: World, trackers: PolicySyncTrackers, result: ResultDraft, baselines: Baselines = { ssa: true, ocm: true }): Promise<FanoutOutcome> {
   const { sandbox, kubeConfig, http, cleanupHttp } = bench;
-  const { P, C, ROUNDS, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, bareName, className } = bench.cfg;
+  const { P, C, ROUNDS, FANOUT_TIMEOUT_MS, ns, bareName } = bench.cfg;
   const { clusters } = world;
-  const { works, annotations, expected, synced } = trackers;
   const N = P * C;
   const bareInFlight = bench.cfg.BARE_IN_FLIGHT;
   const skipBaselines = bench.cfg.skipBaselines;
@@ -125,32 +124,6 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
     return { fanout: { ms, works: N, requestsMs, cpuSeconds }, writes: report(delta(before, after.snapshot), {}, N, after.quiet) };
   };
 
-  /**
-   * policy-sync's fan-out: the controller started on the P inert policies and its first pass done, then
-   * Gateway `gw` created; timed to all P×C works with their spec-hash (and all P annotated).
-   */
-  const policySyncFanout = async (label: string, profile: string | undefined) => {
-    log(`${label}: starting the controller${profile ? ' (with --cpu-prof)' : ''}`);
-    const controller = await startController(bench, profile);
-    const cold = await startupPass(controller, P, PASS_TIMEOUT_MS);
-    const before = (await waitQuiet(kubeConfig)).snapshot;
-    const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
-    log(`${label}: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
-    const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
-    const start = performance.now();
-    const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
-    const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);
-    await apply(http, gateway(ns, 'gw', className, 'bench'));
-    const ms = (await allWorks) - start;
-    const annotatedMs = (await allAnnotated) - start;
-    const cpuSeconds = cpu.end();
-    log(`${label}: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
-    const after = await waitQuiet(kubeConfig);
-    const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
-    const fanout: BenchResult['fanout']['policySync'] = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
-    return { controller, fanout, rss: rssOf(controller.pid), writes: fanoutWrites(delta(before, after.snapshot), after.quiet, N, P, 1, world.variants ?? 0), after };
-  };
-
   const fanoutProfile = profileDir(bench, 'fanout');
   const rounds: FanoutOutcome['rounds'] = [];
   try {
@@ -159,7 +132,7 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
       [result.fanout.bare, result.writes.bare] = [ssa.fanout, ssa.writes];
     }
     const roundCount = skipBaselines ? 1 : ROUNDS;
-    let ps: Awaited<ReturnType<typeof policySyncFanout>> | undefined;
+    let ps: PolicySyncLeg | undefined;
     for (let round = 1; round <= roundCount; round++) {
       const last = round === roundCount;
       const label = (what: string): string => (roundCount > 1 ? `${what}, round ${round}/${roundCount}` : what);
@@ -169,7 +142,7 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
         [result.fanout.bareCreate, result.writes.bareCreate] = [bareCreates.fanout, bareCreates.writes];
       }
       // The last round's world (its controller, its works) goes on to the change, the restart and the feedback.
-      ps = await policySyncFanout(label('policy-sync'), last ? fanoutProfile : undefined);
+      ps = await policySyncLeg(bench, world, trackers, label('policy-sync'), { profile: last ? fanoutProfile : undefined });
       const [creates, ocm] = [result.fanout.bareCreate, result.fanout.ocm];
       if (creates) {
         const apiserverCpuSeconds = { bareCreate: creates.cpuSeconds.apiserver ?? NaN, policySync: ps.fanout.cpuSeconds.apiserver ?? NaN };
@@ -177,7 +150,7 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
         const bareRound: BareRound = { bareCreateMs: creates.ms, policySyncMs, ratio: policySyncMs / creates.ms, apiserverCpuSeconds };
         rounds.push(ocm ? { ...bareRound, ocmMs: ocm.ms, ratioOcm: policySyncMs / ocm.ms } : bareRound);
       }
-      if (!last) await resetPolicySync(bench, world, works);
+      if (!last) await resetPolicySync(bench, world, trackers.works);
     }
     result.fanout.policySync = ps!.fanout;
     result.writes.fanout = ps!.writes;
@@ -186,6 +159,55 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
     await bareTracker?.stop();
     bare.destroy();
   }
+}
+
+/** What one policy-sync fan-out leg measured, its controller left running on the works. */
+export interface PolicySyncLeg {
+  controller: Controller;
+  fanout: BenchResult['fanout']['policySync'];
+  rss: { peakMiB: number; rssMiB: number };
+  writes: WriteReport;
+  after: Awaited<ReturnType<typeof waitQuiet>>;
+}
+
+export interface LegOptions {
+  /** Where the controller writes its CPU profile (--cpu-prof). */
+  profile?: string | undefined;
+  /** More `policy-sync hub` flags. */
+  extraArgs?: string[];
+  /** Run after the controller's first pass and before the clock starts. */
+  beforeClock?: (controller: Controller) => Promise<void>;
+}
+
+/**
+ * policy-sync's fan-out: the controller started on the P inert policies and its first pass done, then
+ * Gateway `gw` created; timed to all P×C works with their spec-hash (and all P annotated).
+ */
+export async function policySyncLeg(bench: Bench, world: World, trackers: PolicySyncTrackers, label: string, o: LegOptions = {}): Promise<PolicySyncLeg> {
+  const { sandbox, kubeConfig, http } = bench;
+  const { P, C, FANOUT_TIMEOUT_MS, PASS_TIMEOUT_MS, ns, className } = bench.cfg;
+  const { works, annotations, expected, synced } = trackers;
+  const N = P * C;
+  log(`${label}: starting the controller${o.profile ? ' (with --cpu-prof)' : ''}`);
+  const controller = await startController(bench, o.profile, o.extraArgs);
+  const cold = await startupPass(controller, P, PASS_TIMEOUT_MS);
+  await o.beforeClock?.(controller);
+  const before = (await waitQuiet(kubeConfig)).snapshot;
+  const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
+  log(`${label}: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
+  const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
+  const start = performance.now();
+  const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
+  const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);
+  await apply(http, gateway(ns, 'gw', className, 'bench'));
+  const ms = (await allWorks) - start;
+  const annotatedMs = (await allAnnotated) - start;
+  const cpuSeconds = cpu.end();
+  log(`${label}: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
+  const after = await waitQuiet(kubeConfig);
+  const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
+  const fanout: BenchResult['fanout']['policySync'] = { ms, works: N, annotatedMs, coldStartMs: { serving: cold.servingMs, cachesSynced: cold.cachesSyncedMs, pass: cold.passMs }, cpuSeconds, reconciles };
+  return { controller, fanout, rss: rssOf(controller.pid), writes: fanoutWrites(delta(before, after.snapshot), after.quiet, N, P, 1, world.variants ?? 0), after };
 }
 
 /**
