@@ -31,7 +31,7 @@ export const KEY_MEANINGS: Record<string, Meaning> = {
     kind: 'annotation',
     on: 'spoke copy',
     by: 'hub',
-    says: 'kinds with the status subresource (`Update`): the labels and annotations the hub policy dropped that this cluster\'s copy had, `{"annotations":[…],"labels":[…]}`; they stay on the spoke copy (nothing removes them yet)',
+    says: 'kinds with the status subresource (`Update`): the labels and annotations the hub policy dropped that this cluster\'s copy had, `{"annotations":[…],"labels":[…]}`; the spoke agent removes them from the copy',
   },
   'policysync.kuadrant.io/variants': { kind: 'annotation', on: 'spoke copy', by: 'hub', says: 'the PolicyVariants applied to the copy, `name@generation` in name order (the generation of the variant whose content the copy runs); absent when none selects its cluster' },
   'policysync.kuadrant.io/revision': { kind: 'annotation', on: 'spoke copy', by: 'hub', says: 'the hub policy\'s `metadata.generation` the copy was rendered from; read back by the feedback rule `revision`' },

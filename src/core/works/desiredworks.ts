@@ -185,7 +185,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     if (rendering.state === 'rendered') renderings.set(cluster, rendering);
     const rendered = rendering.state === 'rendered' ? rendering.copy : copy;
     // Update merges labels and annotations into the spoke copy: the ones this cluster's copy had and the new
-    // one lacks are named (core/works/droppedkeys.ts; nothing removes them on the spoke yet). ServerSideApply removes them itself.
+    // one lacks are named (core/works/droppedkeys.ts), and the spoke agent removes them. ServerSideApply removes them itself.
     const sent = (input.updateStrategy ?? 'Update') === 'Update' ? input.sentCopy?.(cluster) : undefined;
     const clusterCopy = sent === undefined ? rendered : withDroppedKeys(rendered, sent);
     const buildKey = JSON.stringify([shape, renderingKey(rendering), clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
