@@ -22,7 +22,7 @@ import type { World } from './world.ts';
 const [namespace = '', name = ''] = DEFAULT_SPOKE_CONFIG.split('/');
 const SPOKE_CONFIG = { namespace, name };
 
-/** Fills in `result.evidence`; leaves the last leg's controller running on its works. */
+/** Fills in `result.evidence`; leaves the no-agent leg's controller running on its works, as the fan-out's. */
 export async function evidence(bench: Bench, baseWorld: World, result: ResultDraft): Promise<void> {
   const { http } = bench;
   const { ns, controllerName, className } = bench.cfg;
@@ -37,8 +37,7 @@ export async function evidence(bench: Bench, baseWorld: World, result: ResultDra
   const anchor = gateway(ns, 'evidence-anchor', className, 'bench');
   await apply(http, anchor);
   try {
-    const ungated = await policySyncLeg(bench, world, trackers, 'evidence: policy-sync, no agents (--spoke-config=none)');
-    await resetPolicySync(bench, world, trackers.works);
+    // Gated first: the last leg's controller goes on to the next workloads, which run without spoke agents.
     const gated = await policySyncLeg(bench, world, trackers, 'evidence: policy-sync, every cluster reporting', {
       // Reports count for an hour from when the hub reads them: no heartbeat needs writing during the run.
       extraArgs: [`--spoke-config=${SPOKE_CONFIG.namespace}/${SPOKE_CONFIG.name}`, '--spoke-report-stale-after=1h'],
@@ -50,6 +49,8 @@ export async function evidence(bench: Bench, baseWorld: World, result: ResultDra
         );
       },
     });
+    await resetPolicySync(bench, world, trackers.works);
+    const ungated = await policySyncLeg(bench, world, trackers, 'evidence: policy-sync, no agents (--spoke-config=none)');
     result.evidence = { ungatedMs: ungated.fanout.ms, gatedMs: gated.fanout.ms, ratio: gated.fanout.ms / ungated.fanout.ms, works: gated.fanout.works, clusters: clusters.length };
     log(`evidence: ${gated.fanout.works} works in ${(gated.fanout.ms / 1000).toFixed(2)} s with every cluster reporting, ${(ungated.fanout.ms / 1000).toFixed(2)} s without agents (×${result.evidence.ratio.toFixed(2)})`);
   } finally {
