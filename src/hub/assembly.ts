@@ -115,8 +115,8 @@ export interface Hub {
  * The hub's requests to its apiserver under way at once: 16 per policy worker, at least 64. A reconcile writes its
  * works to every cluster at once, so a policy on hundreds of clusters asks for more, and its writes wait for a slot
  * (their deadline starts when they have one). Measured on the bench's 10k fan-out (4 workers × 10 clusters): 16
- * slots took 17–23 % longer than 40, the apiserver having room; 8 workers on 40 slots were 5–15 % slower than 4
- * workers whose 40 writes had 64 (the annotation writes then share the slots with the works').
+ * slots took 17–23 % longer than 40, the apiserver having room; 8 workers on 40 slots were 13–16 % slower than 4
+ * workers whose 40 writes had 64 slots (paired rounds, docs/benchmarks.md eleventh round).
  */
 export function hubRequestsInFlight(concurrency: number): number {
   return Math.max(64, REQUESTS_PER_WORKER * concurrency);
