@@ -189,7 +189,7 @@ function placedCopy(work: KubeObject): Record<string, unknown> | undefined {
  * The spoke's controller judged the copy the fed-back values were read from: the work agent applied the work's
  * current spec, and the copy's status observed the copy's current generation — on its Enforced condition, else
  * at status level (the Kuadrant operator's Accepted=False TargetNotFound says no more), else on every ancestor
- * entry. Whether that copy is the one wanted is the caller's question (observedPlacedCopy, judgedRevision).
+ * entry. Whether that copy is the one wanted is the caller's question (judgedPlacedCopy, judgedRevision).
  */
 export function judgedFedBackCopy(feedback: ClusterFeedback): boolean {
   const { generation } = feedback;
