@@ -4,6 +4,7 @@
 // binary we started: pids are reused, and `down` must never hit an unrelated process.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync, writeSync } from 'node:fs';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcessSpec {
@@ -47,14 +48,30 @@ export function isRunning(proc: Pick<RunningProcess, 'pid' | 'command' | 'execs'
   const stat = `/proc/${proc.pid}/stat`;
   if (!existsSync(stat)) return false;
   try {
-    // The state is the field after the parenthesised command name, which may itself contain spaces.
-    const state = readFileSync(stat, 'utf8').replace(/^.*\) /s, '').charAt(0);
-    if (state === 'Z' || state === 'X') return false;
-    const argv0 = readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8').split('\0')[0];
-    return argv0 === proc.command || (argv0 !== undefined && (proc.execs ?? []).includes(argv0));
+    return runsCommand(readFileSync(stat, 'utf8'), readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8'), proc);
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether a process, as `/proc/<pid>/stat` and `/proc/<pid>/cmdline` show it, is alive and runs `command` (or
+ * one of `execs`). A process in the middle of its exec has an empty cmdline: spawn() returns once the exec has
+ * closed the close-on-exec pipe, but the kernel sets the new argv's bounds only after that, so a loaded
+ * machine can show a just-started process with no argv for a moment (a CI run once read it as "exited while
+ * starting"). Its name in stat is already the new program's then (the first 15 bytes of its file name), so
+ * that is what an empty cmdline is judged by.
+ */
+export function runsCommand(statText: string, cmdline: string, proc: Pick<RunningProcess, 'command' | 'execs'>): boolean {
+  // The command name is in parentheses and may itself contain spaces and parentheses; the state follows the last.
+  const close = statText.lastIndexOf(') ');
+  const state = statText.charAt(close + 2);
+  if (close < 0 || state === 'Z' || state === 'X') return false;
+  const programs = [proc.command, ...(proc.execs ?? [])];
+  const argv0 = cmdline.split('\0')[0]!;
+  if (argv0 !== '') return programs.includes(argv0);
+  const comm = statText.slice(statText.indexOf('(') + 1, close);
+  return programs.some((p) => basename(p).slice(0, 15) === comm);
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
