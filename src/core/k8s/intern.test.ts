@@ -141,3 +141,21 @@ test('a table is also renewed after as many lookups as it allows: what is not lo
   for (let i = 0; i < 40; i++) interner.value({ other: `another string number ${i}` });
   assert.notEqual(interner.value(parsed(labels)), kept);
 });
+
+test('a string inside a value is held once: the parser\'s equal copies are replaced by the shared one', async () => {
+  // `===` compares strings by text, so only the heap can tell one string from equal copies: count them there.
+  const { getHeapSnapshot } = await import('node:v8');
+  const marker = `interned-${process.pid}-${Date.now()}-${'x'.repeat(60)}`;
+  const interner = new Interner();
+  // Each value holds a string of its own seen for the first time (a work's spec-hash), so it is not shared whole.
+  const kept = Array.from({ length: 40 }, (_, i) => interner.value(parsed({ annotations: { ref: marker, hash: `own-hash-of-value-${i}` }, list: [marker] })));
+  let text = '';
+  for await (const chunk of getHeapSnapshot()) text += String(chunk);
+  const { snapshot, nodes, strings } = JSON.parse(text) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const { node_fields: fields, node_types: [types] } = snapshot.meta;
+  const [typeAt, nameAt, markerAt] = [fields.indexOf('type'), fields.indexOf('name'), strings.indexOf(marker)];
+  let copies = 0;
+  for (let i = 0; i < nodes.length; i += fields.length) if (types[nodes[i + typeAt]!] === 'string' && nodes[i + nameAt] === markerAt) copies++;
+  assert.ok(copies <= 3, `${copies} strings on the heap hold the marker; the ${kept.length} values should share one (beside the test's own and the parser's first)`);
+  assert.equal(kept[39]!.annotations.ref, marker);
+});

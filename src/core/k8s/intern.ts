@@ -83,12 +83,15 @@ export class Interner {
   private internArray(array: unknown[]): unknown {
     let hash = ARRAY;
     let fresh = false;
+    // A frozen part (shared elsewhere already) keeps its own items: it is then kept as a value of its own.
+    const frozen = Object.isFrozen(array);
     for (let i = 0; i < array.length; i++) {
       const item = this.intern(array[i]);
       hash = mix(hash, this.hash);
       fresh ||= this.fresh;
-      // A frozen part (shared elsewhere already) keeps its own items: it is then kept as a value of its own.
-      if (item !== array[i] && !Object.isFrozen(array)) array[i] = item;
+      // Stored even when `item === array[i]`: for strings that compares text, not identity, and the shared
+      // string must replace the parser's equal copy.
+      if (!frozen) array[i] = item;
     }
     return this.share(array, hash, fresh, sameArray);
   }
@@ -96,6 +99,7 @@ export class Interner {
   private internObject(object: Record<string, unknown>): unknown {
     let hash = OBJECT;
     let fresh = false;
+    const frozen = Object.isFrozen(object);
     // for…in: JSON data inherits no enumerable keys.
     for (const key in object) {
       // JSON may name a key `__proto__`: assigning it would set the prototype. Left alone.
@@ -104,7 +108,7 @@ export class Interner {
       const item = this.intern(object[key]);
       hash = mix(hash, this.hash);
       fresh ||= this.fresh;
-      if (item !== object[key] && !Object.isFrozen(object)) object[key] = item;
+      if (!frozen) object[key] = item; // as in internArray: a shared string is equal to, not identical with, the parser's
     }
     return this.share(object, hash, fresh, sameObject);
   }
@@ -134,7 +138,7 @@ export class Interner {
  * has been looked up in `lookups` times; the older one is then dropped, and with it what was not looked
  * up again meanwhile (what is moves to the newer one).
  */
-class Generations<K, V> {
+export class Generations<K, V> {
   private newer = new Map<K, V>();
   private older = new Map<K, V>();
   private looked = 0;

@@ -21,6 +21,7 @@ import {
 } from './manifestwork.ts';
 import type { DeleteOption, ManifestConfig, ManifestWork } from './manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const authV1beta3 = { ...auth, version: 'v1beta3' };
@@ -241,6 +242,23 @@ test('a work written under the ServerSideApply strategy gets another spec-hash, 
 test('readSourceRef round-trips the source-ref annotation', () => {
   const work = buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Orphan' });
   assert.deepEqual(readSourceRef(work), { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies', namespace: 'team-a', name: 'p', uid: 'uid-1' });
+});
+
+test('readSourceRef parses one text once for cached works (frozen annotations), and gives a work being built its own', () => {
+  const work = buildManifestWork({ gvr: auth, policy, cluster: 'c1', copy, feedbackRules: [], deleteOption: 'Orphan' });
+  // Two clusters' cached copies of one policy: one source-ref text, each its own annotations (spec-hash).
+  const cachedOn = (hash: string): KubeObject => ({ ...work, metadata: { ...work.metadata, annotations: Object.freeze({ ...work.metadata.annotations, [SPEC_HASH_ANNOTATION]: hash }) } });
+  const [a, b] = [readSourceRef(cachedOn('h1')), readSourceRef(cachedOn('h2'))];
+  assert.ok(a !== undefined && Object.isFrozen(a));
+  assert.equal(b, a, 'one parsed source for the policy\'s cached works');
+  const building = readSourceRef({ ...work, metadata: { ...work.metadata, annotations: { ...work.metadata.annotations } } });
+  assert.deepEqual(building, a);
+  assert.ok(building !== a && !Object.isFrozen(building), 'a work that is not cached gets a value of its own');
+  const other = readSourceRef(cachedOn('h3'));
+  assert.equal(other, a);
+  const malformed = { ...work, metadata: { ...work.metadata, annotations: Object.freeze({ 'policysync.kuadrant.io/source-ref': '{"group":1}' }) } };
+  assert.equal(readSourceRef(malformed), undefined);
+  assert.equal(readSourceRef({ ...malformed, metadata: { ...malformed.metadata, annotations: Object.freeze({ ...malformed.metadata.annotations }) } }), undefined, 'a malformed text is remembered as malformed');
 });
 
 test('readSourceRef returns undefined for a missing, non-JSON or wrongly shaped annotation', () => {

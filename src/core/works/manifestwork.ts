@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';
+import { Generations } from '../k8s/intern.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import {
@@ -236,16 +237,28 @@ export function readSourceRef(work: KubeObject): SourceRef | undefined {
   // never mutated: the annotation is parsed once per annotations object.
   const known = sourceRefs.get(annotations);
   if (known !== undefined) return known ?? undefined;
-  const parsed = parseJson(annotations[SOURCE_REF_ANNOTATION], sourceRefSchema);
-  let ref: SourceRef | undefined;
-  if (parsed) {
-    const { uid, crdUid, ...rest } = parsed;
-    ref = { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
+  const text = annotations[SOURCE_REF_ANNOTATION];
+  const cached = Object.isFrozen(annotations);
+  // A policy's works on many clusters carry one text, but not one annotations object when each cluster's
+  // copy differs (its own spec-hash and revision tag, docs/concepts/variants.md): parsed once per text too.
+  const shared = cached && text !== undefined ? sourceRefsByText.get(text) : undefined;
+  const ref = shared !== undefined ? shared : parseSourceRef(text);
+  if (cached) {
+    if (shared === undefined && text !== undefined) sourceRefsByText.set(text, ref && Object.freeze(ref));
+    sourceRefs.set(annotations, ref);
   }
-  if (Object.isFrozen(annotations)) sourceRefs.set(annotations, ref ? Object.freeze(ref) : null);
-  return ref;
+  return ref ?? undefined;
+}
+
+function parseSourceRef(text: string | undefined): SourceRef | null {
+  const parsed = parseJson(text, sourceRefSchema);
+  if (!parsed) return null;
+  const { uid, crdUid, ...rest } = parsed;
+  return { ...rest, ...(uid === undefined ? {} : { uid }), ...(crdUid === undefined ? {} : { crdUid }) };
 }
 const sourceRefs = new WeakMap<object, SourceRef | null>();
+/** Bounded: what no cached work reads any more is dropped within two generations. */
+const sourceRefsByText = new Generations<string, SourceRef | null>(4096, 1 << 16);
 
 /**
  * The source policy of a work, validated: only when its source-ref annotation parses, its source label is
