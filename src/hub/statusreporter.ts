@@ -233,7 +233,9 @@ export class StatusReporter {
     this.lastWrite.set(key, Date.now());
     this.feedbackReported(key, read, true);
     const previousStatus = this.lastStatus.get(key);
-    if (desired[STATUS_ANNOTATION] === undefined) this.lastStatus.delete(key);
+    // Kept only while the cache has not shown the write: its echo often beats the answer (confirmsWrite
+    // then ended the expectation already), and a copy set after that would stay until the next write.
+    if (desired[STATUS_ANNOTATION] === undefined || !this.expectations.has(key)) this.lastStatus.delete(key);
     else this.lastStatus.set(key, desired[STATUS_ANNOTATION]);
     if (!status) return;
     // Against the status last written (the cache may lag), else the annotation as it was: a restart
