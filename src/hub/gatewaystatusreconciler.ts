@@ -23,9 +23,10 @@ import {
   desiredFingerprint,
   type GatewayPlacement,
   type SyncedKind,
+  policyStandings,
+  type PolicyStandings,
   type TargetingPolicy,
 } from '../core/status/gatewaystatus.ts';
-import type { PolicyStatus } from '../core/status/policystatus.ts';
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
@@ -86,8 +87,8 @@ export class GatewayStatusReconciler {
   private readonly held = new Map<string, string>();
   /** Since when a write of the Gateway has waited for the policies (policiesPending). */
   private readonly deferredSince = new Map<string, number>();
-  /** Each cached policy's status annotation, parsed once (the cache replaces the object when it changes). */
-  private readonly verdicts = new WeakMap<KubeObject, PolicyStatus | undefined>();
+  /** Each cached policy's status annotation, parsed once (the cache replaces the object when it changes), as the Gateway's status reads it. */
+  private readonly verdicts = new WeakMap<KubeObject, PolicyStandings | undefined>();
 
   constructor(private readonly deps: GatewayStatusDeps) {}
 
@@ -265,9 +266,9 @@ export class GatewayStatusReconciler {
     }));
   }
 
-  private verdictsOf(policy: KubeObject): PolicyStatus | undefined {
+  private verdictsOf(policy: KubeObject): PolicyStandings | undefined {
     if (this.verdicts.has(policy)) return this.verdicts.get(policy);
-    const status = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]);
+    const status = policyStandings(readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]));
     this.verdicts.set(policy, status);
     return status;
   }

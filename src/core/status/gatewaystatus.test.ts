@@ -16,6 +16,8 @@ import {
   ownedConditionsEntry,
   desiredFingerprint,
   type GatewayStatusInput,
+  policyStandings,
+  type PolicyStandings,
   type TargetingPolicy,
 } from './gatewaystatus.ts';
 import type { ClusterStatus, PolicyStatus } from './policystatus.ts';
@@ -33,7 +35,7 @@ function status(clusters: Record<string, ClusterStatus>): PolicyStatus {
   return { summary: { clusters: states.length, applied: states.length, enforced: n('Enforced'), overridden: n('Overridden'), pending: n('Pending'), failed: n('Failed') }, clusters };
 }
 
-function policy(name: string, s: PolicyStatus | undefined, kind = AUTH, namespace = 'ns'): TargetingPolicy {
+function policy(name: string, s: PolicyStandings | undefined, kind = AUTH, namespace = 'ns'): TargetingPolicy {
   return { ...kind, namespace, name, status: s };
 }
 
@@ -176,6 +178,25 @@ test('PoliciesEnforced: False naming the clusters and policies not enforced; Fai
   assert.equal(unreported.message, 'not enforced on 2 of 2 placed clusters: c1: AuthPolicy ns/a Pending; c2: AuthPolicy ns/a Pending', 'the same words as once reported Pending: no write for that move');
   const unknown = enforced([policy('a', status({ c1: cluster('Unknown', 'ClusterUnreachable'), c2: cluster('Pending', 'Applying') }))]);
   assert.deepEqual([unknown.reason, unknown.message], ['Unknown', 'not enforced on 2 of 2 placed clusters: c1: AuthPolicy ns/a Unknown (ClusterUnreachable); c2: AuthPolicy ns/a Pending']);
+});
+
+test('policyStandings: the Gateway\'s conditions from the cut verdicts are those from the whole status; equal standings are one object', () => {
+  const withProblem: PolicyStatus = { ...status({ c1: cluster('Pending', 'Applying') }), problems: [{ reason: 'TargetNotFound', message: 'the Gateway gw is not found' }] };
+  const truncated: PolicyStatus = { summary: { clusters: 2, applied: 2, enforced: 1, overridden: 0, pending: 1, failed: 0, truncated: true } };
+  const cases: Array<Array<PolicyStatus | undefined>> = [
+    [status({ c1: cluster('Enforced'), c2: cluster('Overridden') }), status({ c1: cluster('Failed', 'TargetNotFound'), c2: cluster('Unknown', 'ClusterUnreachable') })],
+    [withProblem, undefined],
+    [truncated, status({ c2: { ...cluster('Enforced'), message: 'a long message the Gateway never shows', variants: ['v@1'] } })],
+  ];
+  for (const statuses of cases) {
+    const whole = gatewayConditions(input({ policies: statuses.map((s, i) => policy(`p${i}`, s)) }));
+    const cut = gatewayConditions(input({ policies: statuses.map((s, i) => policy(`p${i}`, policyStandings(s))) }));
+    assert.deepEqual(cut, whole);
+  }
+  const [a, b] = [policyStandings(status({ c1: cluster('Enforced') })), policyStandings(status({ c1: cluster('Enforced'), c2: cluster('Enforced') }))];
+  assert.equal(a?.clusters?.c1, b?.clusters?.c2, 'one shared { state, reason } for every Enforced cluster');
+  assert.deepEqual(policyStandings(withProblem), { summary: withProblem.summary, clusters: { c1: { state: 'Pending', reason: 'Applying' } }, problems: [{ reason: 'TargetNotFound' }] });
+  assert.equal(policyStandings(undefined), undefined);
 });
 
 test('PoliciesEnforced: an overridden cluster counts as enforced (local wins) and is named', () => {

@@ -10,7 +10,7 @@ import { readConditions, type Condition } from '../k8s/conditions.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { cleanText, cutCodePoints } from '../k8s/sanitize.ts';
 import { ACCEPTED, POLICIES_SYNCED } from '../params/classparams.ts';
-import type { ClusterState, PolicyStatus } from './policystatus.ts';
+import type { ClusterState, ClusterStatus, PolicyStatus, StatusSummary } from './policystatus.ts';
 
 /** Prefix of the condition types this controller adds beside Gateway API's own. */
 export const GATEWAY_CONDITION_PREFIX = 'policysync.kuadrant.io/';
@@ -56,7 +56,44 @@ export interface TargetingPolicy {
   namespace: string;
   name: string;
   /** Undefined while the status reporter wrote none (or it cannot be read). */
-  status: PolicyStatus | undefined;
+  status: PolicyStandings | undefined;
+}
+
+/** What the Gateway's status reads of a policy's verdicts: its summary, each cluster's state and reason, its first problem's reason. */
+export interface PolicyStandings {
+  summary: StatusSummary;
+  clusters?: Readonly<Record<string, Pick<ClusterStatus, 'state' | 'reason'>>>;
+  problems?: readonly { reason: string }[];
+}
+
+/**
+ * A policy's verdicts cut to what the Gateway's status reads. The hub keeps them for every cached policy
+ * (parsed once per annotation): the whole status is ~2 KB a policy on 10 clusters, its messages and feedback
+ * parsed anew each time, where the states and reasons it needs are a few values shared by all.
+ */
+export function policyStandings(status: PolicyStatus | undefined): PolicyStandings | undefined {
+  if (!status) return undefined;
+  const standings: PolicyStandings = { summary: status.summary };
+  if (status.clusters) {
+    const clusters: Record<string, Pick<ClusterStatus, 'state' | 'reason'>> = {};
+    for (const [cluster, { state, reason }] of Object.entries(status.clusters)) clusters[cluster] = standing(state, reason);
+    standings.clusters = clusters;
+  }
+  const first = status.problems?.[0];
+  if (first) standings.problems = [{ reason: first.reason }];
+  return standings;
+}
+
+const standings = new Map<string, Pick<ClusterStatus, 'state' | 'reason'>>();
+/** Reasons are the spoke controllers' too, so the table is bounded; past it, each gets its own. */
+const MAX_SHARED_STANDINGS = 256;
+function standing(state: ClusterState, reason: string): Pick<ClusterStatus, 'state' | 'reason'> {
+  const key = `${state}\n${reason}`;
+  const known = standings.get(key);
+  if (known) return known;
+  const made = Object.freeze({ state, reason });
+  if (standings.size < MAX_SHARED_STANDINGS) standings.set(key, made);
+  return made;
 }
 
 export interface GatewayStatusInput {
@@ -279,7 +316,7 @@ interface Standing {
  * truncated past its budget drops the entries of applied copies first: such a cluster counts as enforced
  * when the summary says every cluster of the policy is, and as Unknown otherwise.
  */
-function standingOn(status: PolicyStatus | undefined, cluster: string): Standing {
+function standingOn(status: PolicyStandings | undefined, cluster: string): Standing {
   if (!status) return { state: 'Pending', reason: 'NotReported' };
   const entry = status.clusters?.[cluster];
   if (entry) return { state: entry.state, reason: entry.reason };

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { KubeObject } from '../k8s/objects.ts';
 import { desiredWorksForPolicy, type GatewayPlacement } from './desiredworks.ts';
 import { heldLanes, holdersOf } from './heldlanes.ts';
+import { workCacheView } from '../cacheview.ts';
 import type { ManifestWork } from './manifestwork.ts';
 
 const GW = 'gateway.networking.k8s.io';
@@ -41,4 +42,18 @@ test('holdersOf reads the works of one cluster; a work that is nobody\'s (its pa
   const forged: KubeObject = { ...work!, metadata: { ...work!.metadata, labels: { ...work!.metadata.labels, 'policysync.kuadrant.io/source': '0000000000000000' } } };
   assert.deepEqual(heldLanes(forged), []);
   assert.deepEqual(heldLanes({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }), []);
+});
+
+test('cached works (frozen, as the hub caches them) that hold the same one lane share one answer; a work being built gets its own', () => {
+  const cached = (w: ManifestWork): KubeObject => workCacheView()(JSON.parse(JSON.stringify(w)) as KubeObject);
+  const [a1, a2] = worksOf(policy('team-b', 'b-auth', ['gw']), ['spoke-1', 'spoke-2']);
+  const [b1] = worksOf(policy('team-b', 'b-rate', ['gw']), ['spoke-1']);
+  const lanes = [a1!, a2!, b1!].map((w) => heldLanes(cached(w)));
+  assert.deepEqual(lanes[0], [{ downstream: 'gateways/gw', holder: 'team-b/gw' }]);
+  assert.equal(lanes[1], lanes[0]);
+  assert.equal(lanes[2], lanes[0]);
+  assert.ok(Object.isFrozen(lanes[0]) && Object.isFrozen(lanes[0][0]));
+  const building = heldLanes(a1!);
+  assert.deepEqual(building, lanes[0]);
+  assert.notEqual(building, lanes[0]);
 });

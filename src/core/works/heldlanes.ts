@@ -2,6 +2,7 @@
 // Gateways its copy targets, each held by the hub Gateway of that name in the source policy's namespace (a copy
 // targets only Gateways of its policy's own namespace, renamed to nothing: the downstream Gateway has the hub
 // Gateway's name). What the works show is who holds a lane first; core/targets/lanes.ts decides with it. Pure.
+import { Generations } from '../k8s/intern.ts';
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
 import { workIdentity } from './manifestwork.ts';
@@ -26,11 +27,27 @@ export function heldLanes(work: KubeObject): readonly HeldLane[] {
       if (!lanes.some((l) => l.downstream === lane.downstream && l.holder === lane.holder)) lanes.push(lane);
     }
   }
-  // A cached work (its spec frozen and shared, cacheview.ts) is never mutated: read once each.
-  if (work.spec !== undefined && Object.isFrozen(work.spec)) cache.set(work, lanes);
+  // A cached work (its spec frozen and shared, cacheview.ts) is never mutated: read once each, and the
+  // common answer (one lane) kept once for all the works of the policies on that downstream Gateway.
+  if (work.spec !== undefined && Object.isFrozen(work.spec)) {
+    const kept = lanes.length === 0 ? NO_LANES : lanes.length === 1 ? oneLane(lanes[0]!) : Object.freeze(lanes);
+    cache.set(work, kept);
+    return kept;
+  }
   return lanes;
 }
 const cache = new WeakMap<object, readonly HeldLane[]>();
+const NO_LANES: readonly HeldLane[] = Object.freeze([]);
+const oneLanes = new Generations<string, readonly HeldLane[]>(4096, 1 << 16);
+
+function oneLane(lane: HeldLane): readonly HeldLane[] {
+  const key = `${lane.downstream}\n${lane.holder}`;
+  const known = oneLanes.get(key);
+  if (known) return known;
+  const made = Object.freeze([Object.freeze(lane)]);
+  oneLanes.set(key, made);
+  return made;
+}
 
 /** The hub Gateways holding `downstream` among `works` (the works on one cluster). */
 export function holdersOf(works: readonly KubeObject[], downstream: string): string[] {
