@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { canonicalJson, sha256Hex, specHash } from './canonical.ts';
+import { canonicalJson, sha256Hex, sharedCanonical, specHash } from './canonical.ts';
 
 test('canonicalJson sorts object keys recursively and keeps array order', () => {
   assert.equal(
@@ -70,4 +70,25 @@ test('canonicalJson with an indent is the compact form laid out as JSON.stringif
       else assert.equal(laidOut, stringified);
     }),
   );
+});
+
+test('a shared value: deep-frozen, and what holds it serialises to the very text its copy gives, compact and indented', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.jsonValue(), (held, other) => {
+      if (held === null || typeof held !== 'object') return;
+      const copy = JSON.parse(JSON.stringify(held)) as unknown;
+      const shared = sharedCanonical(JSON.parse(JSON.stringify(held)) as object);
+      assert.ok(Object.isFrozen(shared));
+      for (const indent of [0, 2]) assert.equal(canonicalJson({ other, held: shared, list: [shared] }, indent), canonicalJson({ other, held: copy, list: [copy] }, indent));
+    }),
+  );
+});
+
+test('a shared value is deep-frozen: a change of it throws rather than go unseen by the text kept for it', () => {
+  const rules = sharedCanonical({ jsonPaths: [{ name: 'a', path: '.x' }] });
+  assert.throws(() => (rules.jsonPaths as { name: string }[]).push({ name: 'b' }), TypeError);
+  assert.throws(() => {
+    (rules.jsonPaths[0] as { name: string }).name = 'b';
+  }, TypeError);
+  assert.equal(canonicalJson({ rules }), '{"rules":{"jsonPaths":[{"name":"a","path":".x"}]}}');
 });

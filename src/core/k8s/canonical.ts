@@ -12,8 +12,32 @@ export function canonicalJson(value: unknown, indent = 0): string {
   return serialize(value, indent > 0 ? ' '.repeat(indent) : '', '') ?? 'null';
 }
 
+/**
+ * A value many hashed objects hold alike (a kind's feedback rules, in every work of it), deep-frozen and
+ * serialised once: the compact canonical JSON of anything holding it reads its text from here. Only values
+ * passed here are remembered, for as long as they live.
+ */
+export function sharedCanonical<T extends object>(value: T): T {
+  if (!compactText.has(value)) {
+    deepFreeze(value);
+    compactText.set(value, serialize(value, '', '') ?? 'null');
+  }
+  return value;
+}
+const compactText = new WeakMap<object, string>();
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  for (const item of Object.values(value)) deepFreeze(item);
+  Object.freeze(value);
+}
+
 /** `gap`: one level's indent ('' for compact JSON); `at`: the indent of the line `value` starts on. */
 function serialize(value: unknown, gap: string, at: string): string | undefined {
+  if (gap === '' && value !== null && typeof value === 'object') {
+    const known = compactText.get(value);
+    if (known !== undefined) return known;
+  }
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]';

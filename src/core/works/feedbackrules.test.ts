@@ -152,3 +152,13 @@ test('ancestorFeedbackGateways keeps the first MAX_ANCESTOR_GATEWAYS names in na
   const reversed = [...names].reverse().map((name) => gw(name));
   assert.deepEqual(ancestorFeedbackGateways(copy({ targetRefs: reversed })), names.slice(0, MAX_ANCESTOR_GATEWAYS));
 });
+
+test('equal options give one shared, frozen set of rules; different options their own', () => {
+  const a = feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['gw'] });
+  const b = feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['gw'] });
+  assert.equal(a, b);
+  assert.ok(Object.isFrozen(a) && Object.isFrozen(a[0]!.jsonPaths));
+  assert.notEqual(feedbackRulesFor({ rawFeedback: true, ancestorGateways: ['gw'] }), a);
+  assert.notEqual(feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['other'] }), a);
+  assert.notEqual(feedbackRulesFor({ rawFeedback: false, ancestorGateways: ['gw'], statusFeedback: [{ name: 'x', path: '.status.x' }] }), a);
+});

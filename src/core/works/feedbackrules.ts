@@ -6,7 +6,9 @@
 // no error; without the gate only the first match is kept, with it several matches become one JsonRaw
 // list (≤ 1024 bytes); an error in any path (e.g. `[0]` of an empty list: "array index out of bounds")
 // sets StatusFeedbackSynced=False on the manifest. So every path here is one that cannot error.
+import { sharedCanonical } from '../k8s/canonical.ts';
 import { isDns1123Subdomain } from '../k8s/dns.ts';
+import { Generations } from '../k8s/intern.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../targets/targetrefs.ts';
 
@@ -97,12 +99,27 @@ function ancestorJsonPaths(gateways: readonly string[]): FeedbackJsonPath[] {
   );
 }
 
+/**
+ * The feedback rules of a copy. Every work carries them (~2.2 KB of its ~3.6 KB), alike for every copy with
+ * the same options: one deep-frozen value per set of options, whose canonical JSON the spec-hash of each work
+ * holding it reuses (sharedCanonical).
+ */
 export function feedbackRulesFor(options: {
   rawFeedback: boolean;
   statusFeedback?: readonly FeedbackJsonPath[];
   /** The copy's Gateways (ancestorFeedbackGateways), in that order. */
   ancestorGateways?: readonly string[];
-}): FeedbackRule[] {
+}): readonly FeedbackRule[] {
+  const key = JSON.stringify([options.rawFeedback, options.statusFeedback ?? [], options.ancestorGateways ?? []]);
+  const known = sharedRules.get(key);
+  if (known !== undefined) return known;
+  const rules = sharedCanonical(buildFeedbackRules(options));
+  sharedRules.set(key, rules);
+  return rules;
+}
+const sharedRules = new Generations<string, readonly FeedbackRule[]>(1024, 1 << 16);
+
+function buildFeedbackRules(options: Parameters<typeof feedbackRulesFor>[0]): FeedbackRule[] {
   const jsonPaths = DEFAULT_JSON_PATHS.map((rule) => ({ ...rule }));
   jsonPaths.push(...ancestorJsonPaths(options.ancestorGateways ?? []));
   if (options.rawFeedback) jsonPaths.push({ ...RAW_CONDITIONS_FEEDBACK });

@@ -61,7 +61,7 @@ export type ManifestConfig = {
    * feedback), never writes or deletes it.
    */
   updateStrategy: { type: 'Update' } | { type: 'ServerSideApply'; serverSideApply: { force: true; fieldManager: string } } | { type: 'ReadOnly' };
-  feedbackRules: FeedbackRule[];
+  feedbackRules: readonly FeedbackRule[];
   feedbackScrapeType: 'Watch';
 };
 
@@ -158,7 +158,7 @@ export interface BuildManifestWorkInput {
   policy: KubeObject;
   cluster: string;
   copy: KubeObject;
-  feedbackRules: FeedbackRule[];
+  feedbackRules: readonly FeedbackRule[];
   deleteOption: DeleteOption;
   /** Value of the controller label (see controllerLabelValue); omitted when undefined. */
   controller?: string;
