@@ -4,6 +4,7 @@
 // says what has run).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { checkDeletions } from '../../testkit/soak/checks.ts';
 import { generate } from '../../testkit/soak/generator.ts';
 import { applyOp, expected, initialState, removalReason } from '../../testkit/soak/model.ts';
 
@@ -40,4 +41,28 @@ test('the model: a copy is withheld where the name is held or local policies cov
 test('the generator is pure: one seed, one plan', () => {
   assert.deepEqual(generate({ seed: SEED, ops: 40 }), generate({ seed: SEED, ops: 40 }));
   assert.notDeepEqual(generate({ seed: SEED, ops: 40 }), generate({ seed: SEED + 1, ops: 40 }));
+});
+
+test('the deletion check: a deselection justifies a deletion once the cluster is out of doubt when the hub deletes, whenever the deselection came', () => {
+  const placedState = applyOp(initialState(), { op: 'policy-apply', kind: 'soak', tenant: 't1', name: 'soak-1', targets: [{ gateway: 'gw1' }], marker: 1, labels: {} });
+  const deselected = applyOp(placedState, { op: 'cluster-member', spoke: 'spoke-2', member: false });
+  const back = Date.parse('2026-11-28T06:00:00Z'); // spoke-2's registration agent back
+  const faults = [{ kind: 'registration-stop', target: 'spoke-2', start: back - 40_000, end: back }];
+  // The label removed 28 s after the agent was back; the hub holds its copies until its own grace ends.
+  const timeline = [
+    { at: back - 100_000, state: placedState, label: 'policy-apply' },
+    { at: back + 28_000, state: deselected, label: 'cluster-member' },
+  ];
+  const deletion = (at: number) => ({
+    w: { verb: 'delete', user: 'sandbox-admin', userAgent: 'work-agent', resource: 'soakpolicies', namespace: 'ns-t1', name: 'soak-1', code: 200, at: new Date(at).toISOString() },
+    spoke: 'spoke-2' as const,
+    kind: 'soak' as const,
+    tenant: 't1' as const,
+    at,
+  });
+  assert.deepEqual(checkDeletions([deletion(back + 35_000)], timeline, faults).violations, [], 'out of doubt when deleted: justified by the deselection');
+  const early = checkDeletions([deletion(back + 29_000)], timeline, faults);
+  assert.equal(early.violations.length, 1, 'still in doubt when deleted: unjustified');
+  assert.match(early.violations[0]!.message, /unjustified/);
+  assert.equal(checkDeletions([deletion(back - 50_000)], timeline, faults).violations.length, 1, 'wanted and placed: no state justifies it');
 });

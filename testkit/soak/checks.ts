@@ -72,10 +72,16 @@ function candidates(timeline: readonly Snapshot[], at: number, windowMs: number)
   return timeline.slice(first).filter((s) => s.at <= at);
 }
 
-function unavailableDuring(faults: readonly FaultSpan[], from: number, to: number): Set<Spoke> {
+/**
+ * The spokes in doubt when the hub deleted at `at`: a registration fault under way, or over less than the grace
+ * before. Judged at the deletion, not at the state it acted on: the hub reads availability from its cache when it
+ * decides, whatever the age of the other facts (seed 12 flagged deletions made 35 s after the agent was back,
+ * because the deselection they acted on came 28 s after it).
+ */
+function unavailableAt(faults: readonly FaultSpan[], at: number): Set<Spoke> {
   const out = new Set<Spoke>();
   for (const f of faults) {
-    if (f.kind === 'registration-stop' && f.start <= to && f.end + AVAILABILITY_GRACE_MS >= from) out.add(f.target as Spoke);
+    if (f.kind === 'registration-stop' && f.start <= at && f.end + AVAILABILITY_GRACE_MS >= at) out.add(f.target as Spoke);
   }
   return out;
 }
@@ -111,8 +117,8 @@ export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonl
     if (p.w.verb !== 'delete' && p.w.verb !== 'deletecollection') continue;
     if (p.w.code >= 300) continue;
     checked += 1;
-    const justified = candidates(timeline, p.at, JUSTIFY_WINDOW_MS).some((snap) =>
-      removalReason(snap.state, { unavailable: unavailableDuring(faults, snap.at, p.at) }, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
+    const doubt = { unavailable: unavailableAt(faults, p.at) };
+    const justified = candidates(timeline, p.at, JUSTIFY_WINDOW_MS).some((snap) => removalReason(snap.state, doubt, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
     if (!justified) {
       violations.push({ kind: 'deletion', at: p.w.at, message: `unjustified: ${describe(p)}; no model state of the ${JUSTIFY_WINDOW_MS / 1000} s before makes the copy unwanted there` });
     }
