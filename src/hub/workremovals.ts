@@ -10,15 +10,17 @@ import { groupResourceKey, type GroupResource, type GroupVersionResource } from 
 import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
 import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import { ownsClass } from '../core/params/classparams.ts';
+import { REPORTED_ANNOTATIONS } from '../core/status/report.ts';
 import type { UnknownCluster } from '../core/status/statusinput.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { readSourceRef, type ManifestWork } from '../core/works/manifestwork.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/works/removal.ts';
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
-import { isNotFound, type KubeHttp } from '../kube/http.ts';
+import { isForbidden, isNotFound, type KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { objectPath } from '../kube/resource.ts';
+import { mergePatch } from '../kube/writes.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { gatewayClassOf, targetedGateways } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
@@ -91,9 +93,35 @@ export class WorkRemovals {
     return out;
   }
 
-  /** The works of a kind no longer watched go only once the rule is sure (the classes of their Gateways known). */
+  /**
+   * The works of a kind no longer watched go only once the rule is sure (the classes of their Gateways known).
+   * Before they go, the policy loses the report annotations this controller wrote on it: with its kind no
+   * longer watched no reconcile would correct them, and `policies-synced` would name clusters whose copy is
+   * gone (the soak found it, issue 29). Cleared first, so that a failure leaves the works to retry with.
+   */
   async removeOfUnwatchedKind(log: Logger, key: string, gr: GroupResource, observed: readonly KubeObject[]): Promise<void> {
-    await this.removeAll(log, key, observed, this.input(gr, undefined, undefined, this.classesOfWorks(observed)));
+    const input = this.input(gr, undefined, undefined, this.classesOfWorks(observed));
+    const decision = decideRemoval(input);
+    if (decision.action === 'delete') await this.clearReport(log, observed);
+    await this.removeAll(log, key, observed, input, decision);
+  }
+
+  /** Removes `kuadrant.io/policies-synced` and the status annotation from the works' source policy; gone or forbidden: nothing to clear. */
+  private async clearReport(log: Logger, observed: readonly KubeObject[]): Promise<void> {
+    const source = observed.map(readSourceRef).find((s) => s !== undefined);
+    if (!source) return;
+    const patch = { metadata: { annotations: Object.fromEntries(REPORTED_ANNOTATIONS.map((a) => [a, null])) } };
+    try {
+      await mergePatch(this.deps.http, { ...source, namespaced: true }, source.namespace, source.name, patch, { discardResponse: true });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      // Without the right to patch the kind any more (its RBAC went with it), the annotations stay as they were.
+      if (isForbidden(err)) {
+        log.warn({ err }, 'the report annotations of a policy whose kind is no longer synced could not be removed');
+        return;
+      }
+      throw err;
+    }
   }
 
   /** The policy is gone (or going) from the cache: its works go once live reads confirm it. Kept: whether to look again. */

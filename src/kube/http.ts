@@ -52,6 +52,9 @@ export class ApiError extends Error {
 export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.status === 404;
 }
+export function isForbidden(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 403;
+}
 export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }

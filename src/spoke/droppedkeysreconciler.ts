@@ -11,7 +11,7 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import { objectKey } from '../core/k8s/objects.ts';
 import { droppedKeysPatch } from '../core/works/droppedkeys.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
-import { isConflict, isNotFound, type KubeHttp } from '../kube/http.ts';
+import { isForbidden, isConflict, isNotFound, type KubeHttp } from '../kube/http.ts';
 import { mergePatch } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import { SPOKE_FIELD_MANAGER } from './reportreconciler.ts';
@@ -59,7 +59,7 @@ export class DroppedKeysReconciler {
     } catch (err) {
       // Changed since it was read (the work agent applied it again), or gone: the watch brings what it is now.
       if (isConflict(err) || isNotFound(err)) return;
-      if ((err as { status?: number }).status === 403) {
+      if (isForbidden(err)) {
         if (!this.forbidden.has(gvrKey(gvr))) {
           log.error({ err: String(err) }, 'cannot remove the labels and annotations the hub copy dropped: the spoke agent needs `patch` on this kind (its ClusterRole)');
           this.forbidden.add(gvrKey(gvr));

@@ -20,6 +20,7 @@ import {
   paramsConfigMap,
   patchData,
   placementDecision,
+  RATE_LIMIT_POLICIES,
   rateLimitPolicy,
   remove,
   removeNamespace,
@@ -175,9 +176,18 @@ test('corrupting the params deletes nothing; removing a kind from valid params d
   assert.equal((await worksOf('ratelimitpolicies', 'rlp')).size, 2, 'a restart on corrupt params deletes nothing');
   assert.equal((await worksOf('authpolicies', 'auth-keep')).size, 2);
 
+  const reported = async (): Promise<Record<string, string>> => {
+    const annotations = (await get(http, RATE_LIMIT_POLICIES, ns, 'rlp'))?.metadata.annotations ?? {};
+    return Object.fromEntries(Object.entries(annotations).filter(([k]) => k === 'kuadrant.io/policies-synced' || k === 'policysync.kuadrant.io/status'));
+  };
+  const syncedOn = (value: string | undefined): string[] => (JSON.parse(value ?? '[]') as { cluster: string }[]).map((e) => e.cluster).sort();
+  await eventually(async () => syncedOn((await reported())['kuadrant.io/policies-synced']).join() === [c1, c2].sort().join(), { what: 'rlp reported synced on both clusters' });
+
   await patchData(http, params, { data: { params: JSON.stringify({ policiesToSync: [AUTH] }) } });
   await worksOn('ratelimitpolicies', 'rlp', []);
   assert.equal((await worksOf('authpolicies', 'auth-keep')).size, 2, 'the kind still listed keeps its works');
+  // Its kind no longer watched, nothing would correct what the hub wrote on it: it says nothing any more.
+  assert.deepEqual(await reported(), {}, 'no policies-synced naming clusters whose copy is gone, no status');
   await patchData(http, params, { data: { params: JSON.stringify({ policiesToSync: [AUTH, RLP] }) } });
   await worksOn('ratelimitpolicies', 'rlp', [c1, c2]);
 });

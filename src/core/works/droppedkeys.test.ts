@@ -36,6 +36,18 @@ test('nothing dropped: the copy itself; no copy sent before (a first placement):
   assert.equal(withDroppedKeys(same, undefined), same);
 });
 
+test('every key put back: the copy names none explicitly, so that the merged spoke copy drops the old list; stable after', () => {
+  // Seed 13 of the soak: tier dropped, then put back. Under Update the work agent merges annotations: a copy
+  // without the annotation left `["tier"]` on the spoke, and the spoke agent removed tier again.
+  const dropped = withDroppedKeys(copy({ team: 'red' }), copy({ team: 'red', tier: 'gold' }));
+  assert.deepEqual(readDroppedKeys(dropped).labels, ['tier']);
+  const back = withDroppedKeys(copy({ team: 'red', tier: 'gold' }), dropped);
+  assert.equal(back.metadata.annotations?.[DROPPED_KEYS_ANNOTATION], '{"annotations":[],"labels":[]}');
+  assert.equal(droppedKeysPatch({ ...back, metadata: { ...back.metadata, resourceVersion: '7' } }), undefined, 'nothing for the spoke agent to remove');
+  // A restart on an unchanged world computes the same copy.
+  assert.deepEqual(withDroppedKeys(copy({ team: 'red', tier: 'gold' }), back), back);
+});
+
 test('never names a key the sync writes on every copy, whatever an older copy carried', () => {
   const sent = copy({}, {});
   const next: KubeObject = { ...copy({}), metadata: { ...copy({}).metadata, annotations: {} } };

@@ -54,10 +54,16 @@ export function droppedKeys(previous: KubeObject | undefined, next: KubeObject):
   };
 }
 
-/** `copy` naming the keys `previous` had that it lacks (droppedKeys); `copy` itself when none. Never mutates. */
+/**
+ * `copy` naming the keys `previous` had that it lacks (droppedKeys); `copy` itself when none and `previous` named
+ * none. When `previous` named some and none is dropped now (a key put back), the copy names none explicitly: the
+ * work agent merges annotations, so a copy without the annotation would leave the old list on the spoke, and the
+ * spoke agent would remove the key put back (the seeded soak, seed 13, found a label removed that way). Never mutates.
+ */
 export function withDroppedKeys(copy: KubeObject, previous: KubeObject | undefined): KubeObject {
   const dropped = droppedKeys(previous, copy);
-  if (dropped.labels.length === 0 && dropped.annotations.length === 0) return copy;
+  const none = dropped.labels.length === 0 && dropped.annotations.length === 0;
+  if (none && previous?.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] === undefined) return copy;
   return { ...copy, metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, [DROPPED_KEYS_ANNOTATION]: canonicalJson(dropped) } } };
 }
 
