@@ -222,6 +222,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   const inject = async (fault: Fault): Promise<FaultSpan> => {
     const start = Date.now();
+    // When the fault is over as the hub may see it; by default once its lifting returned.
+    let over: number | undefined;
     const target = fault.target;
     const apiserver = (t: string): string => `kube-apiserver/${t}`;
     switch (fault.kind) {
@@ -242,6 +244,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         try {
           await sleep(fault.holdMs);
         } finally {
+          // The agent renews its lease before its readiness probe passes: the cluster may be Available again
+          // before start() returns, so the fault counts as over when the agent is started (checks.ts judges
+          // the hub's recovery grace from here; seed 11's replay flagged deletions 30 s after the return).
+          over = Date.now();
           await sandbox.start(registrationAgent(target!));
         }
         break;
@@ -269,7 +275,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         }
         break;
     }
-    return { kind: fault.kind, ...(target ? { target } : {}), start, end: Date.now() };
+    return { kind: fault.kind, ...(target ? { target } : {}), start, end: over ?? Date.now() };
   };
 
   /** Until the spokes and the hub's annotations match the model; the ms it took, or undefined past the bound (with the last differences). */
