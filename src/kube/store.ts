@@ -1,5 +1,6 @@
 // A cache of one resource's objects keyed by `namespace/name`, with secondary indexes. Objects are frozen
 // on the way in: readers share them and must never mutate them.
+import { deepFreeze } from '../core/k8s/freeze.ts';
 import { objectKey, type KubeObject } from '../core/k8s/objects.ts';
 
 export type IndexFunc<T> = (object: T) => string[];
@@ -152,12 +153,4 @@ function withoutMember<T extends object>(bucket: Bucket<T>, object: T): Bucket<T
   if (!Array.isArray(bucket)) return bucket === object ? undefined : bucket;
   const rest = bucket.filter((member) => member !== object);
   return rest.length === 1 ? rest[0] : rest;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }

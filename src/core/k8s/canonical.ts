@@ -1,5 +1,6 @@
 // Deterministic JSON for hashing and for annotation values: unordered output causes write loops.
 import { createHash } from 'node:crypto';
+import { deepFreeze } from './freeze.ts';
 
 /**
  * JSON with object keys sorted (by UTF-16 code units) at every level; arrays keep their order.
@@ -25,12 +26,6 @@ export function sharedCanonical<T extends object>(value: T): T {
   return value;
 }
 const compactText = new WeakMap<object, string>();
-
-function deepFreeze(value: unknown): void {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
-  for (const item of Object.values(value)) deepFreeze(item);
-  Object.freeze(value);
-}
 
 /** `gap`: one level's indent ('' for compact JSON); `at`: the indent of the line `value` starts on. */
 function serialize(value: unknown, gap: string, at: string): string | undefined {

@@ -10,6 +10,7 @@ import { readConditions, type Condition } from '../k8s/conditions.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { cleanText, cutCodePoints } from '../k8s/sanitize.ts';
 import { ACCEPTED, POLICIES_SYNCED } from '../params/classparams.ts';
+import { Generations } from '../k8s/intern.ts';
 import type { ClusterState, ClusterStatus, PolicyStatus, StatusSummary } from './policystatus.ts';
 
 /** Prefix of the condition types this controller adds beside Gateway API's own. */
@@ -84,15 +85,14 @@ export function policyStandings(status: PolicyStatus | undefined): PolicyStandin
   return standings;
 }
 
-const standings = new Map<string, Pick<ClusterStatus, 'state' | 'reason'>>();
-/** Reasons are the spoke controllers' too, so the table is bounded; past it, each gets its own. */
-const MAX_SHARED_STANDINGS = 256;
+/** Reasons are the spoke controllers' too, so the table is bounded (core/k8s/intern.ts Generations). */
+const standings = new Generations<string, Pick<ClusterStatus, 'state' | 'reason'>>(256, 1 << 16);
 function standing(state: ClusterState, reason: string): Pick<ClusterStatus, 'state' | 'reason'> {
   const key = `${state}\n${reason}`;
   const known = standings.get(key);
   if (known) return known;
   const made = Object.freeze({ state, reason });
-  if (standings.size < MAX_SHARED_STANDINGS) standings.set(key, made);
+  standings.set(key, made);
   return made;
 }
 
