@@ -34,6 +34,9 @@ const FIELD_MANAGER = 'policy-sync-tests';
 const HTTP_ROUTES: ResourceRef = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes', namespaced: true };
 const KUADRANTS: ResourceRef = { group: 'kuadrant.io', version: 'v1beta1', resource: 'kuadrants', namespaced: true };
 const BACKEND_TRAFFIC_POLICIES: ResourceRef = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies', namespaced: true };
+/** The kinds as the GatewayClass params name them. */
+const AUTH_KIND = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
+const BTP_KIND = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
 /** The spoke without Envoy Gateway, where no Kuadrant CR is ever created. */
 const BARE_SPOKE = 'spoke-2';
 
@@ -156,10 +159,7 @@ test('the sandbox runs the Kuadrant operator on every spoke and Envoy Gateway on
 test('Kuadrant operator: an AuthPolicy on a Gateway is Accepted and, with no Kuadrant CR, Enforced=False MissingResource; one on a missing Gateway is TargetNotFound', async (t) => {
   const http = spoke(BARE_SPOKE);
   const ns = uniqueName('kuadrant-status');
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
+  await spokeGateway(http, ns, 'shop');
   await apply(http, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
   await apply(http, AUTH_POLICIES, authPolicy(ns, 'nowhere-auth', 'nowhere'));
 
@@ -197,14 +197,11 @@ test('Kuadrant operator: an AuthPolicy on a Gateway is Accepted and, with no Kua
 test('Kuadrant operator: of two AuthPolicies on one Gateway the newer wins; the older is Enforced=False Overridden, until the newer goes', async (t) => {
   const http = spoke(ENVOY_GATEWAY_SPOKE);
   const ns = uniqueName('kuadrant-precedence');
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
   // Kuadrant computes Enforced only through routes whose listener is Programmed and which the Gateway's
   // controller Accepted: Envoy Gateway does both here, with no pods. The Kuadrant CR makes the operator go
   // past MissingResource (it creates Authorino, Limitador, an AuthConfig, an EnvoyPatchPolicy and an
   // EnvoyExtensionPolicy, which no pods ever make ready).
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
+  await spokeGateway(http, ns, 'shop');
   await apply(http, HTTP_ROUTES, httpRoute(ns, 'shop', 'shop'));
   await apply(http, KUADRANTS, { apiVersion: 'kuadrant.io/v1beta1', kind: 'Kuadrant', metadata: { name: 'kuadrant', namespace: KUADRANT_NAMESPACE }, spec: {} });
 
@@ -270,10 +267,7 @@ test('Kuadrant operator: of two AuthPolicies on one Gateway the newer wins; the 
 test('Envoy Gateway: a BackendTrafficPolicy on a Gateway gets an Accepted ancestor; of two, the older keeps it and the newer is Conflicted', async (t) => {
   const http = spoke(ENVOY_GATEWAY_SPOKE);
   const ns = uniqueName('eg-precedence');
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
+  await spokeGateway(http, ns, 'shop');
   // Created first: by the time a later policy has its status, Envoy Gateway has translated this one too.
   await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'nowhere', 'nowhere', '3s'));
   const olderCreated = await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'older', 'shop', '5s'));
@@ -348,6 +342,14 @@ async function hubWorld(ns: string, gatewayName: string, clusters: string[], kin
   }
 }
 
+/** On a spoke, namespace `ns` and Gateway `gatewayName` there, of a GatewayClass of its own. */
+async function spokeGateway(http: KubeHttp, ns: string, gatewayName: string): Promise<void> {
+  const className = uniqueName('eg');
+  await createNamespace(http, ns);
+  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
+  await apply(http, RESOURCES.gateways, gateway(ns, gatewayName, className));
+}
+
 /** What the hub must say of a cluster, from the copy's own status on that spoke (Kuadrant-style conditions). */
 function fromConditions(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason' | 'message'> | undefined {
   const enforced = condition(copy, 'Enforced');
@@ -357,16 +359,10 @@ function fromConditions(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason'
 test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadrant operator\'s own Enforced condition on its copy', async (t) => {
   const ns = uniqueName('hub-kuadrant');
   const clusters = sandbox.spokes.map((s) => s.name);
-  await hubWorld(ns, 'shop', clusters, [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }]);
+  await hubWorld(ns, 'shop', clusters, [AUTH_KIND]);
   // The downstream Gateway on each spoke (downstreamNamespace `{namespace}`): Envoy Gateway's class on spoke-1
   // (where it runs), any class elsewhere; the Kuadrant operator only needs the target to exist.
-  for (const name of clusters) {
-    const http = spoke(name);
-    const className = uniqueName('eg');
-    await createNamespace(http, ns);
-    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-    await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
-  }
+  for (const name of clusters) await spokeGateway(spoke(name), ns, 'shop');
   await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
 
   const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
@@ -397,13 +393,7 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
 
 test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'s Accepted ancestor status as Enforced, and a Conflicted one as not', async (t) => {
   const ns = uniqueName('hub-eg');
-  const kinds = [{ group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' }];
-  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], kinds);
-  const http = spoke(ENVOY_GATEWAY_SPOKE);
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const http = await envoyGatewayWorld(ns);
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
 
   // A local policy on the same Gateway, created first: Envoy Gateway lets the oldest win.
@@ -446,13 +436,7 @@ test('hub: a BackendTrafficPolicy authored once on the hub shows Envoy Gateway\'
 
 test('hub: a PolicyVariant gives the Envoy Gateway cluster\'s BackendTrafficPolicy copy its own timeout; Envoy Gateway accepts that copy and the hub says so, naming the variant', async (t) => {
   const ns = uniqueName('hub-eg-variant');
-  const kinds = [{ group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' }];
-  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], kinds);
-  const http = spoke(ENVOY_GATEWAY_SPOKE);
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  const http = await envoyGatewayWorld(ns);
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
 
   await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
@@ -485,13 +469,7 @@ test('hub: a PolicyVariant gives spoke-2\'s RateLimitPolicy copy its own limit (
   const ns = uniqueName('hub-rlp-variant');
   const clusters = sandbox.spokes.map((s) => s.name);
   await hubWorld(ns, 'shop', clusters, [{ group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' }]);
-  for (const name of clusters) {
-    const http = spoke(name);
-    const className = uniqueName('eg');
-    await createNamespace(http, ns);
-    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-    await apply(http, RESOURCES.gateways, gateway(ns, 'shop', className));
-  }
+  for (const name of clusters) await spokeGateway(spoke(name), ns, 'shop');
   // The variant selects by a label of spoke-2's ManagedCluster, of this test's own (the registration controller
   // keeps labels it does not own).
   const label = 'test.policy-sync.io/limits';
@@ -550,8 +528,6 @@ test('hub: a PolicyVariant gives spoke-2\'s RateLimitPolicy copy its own limit (
 
 // ---- The hierarchy, with the spoke agents: local policies win, whatever the controller's own rule ----
 
-const AUTH_KIND = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
-const BTP_KIND = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', resource: 'backendtrafficpolicies' };
 
 /** The hub's status of one cluster of a policy, as its annotation says now. */
 async function hubCluster(resource: ResourceRef, ns: string, name: string, cluster: string): Promise<ClusterStatus | undefined> {
@@ -638,10 +614,7 @@ function fromAncestors(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason' 
 async function kuadrantSpokes(ns: string, gatewayName: string): Promise<void> {
   for (const s of sandbox.spokes) {
     const http = spoke(s.name);
-    const className = uniqueName('eg');
-    await createNamespace(http, ns);
-    await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-    await apply(http, RESOURCES.gateways, gateway(ns, gatewayName, className));
+    await spokeGateway(http, ns, gatewayName);
     if (s.name === ENVOY_GATEWAY_SPOKE) await apply(http, HTTP_ROUTES, httpRoute(ns, gatewayName, gatewayName));
   }
   await apply(spoke(ENVOY_GATEWAY_SPOKE), KUADRANTS, { apiVersion: 'kuadrant.io/v1beta1', kind: 'Kuadrant', metadata: { name: 'kuadrant', namespace: KUADRANT_NAMESPACE }, spec: {} });
@@ -738,20 +711,17 @@ async function localAcceptedByEnvoyGateway(ns: string, name: string, context: ()
   }, { what: `Envoy Gateway to accept the local ${ns}/${name}`, timeoutMs: 90_000, context });
 }
 
-/** The hub world for BackendTrafficPolicies on Gateway `edge`, placed on the Envoy Gateway spoke with its agent, and `edge` there. */
-async function envoyGatewayWorld(ns: string): Promise<KubeHttp> {
-  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], { agents: true });
+/** The hub world for BackendTrafficPolicies on Gateway `edge`, placed on the Envoy Gateway spoke (with its agent, or none), and `edge` there. */
+async function envoyGatewayWorld(ns: string, options: { agents?: boolean } = {}): Promise<KubeHttp> {
+  await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], options);
   const http = spoke(ENVOY_GATEWAY_SPOKE);
-  const className = uniqueName('eg');
-  await createNamespace(http, ns);
-  await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
-  await apply(http, RESOURCES.gateways, gateway(ns, 'edge', className));
+  await spokeGateway(http, ns, 'edge');
   return http;
 }
 
 test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is never placed there; the local one keeps its Accepted ancestor; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
   const ns = uniqueName('eg-local-first');
-  const http = await envoyGatewayWorld(ns);
+  const http = await envoyGatewayWorld(ns, { agents: true });
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
   await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'local-edge', 'edge', '4s'));
   await reportedOnHub(ENVOY_GATEWAY_SPOKE, 'backendtrafficpolicies.gateway.envoyproxy.io', ns, 'local-edge');
@@ -770,7 +740,7 @@ test('hierarchy, Envoy Gateway, local BackendTrafficPolicy first: the copy is ne
 
 test('hierarchy, Envoy Gateway, local BackendTrafficPolicy after the copy: Envoy Gateway would keep the older copy; the copy is withdrawn and the local one is Accepted; the hub says Overridden; without it, the copy returns Accepted', async (t) => {
   const ns = uniqueName('eg-copy-first');
-  const http = await envoyGatewayWorld(ns);
+  const http = await envoyGatewayWorld(ns, { agents: true });
   const context = logs(`envoy-gateway/${ENVOY_GATEWAY_SPOKE}`);
   await apply(hubClient!, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'edge-timeouts', 'edge', '5s'));
   const placed = await restoredOnHub(BACKEND_TRAFFIC_POLICIES, ns, 'edge-timeouts', ENVOY_GATEWAY_SPOKE, fromAncestors, context);

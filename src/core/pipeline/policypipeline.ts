@@ -12,7 +12,7 @@ import { workKeyOf, type WorkKey } from '../keys.ts';
 import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
 import { OBSERVED_GENERATION_TEXT } from '../params/classparams.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
-import { planRollout, recordedRollout, rolloutVariants, type RolloutPlan } from '../rollout/plan.ts';
+import { planRollout, recordedRollout, rolloutVariants, type RolloutPlan, type UnreachedCluster } from '../rollout/plan.ts';
 import { workCopy } from '../rollout/revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
@@ -160,7 +160,9 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   const targetClasses = classesTargeted(view, policy);
   const { strategy, problem } = strategyFor(view, policy, targetClasses);
   if (problem) problems.push(problem);
-  const rollout = plan(view, input, strategy, desired.works, awaiting.map((a) => a.cluster));
+  // Clusters no copy of this revision can be sent to keep theirs, and hold the rollout short of Complete.
+  const unreached = [...desired.tooLarge.map((cluster) => ({ cluster, reason: 'TooLarge' })), ...desired.variantFailures.map((f) => ({ cluster: f.cluster, reason: f.reason }))];
+  const rollout = plan(view, input, strategy, desired.works, awaiting.map((a) => a.cluster), unreached);
   if (rollout) {
     desired.works.clear();
     for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);
@@ -408,7 +410,14 @@ export function strategyFor(view: HubView, policy: KubeObject, classes: readonly
 }
 
 /** The rollout plan for the policy's revision; none under All, or for a policy with no generation (never from an apiserver). */
-function plan(view: HubView, input: PolicyPipelineInput, strategy: RolloutStrategy, desired: ReadonlyMap<string, ManifestWork>, awaiting: readonly string[]): RolloutPlan | undefined {
+function plan(
+  view: HubView,
+  input: PolicyPipelineInput,
+  strategy: RolloutStrategy,
+  desired: ReadonlyMap<string, ManifestWork>,
+  awaiting: readonly string[],
+  unreached: readonly UnreachedCluster[],
+): RolloutPlan | undefined {
   const { policy } = input;
   const revision = policy.metadata.generation;
   if (strategy.type === 'All' || typeof revision !== 'number') return undefined;
@@ -427,6 +436,7 @@ function plan(view: HubView, input: PolicyPipelineInput, strategy: RolloutStrate
       return { cluster, labels: view.clusterLabels(cluster), desired: work, ...(observedWork ? { observed: observedWork } : {}) };
     }),
     ...(awaiting.length > 0 ? { awaiting } : {}),
+    ...(unreached.length > 0 ? { unreached } : {}),
     soak: new Map(input.soak ?? []),
     now: input.now,
     maxWorkBytes: input.maxWorkBytes,

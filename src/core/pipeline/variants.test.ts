@@ -141,6 +141,17 @@ test('a label change a variant reads is a change of that cluster\'s copy only; u
   assert.equal(same.rollout?.keep.size, 0);
 });
 
+test('under Progressive, a rollout is not Complete while a cluster its variants cannot be rendered for keeps an older copy', () => {
+  const progressive = policy({ [ROLLOUT_STRATEGY_ANNOTATION]: '{"type":"Progressive","progressive":{"maxConcurrency":"1"}}' });
+  const labelled = [cluster('c1', { [GEO_LABEL]: 'EU' }), cluster('c2', { [GEO_LABEL]: 'NA' })];
+  const running = [...decide(snapshot(labelled, [GEO])).desired.works.values()];
+  // Both clusters lose the geo label: neither can be sent the revision, both keep the copy they run.
+  const d = decide(snapshot([cluster('c1', {}), cluster('c2', {})], [GEO]), running, progressive);
+  assert.equal(d.desired.works.size, 0, 'nothing written');
+  assert.equal(d.rollout?.status.state, 'Progressing', 'not Complete: the revision is on no cluster');
+  assert.match(d.rollout?.status.message ?? '', /not sent to c1 \(VariantValueMissing\), c2 \(VariantValueMissing\), which keep the copy they run/);
+});
+
 test('a variant edit that changes one cluster\'s copy writes that one work: the others keep their record of the generation whose content they run', () => {
   const clusters = [cluster('c1', { [GEO_LABEL]: 'EU' }), cluster('c2', { [GEO_LABEL]: 'NA' })];
   const v1 = variant('geo', { entries: [{ values: [{ path: 'spec.loadBalancing.geo', valueFrom: { clusterLabel: { key: GEO_LABEL } } }] }] }, 1);

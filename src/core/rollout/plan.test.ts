@@ -1090,3 +1090,20 @@ test('Progressive: a rollout with clusters awaiting their spoke report is not Co
   assert.equal(withAwaiting.status.state, 'Progressing');
   assert.match(withAwaiting.status.message, /waiting for the spoke reports of late/);
 });
+
+// Clusters no copy of the revision can be sent to (too large, variants failing): they keep theirs, never Complete
+
+test('Progressive: a rollout with clusters its copy cannot be sent to is not Complete while they keep their copy', () => {
+  const { world, v1 } = settledAt1();
+  const done = world.plan(v1, progressive({ canary: CANARY }), T0 + MIN);
+  assert.equal(done.status.state, 'Complete');
+  const unreached = planRollout({ ...world.last!.input, unreached: [{ cluster: 'c9', reason: 'TooLarge' }, { cluster: 'c8', reason: 'VariantValueMissing' }] });
+  assert.equal(unreached.status.state, 'Progressing', 'the revision is not on every cluster the policy is placed on');
+  assert.match(unreached.status.message, /not sent to c9 \(TooLarge\), c8 \(VariantValueMissing\), which keep the copy they run/);
+  assert.equal(unreached.write.has('c9') || unreached.keep.has('c9'), false, 'the planner writes nothing for a cluster it was not given');
+  // Once the cluster can be sent its copy again, the rollout completes as before.
+  assert.equal(planRollout({ ...world.last!.input, unreached: [] }).status.state, 'Complete');
+  // Both kinds of cluster left out are named.
+  const both = planRollout({ ...world.last!.input, awaiting: ['late'], unreached: [{ cluster: 'c9', reason: 'TooLarge' }] });
+  assert.match(both.status.message, /waiting for the spoke reports of late; not sent to c9 \(TooLarge\)/);
+});

@@ -60,10 +60,22 @@ export interface RolloutInput {
    * proven and would give them the revision at once, outside any wave, when their reports come.
    */
   awaiting?: readonly string[];
+  /**
+   * Clusters the policy is placed on that cannot be sent this revision's copy: it is too large, or its variants
+   * fail to render (core/works/desiredworks.ts). They keep the copy they run, so the revision is not on every
+   * cluster: while any is, the rollout is not Complete (a completed rollout is proven, and would say so).
+   */
+  unreached?: readonly UnreachedCluster[];
   /** Since when (ms since the epoch) the hub has seen each cluster succeed at this revision, as last returned. */
   soak: ReadonlyMap<string, number>;
   now: number;
   maxWorkBytes: number;
+}
+
+export interface UnreachedCluster {
+  cluster: string;
+  /** Why no copy of the revision can be sent there, as the policy's status names it (TooLarge, a variant's reason). */
+  reason: string;
 }
 
 export interface RolloutPlan {
@@ -335,9 +347,16 @@ class ProgressivePlanner {
       return { ...base, state: 'Halted', wave: reached || Math.min(current + 1, waves.length), halted: { ...halt, rolledBack: back }, message };
     }
     const awaiting = this.input.awaiting ?? [];
-    if (current === waves.length && !joinersPending && awaiting.length === 0) return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
+    const unreached = this.input.unreached ?? [];
+    if (current === waves.length && !joinersPending && awaiting.length === 0 && unreached.length === 0) {
+      return { ...base, state: 'Complete', wave: waves.length, message: `revision ${this.R} on every cluster` };
+    }
     if (current === waves.length && !joinersPending) {
-      return { ...base, state: 'Progressing', wave: waves.length, message: `revision ${this.R} on every cluster reached; waiting for the spoke reports of ${names(awaiting)}` };
+      const why = [
+        ...(awaiting.length > 0 ? [`waiting for the spoke reports of ${names(awaiting)}`] : []),
+        ...(unreached.length > 0 ? [`not sent to ${names(unreached.map((u) => `${u.cluster} (${u.reason})`))}, which keep the copy they run`] : []),
+      ];
+      return { ...base, state: 'Progressing', wave: waves.length, message: `revision ${this.R} on every cluster reached; ${why.join('; ')}` };
     }
     const wave = Math.min(current + 1, waves.length);
     const inWave = (waves[current] ?? []).map((c) => c.input.cluster);
