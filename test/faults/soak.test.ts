@@ -4,7 +4,9 @@
 // says what has run).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkDeletions } from '../../testkit/soak/checks.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { checkDeletions, unavailableAt } from '../../testkit/soak/checks.ts';
+import { availabilityOf } from '../../testkit/soak/evidence.ts';
 import { generate } from '../../testkit/soak/generator.ts';
 import { applyOp, expected, initialState, removalReason } from '../../testkit/soak/model.ts';
 
@@ -43,12 +45,19 @@ test('the generator is pure: one seed, one plan', () => {
   assert.notDeepEqual(generate({ seed: SEED, ops: 40 }), generate({ seed: SEED + 1, ops: 40 }));
 });
 
-test('the deletion check: a deselection justifies a deletion once the cluster is out of doubt when the hub deletes, whenever the deselection came', () => {
+test('the deletion check: a deselection justifies a deletion once OCM has vouched for the cluster again for the hub\'s grace when the hub deletes, whenever the deselection came', () => {
   const placedState = applyOp(initialState(), { op: 'policy-apply', kind: 'soak', tenant: 't1', name: 'soak-1', targets: [{ gateway: 'gw1' }], marker: 1, labels: {} });
   const deselected = applyOp(placedState, { op: 'cluster-member', spoke: 'spoke-2', member: false });
-  const back = Date.parse('2026-11-28T06:00:00Z'); // spoke-2's registration agent back
-  const faults = [{ kind: 'registration-stop', target: 'spoke-2', start: back - 40_000, end: back }];
-  // The label removed 28 s after the agent was back; the hub holds its copies until its own grace ends.
+  const back = Date.parse('2026-11-28T06:00:00Z'); // spoke-2's Available condition True again (its lastTransitionTime)
+  // As the watch saw spoke-2's ManagedCluster: available, then not (its agent stopped, or its apiserver down), then
+  // available again since `back`, seen 400 ms later.
+  const availability = [
+    availabilityOf('spoke-2', managedCluster('True', back - 600_000), back - 600_000),
+    availabilityOf('spoke-2', managedCluster('Unknown', back - 40_000, true), back - 39_000),
+    availabilityOf('spoke-2', managedCluster('True', back), back + 400),
+  ];
+  assert.deepEqual(availability.map((c) => c.available), [true, false, true]);
+  // The label removed 28 s after the cluster was back; the hub holds its copies until its own grace ends.
   const timeline = [
     { at: back - 100_000, state: placedState, label: 'policy-apply' },
     { at: back + 28_000, state: deselected, label: 'cluster-member' },
@@ -60,9 +69,25 @@ test('the deletion check: a deselection justifies a deletion once the cluster is
     tenant: 't1' as const,
     at,
   });
-  assert.deepEqual(checkDeletions([deletion(back + 35_000)], timeline, faults).violations, [], 'out of doubt when deleted: justified by the deselection');
-  const early = checkDeletions([deletion(back + 29_000)], timeline, faults);
-  assert.equal(early.violations.length, 1, 'still in doubt when deleted: unjustified');
+  assert.deepEqual(checkDeletions([deletion(back + 31_000)], timeline, availability).violations, [], 'out of doubt when deleted: justified by the deselection');
+  const early = checkDeletions([deletion(back + 29_000)], timeline, availability);
+  assert.equal(early.violations.length, 1, 'still in the grace when deleted: unjustified');
   assert.match(early.violations[0]!.message, /unjustified/);
-  assert.equal(checkDeletions([deletion(back - 50_000)], timeline, faults).violations.length, 1, 'wanted and placed: no state justifies it');
+  assert.equal(checkDeletions([deletion(back - 50_000)], timeline, availability).violations.length, 1, 'wanted and placed: no state justifies it');
+  // While OCM does not vouch for it, a deselection justifies nothing; the moment the watch saw it, it may.
+  const whileDown = [{ at: back - 100_000, state: deselected, label: 'cluster-member' }];
+  assert.equal(checkDeletions([deletion(back - 20_000)], whileDown, availability).violations.length, 1, 'unavailable when deleted');
+  assert.deepEqual(checkDeletions([deletion(back - 38_500)], whileDown, availability).violations, [], 'decided before the hub could see it');
+  assert.deepEqual([...unavailableAt(availability, back - 20_000)], ['spoke-2']);
+  assert.deepEqual([...unavailableAt(availability, back + 30_000)], []);
 });
+
+function managedCluster(available: string, lastTransitionTime: number, tainted = false): KubeObject {
+  return {
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'spoke-2' },
+    spec: tainted ? { taints: [{ key: 'cluster.open-cluster-management.io/unreachable', effect: 'NoSelect' }] } : {},
+    status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status: available, lastTransitionTime: new Date(lastTransitionTime).toISOString().replace(/\.\d+Z$/, 'Z') }] },
+  };
+}

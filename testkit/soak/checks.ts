@@ -15,7 +15,7 @@ import { POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, STATUS_ANNOTATION
 import { coveringLocals, copyId, expected, removalReason, syncedTargets, type ModelState } from './model.ts';
 import { SPOKES, policyKey, targetId, type Kind, type Spoke, type Tenant } from './ops.ts';
 import { KIND_OF_RESOURCE, SOAK_USER_AGENT, markerOf, targetsOf, type SoakNames } from './world.ts';
-import type { LocalLife, SpokeObject } from './evidence.ts';
+import type { AvailabilityChange, LocalLife, SpokeObject } from './evidence.ts';
 
 export type ViolationKind = 'deletion' | 'takeover' | 'joined' | 'crossing' | 'convergence';
 
@@ -47,13 +47,15 @@ export const SLACK_MS = 5_000;
 /** A copy wanted this long before a same-named local policy was created may still have been on its way to the spoke. */
 const RACE_WINDOW_MS = 15_000;
 /**
- * A cluster whose registration agent was stopped is in doubt until this long after it is back: the model's rule 5
- * (30 s). The hub's own grace runs 30 s from the Available condition's return, which comes a few seconds after the
- * agent's, so a deletion for deselection sooner than this after the agent is back is surely inside it. (It was
- * 45 s: the first quiet soak, seed 11, flagged four deletions the hub made 33–35 s after the agent was back, 30 s
- * after its cluster was Available again, as its rule says.)
+ * How long a cluster that OCM vouches for again is still in doubt: the hub's own recovery grace (30 s from the
+ * Available condition's lastTransitionTime), which the model's rule 5 states. The seed-11 and seed-12 soaks
+ * inferred the doubt from the registration fault's times and flagged the hub three times at that boundary; it is
+ * now read from the ManagedClusters' own transitions (AvailabilityWatch), which also sees the doubt a spoke
+ * apiserver restart causes (OCM marks the cluster unavailable while its apiserver is down).
  */
 const AVAILABILITY_GRACE_MS = 30_000;
+/** How long after OCM stops vouching for a cluster a deletion may still come from a decision made before the hub saw it. */
+const DOUBT_SEEN_MS = 1_000;
 
 export function stateAt(timeline: readonly Snapshot[], at: number): ModelState {
   let s = timeline[0]!.state;
@@ -73,15 +75,18 @@ function candidates(timeline: readonly Snapshot[], at: number, windowMs: number)
 }
 
 /**
- * The spokes in doubt when the hub deleted at `at`: a registration fault under way, or over less than the grace
- * before. Judged at the deletion, not at the state it acted on: the hub reads availability from its cache when it
- * decides, whatever the age of the other facts (seed 12 flagged deletions made 35 s after the agent was back,
- * because the deselection they acted on came 28 s after it).
+ * The spokes in doubt when the hub deleted at `at`: OCM did not vouch for them then (as the last change seen a
+ * moment before says), or vouched again for less than the grace. Judged at the deletion, not at the state it acted
+ * on: the hub reads availability from its cache when it decides, whatever the age of the other facts (seed 12
+ * flagged deletions made 35 s after the agent was back, because the deselection they acted on came 28 s after it).
  */
-function unavailableAt(faults: readonly FaultSpan[], at: number): Set<Spoke> {
+export function unavailableAt(changes: readonly AvailabilityChange[], at: number): Set<Spoke> {
   const out = new Set<Spoke>();
-  for (const f of faults) {
-    if (f.kind === 'registration-stop' && f.start <= at && f.end + AVAILABILITY_GRACE_MS >= at) out.add(f.target as Spoke);
+  for (const spoke of SPOKES) {
+    let last: AvailabilityChange | undefined;
+    for (const c of changes) if (c.spoke === spoke && c.at + DOUBT_SEEN_MS <= at) last = c;
+    if (!last) continue;
+    if (!last.available || (last.since !== undefined && at < last.since + AVAILABILITY_GRACE_MS)) out.add(spoke);
   }
   return out;
 }
@@ -110,14 +115,14 @@ function describe(p: PolicyWrite): string {
   return `${p.w.at} ${p.w.verb} ${p.w.resource} ${p.w.namespace}/${p.w.name} on ${p.spoke} → ${p.w.code} by ${p.w.user} (${p.w.userAgent})`;
 }
 
-export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonly Snapshot[], faults: readonly FaultSpan[]): { checked: number; violations: Violation[] } {
+export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonly Snapshot[], availability: readonly AvailabilityChange[]): { checked: number; violations: Violation[] } {
   const violations: Violation[] = [];
   let checked = 0;
   for (const p of writes) {
     if (p.w.verb !== 'delete' && p.w.verb !== 'deletecollection') continue;
     if (p.w.code >= 300) continue;
     checked += 1;
-    const doubt = { unavailable: unavailableAt(faults, p.at) };
+    const doubt = { unavailable: unavailableAt(availability, p.at) };
     const justified = candidates(timeline, p.at, JUSTIFY_WINDOW_MS).some((snap) => removalReason(snap.state, doubt, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
     if (!justified) {
       violations.push({ kind: 'deletion', at: p.w.at, message: `unjustified: ${describe(p)}; no model state of the ${JUSTIFY_WINDOW_MS / 1000} s before makes the copy unwanted there` });

@@ -1,11 +1,13 @@
 // What the soak reads from the real plane to judge a run: when each spoke agent's report (as the hub holds it,
 // in the spoke-config work's feedback) first showed each local policy, and what runs on the spokes and what
-// the hub says on its policies. Reading only: the judging is checks.ts.
+// the hub says on its policies, and when OCM stopped or started vouching for each spoke. Reading only: the
+// judging is checks.ts.
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { occupantOf } from '../../src/core/spoke/spokereport.ts';
 import { isNotFound, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath } from '../../src/kube/resource.ts';
+import { Watcher } from '../../src/kube/watcher.ts';
 import { KINDS, SPOKES, TENANTS, type Kind, type Spoke } from './ops.ts';
 import { RESOURCE_OF, type SoakNames } from './world.ts';
 import type { LocalPolicy } from './model.ts';
@@ -80,6 +82,72 @@ export class ReportWatch {
       this.busy = false;
     }
   }
+}
+
+/** A change, seen on the hub, of whether OCM vouches for a spoke (AvailabilityWatch). */
+export interface AvailabilityChange {
+  spoke: Spoke;
+  /** ms since the epoch, when the watch delivered it. */
+  at: number;
+  /** The Available condition True and no unreachable/unavailable taint. */
+  available: boolean;
+  /** When available: the Available condition's lastTransitionTime (ms since the epoch). */
+  since?: number;
+}
+
+/**
+ * The spokes' ManagedClusters as the hub's apiserver serves them, watched: each change of whether OCM vouches for
+ * a spoke (its Available condition True and no unreachable/unavailable taint), when the watch delivered it, and
+ * since when it is available by the condition's lastTransitionTime (the moment the hub's recovery grace counts
+ * from). Read here from the object itself, not through the hub's code: the checker is an oracle of its own.
+ */
+export class AvailabilityWatch {
+  readonly changes: AvailabilityChange[] = [];
+  private readonly last = new Map<Spoke, string>();
+  private readonly watcher: Watcher;
+
+  constructor(hub: KubeHttp) {
+    this.watcher = new Watcher(hub, RESOURCES.managedClusters, {
+      replace: (items) => {
+        for (const item of items) this.observe(item);
+      },
+      event: (type, object) => {
+        if (type !== 'DELETED') this.observe(object);
+      },
+    });
+  }
+
+  start(): this {
+    this.watcher.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.watcher.stop();
+  }
+
+  private observe(cluster: KubeObject): void {
+    const spoke = SPOKES.find((s) => s === cluster.metadata.name);
+    if (!spoke) return;
+    const change = availabilityOf(spoke, cluster, Date.now());
+    const key = `${change.available}/${change.since ?? ''}`;
+    if (this.last.get(spoke) === key) return;
+    this.last.set(spoke, key);
+    this.changes.push(change);
+  }
+}
+
+const DOUBT_TAINTS = new Set(['cluster.open-cluster-management.io/unreachable', 'cluster.open-cluster-management.io/unavailable']);
+
+/** Whether OCM vouches for `spoke` as `cluster` says, seen at `at`. */
+export function availabilityOf(spoke: Spoke, cluster: KubeObject, at: number): AvailabilityChange {
+  const spec = cluster.spec as { taints?: { key?: string }[] } | undefined;
+  const status = cluster.status as { conditions?: { type?: string; status?: string; lastTransitionTime?: string }[] } | undefined;
+  const tainted = (spec?.taints ?? []).some((t) => DOUBT_TAINTS.has(t.key ?? ''));
+  const condition = (status?.conditions ?? []).find((c) => c.type === 'ManagedClusterConditionAvailable');
+  const available = !tainted && condition?.status === 'True';
+  const since = available && condition?.lastTransitionTime ? Date.parse(condition.lastTransitionTime) : undefined;
+  return { spoke, at, available, ...(since !== undefined && !Number.isNaN(since) ? { since } : {}) };
 }
 
 /** A policy object found on a spoke. */

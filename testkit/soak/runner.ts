@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeHttp } from '../../src/kube/http.ts';
+import { KubeHttp, isConflict } from '../../src/kube/http.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
 import { AuditCursor } from '../audit.ts';
 import { compactEtcd } from '../etcd.ts';
@@ -27,7 +27,7 @@ import {
   type Snapshot,
   type Violation,
 } from './checks.ts';
-import { ReportWatch, getOrUndefined, hubPolicies, spokeObjects, type LocalLife } from './evidence.ts';
+import { AvailabilityWatch, ReportWatch, getOrUndefined, hubPolicies, spokeObjects, type LocalLife } from './evidence.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import { applyOp, initialState, type ModelState, type Phase } from './model.ts';
 import { SPOKES, type Fault, type Op, type Round, type SoakPlan, type Spoke } from './ops.ts';
@@ -136,6 +136,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const processes = await SoakProcesses.start(sandbox, names, SPOKES, join(dir, 'logs'));
   const reports = new ReportWatch(hub, names, () => lives);
   reports.start();
+  // Whether OCM vouches for each spoke, as its ManagedCluster says: the doubt the deletion check allows for.
+  const availability = new AvailabilityWatch(hub).start();
   const record = (op: Op, phase: Phase, at: number): void => {
     state = applyOp(state, op, phase);
     timeline.push({ at, state, label: `${describeOp(op)}${phase === 'whole' ? '' : ` (${phase})`}` });
@@ -166,8 +168,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       }
       case 'local-delete': {
         const life = lives.find((l) => l.deletedAt === undefined && l.local.spoke === op.spoke && l.local.kind === op.kind && l.local.tenant === op.tenant && l.local.name === op.name);
-        if (life) life.deletedAt = t0;
-        await retrying(describeOp(op), () => deleteObject(spokes.get(op.spoke)!, RESOURCE_OF[op.kind], ns, op.name));
+        // Only the local policy this run created, by its uid: where its create was refused (409, a copy held the
+        // name) the object of that name is the copy, and a team deletes its own policy, never the hub's copy.
+        if (!life) break;
+        life.deletedAt = t0;
+        await retrying(describeOp(op), () =>
+          deleteObject(spokes.get(op.spoke)!, RESOURCE_OF[op.kind], ns, op.name, { uid: life.uid }).catch((err: unknown) => {
+            if (isConflict(err)) return false; // another object holds the name now: ours is gone
+            throw err;
+          }),
+        );
         break;
       }
       case 'gateway-apply':
@@ -335,7 +345,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       else violations.push({ kind: 'convergence', at: new Date().toISOString(), message: `round ${i + 1} (fault ${span.kind}): not converged within ${bound / 1000} s: ${result.diffs.join('; ')}` });
       const writes = SPOKES.flatMap((s) => policyWrites(s, cursors.get(s)!.since(), names));
       writesChecked += writes.length;
-      const deletions = checkDeletions(writes, timeline, faults);
+      const deletions = checkDeletions(writes, timeline, availability.changes);
       deletionsChecked += deletions.checked;
       const takeovers = checkTakeovers(writes, lives, timeline);
       const objects = await spokeObjects(spokes, names);
@@ -355,6 +365,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   } finally {
     saveExecuted();
     reports.stop();
+    await availability.stop();
     await processes.stop();
     if (!options.keep) {
       await tearDownWorld(hub, spokes, names, () => ourWorks(hub, { controllerName: names.controllerName })).catch((err: unknown) => log(`tear-down: ${String(err)}`));

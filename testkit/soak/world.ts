@@ -2,13 +2,16 @@
 // the runner writes (hub policies of three kinds, local policies, Gateways, classes and params, the tenants'
 // ManagedClusterSet, bindings and Placements), and the set-up and tear-down around a run.
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { isConflict, isNotFound, type KubeHttp } from '../../src/kube/http.ts';
-import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../../src/kube/resource.ts';
-import { mergePatch, serverSideApply } from '../../src/kube/writes.ts';
+import { isConflict, type KubeHttp } from '../../src/kube/http.ts';
+import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
+import { deleteObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
 import { eventually } from '../eventually.ts';
 import { AUTH_POLICIES, RATE_LIMIT_POLICIES } from '../fixtures.ts';
 import { CLASSES, GATEWAYS, INITIAL_CLASS_KINDS, LISTENERS, SPOKES, TENANTS, type ClassName, type GatewayName, type Kind, type Spoke, type Target, type Tenant } from './ops.ts';
 import type { ModelState } from './model.ts';
+
+/** DELETE (with preconditions, if given): false when nothing of that name is there (404). */
+export { deleteObject };
 
 export const SOAK_GROUP = 'soak.policysync.io';
 export const SOAK_POLICIES: ResourceRef = { group: SOAK_GROUP, version: 'v1', resource: 'soakpolicies', namespaced: true };
@@ -192,15 +195,6 @@ export async function apply(http: KubeHttp, resource: ResourceRef, object: KubeO
   return serverSideApply<KubeObject>(http, resource, object, { fieldManager: FIELD_MANAGER, force: true });
 }
 
-export async function deleteObject(http: KubeHttp, resource: ResourceRef, namespace: string | undefined, name: string): Promise<boolean> {
-  try {
-    await http.request('DELETE', objectPath(resource, namespace, name));
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
-}
 
 /** POST: false when the name is taken (409). */
 export async function createObject(http: KubeHttp, resource: ResourceRef, object: KubeObject): Promise<KubeObject | undefined> {
