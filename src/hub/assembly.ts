@@ -28,7 +28,7 @@ import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { Rollouts } from './rollouts.ts';
 import { VariantOutcomes } from './variantoutcomes.ts';
-import { VariantStatusReconciler } from './variantstatusreconciler.ts';
+import { VariantStatusReconciler, variantOfWriteKey } from './variantstatusreconciler.ts';
 import { UngatedKinds } from './ungatedkinds.ts';
 import {
   gatewayStatusOfClass,
@@ -187,6 +187,13 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
         queues.gatewayStatus.addRateLimited(gateway);
         return;
       }
+      const variant = variantOfWriteKey(key);
+      if (variant !== undefined) {
+        // A variant deleted while its write was held needs none.
+        if (!isNotFound(err)) log.warn({ variant, err: String(err) }, 'PolicyVariant status write failed; looking at the variant again');
+        queues.variantStatus.addRateLimited(variant);
+        return;
+      }
       // A policy deleted while its write was held: the reconcile forgets it.
       if (!isNotFound(err)) log.warn({ policy: key, err: String(err) }, 'status annotation write failed; reconciling the policy again');
       queues.policies.addRateLimited(key);
@@ -238,7 +245,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     logger: log,
   });
 
-  const variantStatus = new VariantStatusReconciler({ http, variants: caches.variants, watches: caches.policies, outcomes: variantOutcomes, events, canWrite: leading, logger: log });
+  const variantStatus = new VariantStatusReconciler({ http, variants: caches.variants, watches: caches.policies, outcomes: variantOutcomes, events, canWrite: leading, writes: statusWrites, logger: log });
 
   const observer = (name: string) => o.metrics?.controllerObserver(name);
   const classRunner = new ControllerRunner({ name: 'gatewayclass', queue: queues.classes, reconcile: (k) => classReconciler.reconcile(k), concurrency: 1, logger: log, observer: observer('gatewayclass') });

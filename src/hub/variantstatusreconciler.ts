@@ -2,7 +2,8 @@
 // field named when not), whether its target is a synced hub policy, and what it came to in that policy's last
 // reconcile — the clusters whose copy it changes, those it selects that keep the copy they run, and entries that
 // select none of the policy's clusters. Decides nothing: the outcome is the decision pipeline's, recorded by the
-// policy reconciler (variantoutcomes.ts).
+// policy reconciler (variantoutcomes.ts). Its writes give way to ManifestWork writes, as the policies' and the
+// Gateways' status writes do (the hub's YieldingWrites): a fan-out places the copies first.
 import type { Logger } from 'pino';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { conditionsUpToDate, mergeConditions, readConditions, type Condition } from '../core/k8s/conditions.ts';
@@ -16,6 +17,7 @@ import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { mergePatch } from '../kube/writes.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
+import type { YieldingWrites } from '../runtime/yieldingwrites.ts';
 import type { VariantOutcomes } from './variantoutcomes.ts';
 
 export interface VariantStatusDeps {
@@ -27,7 +29,21 @@ export interface VariantStatusDeps {
   events?: EventRecorder;
   /** This replica leads (only the leader writes status). */
   canWrite: () => boolean;
+  /** The hub's status writes, which wait while ManifestWorks are being written (keys: variantStatusWriteKey). */
+  writes: YieldingWrites;
   logger: Logger;
+}
+
+/** The key of a variant's status write among the hub's yielding status writes (policy keys never start so). */
+const WRITE_KEY_PREFIX = 'variant-status:';
+
+export function variantStatusWriteKey(variantKey: string): string {
+  return `${WRITE_KEY_PREFIX}${variantKey}`;
+}
+
+/** The variant key of a yielding write's key, if it is a variant status write. */
+export function variantOfWriteKey(writeKey: string): string | undefined {
+  return writeKey.startsWith(WRITE_KEY_PREFIX) ? writeKey.slice(WRITE_KEY_PREFIX.length) : undefined;
 }
 
 /** Most clusters the status names; the counts are whole. */
@@ -72,7 +88,7 @@ export class VariantStatusReconciler {
         conditions = [accepted, cond(VARIANT_RESOLVED, 'True', 'Resolved', target.message, generation), applied(outcome, generation)];
       }
     }
-    await this.write(variant, status, conditions);
+    await this.write(key, variant, status, conditions);
     return undefined;
   }
 
@@ -93,26 +109,33 @@ export class VariantStatusReconciler {
     return { state: 'missing', reason: 'TargetNotFound', message: `${of} not found in namespace ${variant.namespace}` };
   }
 
-  private async write(variant: KubeObject, status: VariantStatus, desired: Condition[]): Promise<void> {
+  private async write(key: string, variant: KubeObject, status: VariantStatus, desired: Condition[]): Promise<void> {
     const current = (variant.status ?? {}) as Partial<VariantStatus>;
     const existing = readConditions(variant);
     const same =
       canonicalJson([current.observedGeneration, current.clusters, current.failing, current.appliedClusters ?? [], current.failures ?? []]) ===
         canonicalJson([status.observedGeneration, status.clusters, status.failing, status.appliedClusters, status.failures]) && conditionsUpToDate(existing, desired);
-    if (same || !this.deps.canWrite()) return;
-    const namespace = variant.metadata.namespace ?? '';
-    const { name } = variant.metadata;
-    const conditions = mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-    await mergePatch(this.deps.http, RESOURCES.policyVariants, namespace, name, { status: { ...status, conditions } }, { subresource: 'status' });
-    const log = this.deps.logger.child({ variant: `${namespace}/${name}` });
-    log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), clusters: status.clusters, failing: status.failing }, 'PolicyVariant status written');
-    // An Event when a condition turns False or says something new while False.
-    for (const c of desired) {
-      const before = existing.find((e) => e.type === c.type);
-      if (c.status === 'False' && (before?.status !== 'False' || before.reason !== c.reason || before.message !== c.message)) {
-        await this.deps.events?.record(variant, 'Warning', c.reason, c.message);
-      }
+    const writeKey = variantStatusWriteKey(key);
+    if (same || !this.deps.canWrite()) {
+      // What the variant says is what is due: a write held for it is moot.
+      this.deps.writes.cancel(writeKey);
+      return;
     }
+    await this.deps.writes.submit(writeKey, async () => {
+      const namespace = variant.metadata.namespace ?? '';
+      const { name } = variant.metadata;
+      const conditions = mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+      await mergePatch(this.deps.http, RESOURCES.policyVariants, namespace, name, { status: { ...status, conditions } }, { subresource: 'status' });
+      const log = this.deps.logger.child({ variant: `${namespace}/${name}` });
+      log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), clusters: status.clusters, failing: status.failing }, 'PolicyVariant status written');
+      // An Event when a condition turns False or says something new while False.
+      for (const c of desired) {
+        const before = existing.find((e) => e.type === c.type);
+        if (c.status === 'False' && (before?.status !== 'False' || before.reason !== c.reason || before.message !== c.message)) {
+          await this.deps.events?.record(variant, 'Warning', c.reason, c.message);
+        }
+      }
+    });
   }
 }
 
