@@ -68,8 +68,23 @@ export class VariantStatusReconciler {
   constructor(private readonly deps: VariantStatusDeps) {}
 
   async reconcile(key: string): Promise<ReconcileResult> {
+    const due = this.due(key);
+    if (due === undefined || 'requeueAfterMs' in due) return due;
+    const writeKey = variantStatusWriteKey(key);
+    if (!due.changed || !this.deps.canWrite()) {
+      // What the variant says is what is due: a write held for it is moot.
+      this.deps.writes.cancel(writeKey);
+      return undefined;
+    }
+    // Held while works are written, the write holds only the key: it writes what is due when it is made.
+    await this.deps.writes.submit(writeKey, () => this.write(key));
+    return undefined;
+  }
+
+  /** The status the variant is due, from the caches and the policy's last outcome; undefined: none (deleted). */
+  private due(key: string): { variant: KubeObject; status: VariantStatus; conditions: Condition[]; changed: boolean } | { requeueAfterMs: number } | undefined {
     const variant = this.deps.variants.store.get(key);
-    if (!variant || variant.metadata.deletionTimestamp) return;
+    if (!variant || variant.metadata.deletionTimestamp) return undefined;
     const generation = variant.metadata.generation ?? 0;
     const parsed = parseVariant(variant);
     let conditions: Condition[];
@@ -88,8 +103,11 @@ export class VariantStatusReconciler {
         conditions = [accepted, cond(VARIANT_RESOLVED, 'True', 'Resolved', target.message, generation), applied(outcome, generation)];
       }
     }
-    await this.write(key, variant, status, conditions);
-    return undefined;
+    const current = (variant.status ?? {}) as Partial<VariantStatus>;
+    const changed =
+      canonicalJson([current.observedGeneration, current.clusters, current.failing, current.appliedClusters ?? [], current.failures ?? []]) !==
+        canonicalJson([status.observedGeneration, status.clusters, status.failing, status.appliedClusters, status.failures]) || !conditionsUpToDate(readConditions(variant), conditions);
+    return { variant, status, conditions, changed };
   }
 
   /** The hub policy the variant targets, among the synced kinds of its group with that Kind. */
@@ -109,33 +127,25 @@ export class VariantStatusReconciler {
     return { state: 'missing', reason: 'TargetNotFound', message: `${of} not found in namespace ${variant.namespace}` };
   }
 
-  private async write(key: string, variant: KubeObject, status: VariantStatus, desired: Condition[]): Promise<void> {
-    const current = (variant.status ?? {}) as Partial<VariantStatus>;
+  /** Writes the status due now, if it is still not what the variant says (a held write may have become moot). */
+  private async write(key: string): Promise<void> {
+    const due = this.due(key);
+    if (due === undefined || 'requeueAfterMs' in due || !due.changed || !this.deps.canWrite()) return;
+    const { variant, status, conditions: desired } = due;
+    const namespace = variant.metadata.namespace ?? '';
+    const { name } = variant.metadata;
     const existing = readConditions(variant);
-    const same =
-      canonicalJson([current.observedGeneration, current.clusters, current.failing, current.appliedClusters ?? [], current.failures ?? []]) ===
-        canonicalJson([status.observedGeneration, status.clusters, status.failing, status.appliedClusters, status.failures]) && conditionsUpToDate(existing, desired);
-    const writeKey = variantStatusWriteKey(key);
-    if (same || !this.deps.canWrite()) {
-      // What the variant says is what is due: a write held for it is moot.
-      this.deps.writes.cancel(writeKey);
-      return;
-    }
-    await this.deps.writes.submit(writeKey, async () => {
-      const namespace = variant.metadata.namespace ?? '';
-      const { name } = variant.metadata;
-      const conditions = mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-      await mergePatch(this.deps.http, RESOURCES.policyVariants, namespace, name, { status: { ...status, conditions } }, { subresource: 'status' });
-      const log = this.deps.logger.child({ variant: `${namespace}/${name}` });
-      log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), clusters: status.clusters, failing: status.failing }, 'PolicyVariant status written');
-      // An Event when a condition turns False or says something new while False.
-      for (const c of desired) {
-        const before = existing.find((e) => e.type === c.type);
-        if (c.status === 'False' && (before?.status !== 'False' || before.reason !== c.reason || before.message !== c.message)) {
-          await this.deps.events?.record(variant, 'Warning', c.reason, c.message);
-        }
+    const conditions = mergeConditions(existing, desired, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    await mergePatch(this.deps.http, RESOURCES.policyVariants, namespace, name, { status: { ...status, conditions } }, { subresource: 'status' });
+    const log = this.deps.logger.child({ variant: `${namespace}/${name}` });
+    log.info({ conditions: desired.map((c) => `${c.type}=${c.status}/${c.reason}`), clusters: status.clusters, failing: status.failing }, 'PolicyVariant status written');
+    // An Event when a condition turns False or says something new while False.
+    for (const c of desired) {
+      const before = existing.find((e) => e.type === c.type);
+      if (c.status === 'False' && (before?.status !== 'False' || before.reason !== c.reason || before.message !== c.message)) {
+        await this.deps.events?.record(variant, 'Warning', c.reason, c.message);
       }
-    });
+    }
   }
 }
 
