@@ -154,6 +154,11 @@ async function events(ns: string, name: string): Promise<{ reason: string; messa
     .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '' }));
 }
 
+/** The hub records a rollout's Event after the status write it describes: a reader that saw the status waits for it. */
+async function eventTold(ns: string, name: string, reason: string): Promise<void> {
+  await eventually(async () => (await events(ns, name)).some((e) => e.reason === reason), { what: `a ${reason} Event on ${ns}/${name}`, timeoutMs: 30_000 });
+}
+
 test('a new AuthPolicy reaches the canary first and the other cluster once the canary\'s operator accepted it; a change the canary rejects halts after the first wave, the other cluster keeps its copy, and editing it back rolls the canary back and completes', async (t) => {
   const clusters = [OTHER, CANARY];
   const world = await hubWorld(clusters, [AUTH_KIND], ['shop', 'shop-next'], progressive());
@@ -208,7 +213,7 @@ test('a new AuthPolicy reaches the canary first and the other cluster once the c
   const other = (await copyOn(OTHER, AUTH_POLICIES, ns, 'p'))!;
   assert.equal(other.metadata.uid, before.metadata.uid);
   assert.equal(other.metadata.generation, before.metadata.generation, 'the other cluster\'s spec never changed');
-  assert.ok((await events(ns, 'p')).some((e) => e.reason === 'RolloutComplete'));
+  await eventTold(ns, 'p', 'RolloutComplete');
 });
 
 test('with onFailure Rollback (the policy\'s own strategy), the canary returns to its previous copy by itself; a resume for that revision goes on past the failure', async (t) => {
@@ -393,13 +398,14 @@ test('a Progressive variant change the canary\'s controller refuses halts the ro
   assert.equal(refused.metadata.annotations?.[VARIANTS_ANNOTATION], 'global-limit@1');
   assert.deepEqual((refused.spec as { rateLimit?: unknown }).rateLimit, globalLimit.rateLimit);
   assert.deepEqual(accepted(refused), { type: 'Accepted', status: 'False', reason: 'Invalid', message: refusal, observedGeneration: refused.metadata.generation });
-  const halts = (await events(ns, 'limits')).filter((e) => e.reason === 'RolloutHalted');
-  assert.equal(halts.length, 1, JSON.stringify(halts));
-  assert.ok(halts[0]!.message.includes(`${ENVOY_GATEWAY_SPOKE}: Invalid: ${refusal}`), halts[0]!.message);
-  // The halt holds: some seconds on, still Halted, and the refused copy is not written again.
+  // The halt holds: some seconds on, still Halted, the refused copy is not written again, and one Event told it
+  // (recorded after the status write that the wait above saw, so it is read after the pause, not raced).
   await sleep(5_000);
   assert.equal((await status(BACKEND_TRAFFIC_POLICIES, ns, 'limits'))?.rollout?.state, 'Halted');
   assert.equal((await copyOn(ENVOY_GATEWAY_SPOKE, BACKEND_TRAFFIC_POLICIES, ns, 'limits'))?.metadata.generation, refused.metadata.generation);
+  const halts = (await events(ns, 'limits')).filter((e) => e.reason === 'RolloutHalted');
+  assert.equal(halts.length, 1, JSON.stringify(halts));
+  assert.ok(halts[0]!.message.includes(`${ENVOY_GATEWAY_SPOKE}: Invalid: ${refusal}`), halts[0]!.message);
 
   // The variant deleted: the canary returns to the policy's own copy at once (rolling back is never gated), Envoy
   // Gateway accepts it, and the rollout completes with no variants.
@@ -417,7 +423,7 @@ test('a Progressive variant change the canary\'s controller refuses halts the ro
   assert.ok(readDroppedKeys(restored).annotations.includes(VARIANTS_ANNOTATION), JSON.stringify(restored.metadata.annotations));
   assert.equal(copyVariants(workCopy(await workOn(world, BTP_KIND, 'limits', ENVOY_GATEWAY_SPOKE))), undefined, 'the copy the hub sends carries no variant');
   assert.equal(back.clusters?.[ENVOY_GATEWAY_SPOKE]?.state, 'Enforced');
-  assert.ok((await events(ns, 'limits')).some((e) => e.reason === 'RolloutComplete'));
+  await eventTold(ns, 'limits', 'RolloutComplete');
 });
 
 /** Envoy Gateway's Accepted condition on a copy (its one ancestor entry), times left out. */
