@@ -136,9 +136,54 @@ test('values typed by the schema: ints, doubles, int-or-string, bytes, timestamp
   assert.deepEqual(messages(schema, { ...copy, spec: { ...copy.spec, weight: 4 } }), ['spec: failed rule: self.weight == 3 && type(self.weight) == int']);
 });
 
-test('a value the apiserver types in a way this check does not (format: duration) fails closed', () => {
-  const schema = spec(object({ timeout: { type: 'string', format: 'duration' } }, rules({ rule: 'true' })));
-  assert.match(messages(schema, { spec: { timeout: '1s' } })[0] ?? '', /^spec: the rule `true` cannot be checked here \("1s" is a CEL duration/);
+test('a value the apiserver types in a way this check does not (format: duration) fails closed the rules that read it', () => {
+  const schema = spec(object({ timeout: { type: 'string', format: 'duration', ...rules({ rule: "self != duration('0s')" }) }, name: { type: 'string' } }, rules({ rule: "self.timeout != ''" }, { rule: "self.name != 'x'" })));
+  const out = messages(schema, { spec: { timeout: '1s', name: 'y' } });
+  assert.equal(out.length, 2, JSON.stringify(out));
+  assert.match(out[0]!, /^spec: the rule `self\.timeout != ''` cannot be checked here \("1s" is a CEL duration/);
+  assert.match(out[1]!, /^spec\.timeout: the rule `self != duration\('0s'\)` cannot be checked here \("1s" is a CEL duration/);
+  // A rule beside them that does not read it is evaluated: its verdict is the apiserver's.
+  const named = messages(schema, { spec: { timeout: '1s', name: 'x' } });
+  assert.equal(named.length, 3, JSON.stringify(named));
+  assert.equal(named[1], "spec: failed rule: self.name != 'x'");
+});
+
+test('an object is read field by field as its rules read it: size, in, all, exists, equality and has() see the fields present after defaulting, a pruned null absent', () => {
+  const props = {
+    a: { type: 'string' },
+    b: { type: 'integer', default: 2 },
+    n: { type: 'string' },
+    m: { type: 'object', additionalProperties: { type: 'integer' } },
+    x: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  };
+  const schema = spec(
+    object(
+      props,
+      rules(
+        { rule: 'size(self) == 4' },
+        { rule: "'b' in self && self.b == 2 && !('n' in self) && !has(self.n)" },
+        { rule: "self.all(k, k in ['a', 'b', 'm', 'x'])" },
+        { rule: "self.m == {'k': 1, 'l': 2}" },
+        { rule: 'self.m.exists(k, self.m[k] == 2) && size(self.m) == 2' },
+        { rule: 'self.x.y.z == 3 && type(self.x.y.z) == int' },
+        { rule: "self == {'a': 'v', 'b': 2, 'm': {'k': 1, 'l': 2}, 'x': {'y': {'z': 3}}}" },
+      ),
+    ),
+  );
+  const copy = { spec: { a: 'v', n: null, m: { k: 1, l: 2 }, x: { y: { z: 3 } } } };
+  assert.deepEqual(messages(schema, copy), []);
+  assert.deepEqual(messages(schema, { spec: { ...copy.spec, b: 5, n: 'here' } }), [
+    'spec: failed rule: size(self) == 4',
+    "spec: failed rule: 'b' in self && self.b == 2 && !('n' in self) && !has(self.n)",
+    "spec: failed rule: self.all(k, k in ['a', 'b', 'm', 'x'])",
+    "spec: failed rule: self == {'a': 'v', 'b': 2, 'm': {'k': 1, 'l': 2}, 'x': {'y': {'z': 3}}}",
+  ]);
+  assert.deepEqual(messages(schema, { spec: { ...copy.spec, m: { k: 1, l: 3 }, x: { y: { z: 3.5 } } } }), [
+    "spec: failed rule: self.m == {'k': 1, 'l': 2}",
+    'spec: failed rule: self.m.exists(k, self.m[k] == 2) && size(self.m) == 2',
+    'spec: failed rule: self.x.y.z == 3 && type(self.x.y.z) == int',
+    "spec: failed rule: self == {'a': 'v', 'b': 2, 'm': {'k': 1, 'l': 2}, 'x': {'y': {'z': 3}}}",
+  ]);
 });
 
 test('fieldPath moves the violation to the field it names', () => {

@@ -10,7 +10,8 @@
 //   `date`/`date-time` strings timestamps, declared properties are reached by their escaped names (`namespace` is
 //   `__namespace__`, `a-b` is `a__dash__b`), maps by their keys; the root's metadata shows only name and
 //   generateName; a null where the schema does not allow one is absent (the apiserver prunes it);
-// - the copy is checked as the apiserver validates it: after structural defaulting (schema `default`s filled in);
+// - the copy is checked as the apiserver validates it: after structural defaulting (schema `default`s filled in,
+//   as the check reads each level; an object is converted field by field as its rules read it);
 // - a rule that evaluates to an error refuses the copy, with the error;
 // - the message is the `messageExpression`'s result when it yields a one-line string, else `message`, else
 //   `failed rule: <rule>`; `fieldPath` moves the violation to that field.
@@ -21,7 +22,7 @@
 //   `optionalOldSelf`, which the apiserver evaluates on create too: those fail closed (below);
 // - a rule this evaluator cannot compile, or that calls a function it does not have (Kubernetes' own CEL libraries:
 //   quantity, url, ip, isSorted, format.named…, none of which the CRDs synced today use; cel-go's strings library
-//   is there), or a value it cannot type as the apiserver does (`format: duration`), fails closed: a violation
+//   is there), or a value it cannot type as the apiserver does (`format: duration`) that the rule reads, fails closed: a violation
 //   saying the rule cannot be checked here, so the copy is not sent;
 // - the apiserver's CEL cost limits, and the order-insensitive equality of `x-kubernetes-list-type: set|map` lists,
 //   are not modelled.
@@ -176,27 +177,25 @@ export function celRulesCheck(schema: Schema): RulesCheck {
   if (root === undefined) return () => [];
   return (copy, changed) => {
     const out: RuleViolation[] = [];
-    const value = withDefaults(schema, copy);
     if (changed === undefined) {
-      walk(root, value, [], true, out);
+      walk(root, copy, [], true, out);
       return out;
     }
-    const evaluated = new Set<string>();
-    for (const path of outermost(changed)) {
+    const paths = outermost(changed);
+    const firstVisit = firstVisitor(paths);
+    for (const path of paths) {
       let node: RuleNode | undefined = root;
-      let at: unknown = value;
+      let at: unknown = copy;
       for (let depth = 0; node !== undefined && at !== undefined && at !== null; depth++) {
         if (depth === path.length) {
           walk(node, at, [...path], depth === 0, out);
           break;
         }
         const above = path.slice(0, depth);
-        const key = JSON.stringify(above);
-        if (!evaluated.has(key) && node.rules.length > 0) evaluate(node, at, above, depth === 0, out);
-        evaluated.add(key);
+        if (firstVisit(above) && node.rules.length > 0) evaluate(node, at, above, depth === 0, out);
         const segment = path[depth]!;
+        at = typeof segment === 'number' ? (Array.isArray(at) ? at[segment] : undefined) : isRecord(at) ? fieldOf(node.schema, at, segment) : undefined;
         node = node.child(segment);
-        at = typeof segment === 'number' ? (Array.isArray(at) ? at[segment] : undefined) : isRecord(at) ? at[segment] : undefined;
       }
     }
     return out;
@@ -205,9 +204,25 @@ export function celRulesCheck(schema: Schema): RulesCheck {
 
 /** The paths none of the others contains (a path under another is checked with it). */
 export function outermost(paths: readonly (readonly PathSegment[])[]): (readonly PathSegment[])[] {
+  if (paths.length < 2) return [...paths];
   const within = (inner: readonly PathSegment[], outer: readonly PathSegment[]): boolean => outer.length <= inner.length && outer.every((s, i) => s === inner[i]);
   const unique = [...new Map(paths.map((p) => [JSON.stringify(p), p])).values()];
   return unique.filter((p) => !unique.some((q) => q !== p && within(p, q)));
+}
+
+/**
+ * Whether the node at `above` is met for the first time on the walks down `paths` (outermost): a node above several
+ * changed values is checked once. With one path each node is met once, and nothing is remembered.
+ */
+export function firstVisitor(paths: readonly (readonly PathSegment[])[]): (above: readonly PathSegment[]) => boolean {
+  if (paths.length < 2) return () => true;
+  const seen = new Set<string>();
+  return (above) => {
+    const key = JSON.stringify(above);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
 }
 
 /** Compiles one entry of `x-kubernetes-validations`. */
@@ -307,7 +322,7 @@ function walk(node: RuleNode, value: unknown, path: PathSegment[], root: boolean
   if (value === undefined || value === null) return;
   if (node.rules.length > 0) evaluate(node, value, path, root, out);
   if (isRecord(value)) {
-    for (const [name, child] of node.properties) walk(child, value[name], [...path, name], false, out);
+    for (const [name, child] of node.properties) walk(child, fieldOf(node.schema, value, name), [...path, name], false, out);
     if (node.additionalProperties) {
       const declared = isRecord(node.schema.properties) ? node.schema.properties : {};
       for (const [key, sub] of Object.entries(value)) if (!(key in declared)) walk(node.additionalProperties, sub, [...path, key], false, out);
@@ -333,7 +348,9 @@ function evaluate(node: RuleNode, value: unknown, path: PathSegment[], root: boo
       continue;
     }
     const result = rule.program({ self });
-    if (cel().isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
+    // A value read that cannot be typed here (converted as the rule reads it) fails the rule closed.
+    if (cel().isCelError(result) && result.cause instanceof UntypedValue) out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${result.cause.message}); refused rather than passed unchecked`));
+    else if (cel().isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
     else if (result !== true) out.push(violation(path, rule, messageOf(rule, self)));
   }
 }
@@ -352,7 +369,11 @@ function messageOf(rule: CompiledRule, self: CelInput): string {
 
 class UntypedValue extends Error {}
 
-/** The value as the apiserver types it for CEL under `schema` (see the header). Throws UntypedValue. */
+/**
+ * The value as the apiserver types it for CEL under `schema` (see the header), after defaulting. An object is read
+ * field by field as the rules read it (CelFields): a rule reads a few fields of a copy. Throws UntypedValue, here or
+ * when a rule reads such a value (the evaluator then returns an error whose cause it is).
+ */
 function celValue(schema: Schema | undefined, value: unknown, root = false): CelInput {
   if (value === null || value === undefined) return null;
   if (schema === undefined) return dynValue(value);
@@ -366,10 +387,10 @@ function celValue(schema: Schema | undefined, value: unknown, root = false): Cel
       return Array.isArray(value) ? value.map((item) => celValue(isRecord(schema.items) ? schema.items : undefined, item)) : (value as CelInput);
     case 'object':
       if (!isRecord(value)) return value as CelInput;
-      if (isRecord(schema.properties)) return objectValue(schema.properties, value, root);
+      if (isRecord(schema.properties)) return new CelFields(declaredFields(schema, schema.properties, value, root));
       if (isRecord(schema.additionalProperties)) {
         const values = schema.additionalProperties;
-        return new Map(Object.entries(value).map(([k, v]) => [k, celValue(values, v)]));
+        return new CelFields({ keys: () => Object.keys(value), read: (key) => (Object.hasOwn(value, key) ? celValue(values, value[key]) : undefined) });
       }
       return dynValue(value);
     default:
@@ -377,18 +398,96 @@ function celValue(schema: Schema | undefined, value: unknown, root = false): Cel
   }
 }
 
-function objectValue(properties: Record<string, unknown>, value: Record<string, unknown>, root: boolean): CelInput {
-  const out: Record<string, CelInput> = {};
-  for (const { name, escaped, schema } of celProperties(properties)) {
-    const field = value[name];
-    // A null the schema does not allow is pruned by the apiserver: absent.
-    if (field === undefined || (field === null && schema?.nullable !== true)) continue;
-    if (root && name === 'metadata' && isRecord(field)) {
-      const { name: n, generateName } = field;
-      out.metadata = { ...(typeof n === 'string' ? { name: n } : {}), ...(typeof generateName === 'string' ? { generateName } : {}) };
-    } else out[escaped] = celValue(schema, field);
+/** How a CelFields reads its object: the keys CEL sees, and one field's CEL value (undefined: absent). */
+interface FieldReader {
+  keys(): string[];
+  read(key: string): CelInput | undefined;
+}
+
+/**
+ * An object as a CEL map whose fields are converted when first read, and kept. The evaluator (@bufbuild/cel) takes
+ * any Map as a CEL map and reads it through get, size, keys, entries, values and forEach, all answered here.
+ */
+class CelFields extends Map<string, CelInput> {
+  private fieldKeys: string[] | undefined;
+  private readonly read = new Map<string, CelInput | undefined>();
+
+  constructor(private readonly reader: FieldReader) {
+    super();
   }
-  return out;
+
+  private names(): string[] {
+    this.fieldKeys ??= this.reader.keys();
+    return this.fieldKeys;
+  }
+
+  override get size(): number {
+    return this.names().length;
+  }
+
+  override get(key: string): CelInput | undefined {
+    if (typeof key !== 'string') return undefined;
+    if (!this.read.has(key)) this.read.set(key, this.reader.read(key));
+    return this.read.get(key);
+  }
+
+  override has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  override keys(): MapIterator<string> {
+    return this.names()[Symbol.iterator]();
+  }
+
+  override *entries(): MapIterator<[string, CelInput]> {
+    for (const key of this.names()) yield [key, this.get(key)!];
+  }
+
+  override *values(): MapIterator<CelInput> {
+    for (const key of this.names()) yield this.get(key)!;
+  }
+
+  override forEach(callback: (value: CelInput, key: string, map: Map<string, CelInput>) => void, thisArg?: unknown): void {
+    for (const key of this.names()) callback.call(thisArg, this.get(key)!, key, this);
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, CelInput]> {
+    return this.entries();
+  }
+}
+
+/** The declared properties of an object, by their CEL names: defaulted, a null the schema does not allow absent. */
+function declaredFields(schema: Schema, properties: Record<string, unknown>, value: Record<string, unknown>, root: boolean): FieldReader {
+  const present = (name: string, sub: Schema | undefined): unknown => {
+    const field = fieldOf(schema, value, name);
+    // A null the schema does not allow is pruned by the apiserver: absent.
+    return field === null && sub?.nullable !== true ? undefined : field;
+  };
+  return {
+    keys: () => celProperties(properties).flatMap(({ name, escaped, schema: sub }) => (present(name, sub) === undefined ? [] : [escaped])),
+    read: (key) => {
+      const property = celPropertyNamed(properties, key);
+      if (property === undefined) return undefined;
+      const field = present(property.name, property.schema);
+      if (field === undefined) return undefined;
+      if (root && property.name === 'metadata' && isRecord(field)) {
+        const { name: n, generateName } = field;
+        return { ...(typeof n === 'string' ? { name: n } : {}), ...(typeof generateName === 'string' ? { generateName } : {}) };
+      }
+      return celValue(property.schema, field);
+    },
+  };
+}
+
+/**
+ * A declared property's value as the apiserver validates it: absent (or a null the schema does not allow) and
+ * declared with a `default`, the default (structural defaulting, done level by level as the check reads the copy).
+ */
+function fieldOf(schema: Schema, value: Record<string, unknown>, name: string): unknown {
+  const field = value[name];
+  const declared = isRecord(schema.properties) && Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
+  if (isRecord(declared) && declared.default !== undefined && (field === undefined || (field === null && declared.nullable !== true))) return declared.default;
+  return field;
 }
 
 const celPropertiesOf = new WeakMap<Record<string, unknown>, { name: string; escaped: string; schema: Schema | undefined }[]>();
@@ -404,6 +503,18 @@ function celProperties(properties: Record<string, unknown>): { name: string; esc
     celPropertiesOf.set(properties, list);
   }
   return list;
+}
+
+const celPropertyByName = new WeakMap<Record<string, unknown>, Map<string, { name: string; escaped: string; schema: Schema | undefined }>>();
+
+/** The declared property a CEL name reaches (computed once per schema node). */
+function celPropertyNamed(properties: Record<string, unknown>, escaped: string): { name: string; escaped: string; schema: Schema | undefined } | undefined {
+  let byName = celPropertyByName.get(properties);
+  if (byName === undefined) {
+    byName = new Map(celProperties(properties).map((p) => [p.escaped, p]));
+    celPropertyByName.set(properties, byName);
+  }
+  return byName.get(escaped);
 }
 
 function stringValue(format: unknown, value: string): CelInput {
@@ -424,7 +535,7 @@ function timestamp(value: string): CelInput {
 function dynValue(value: unknown): CelInput {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(dynValue);
-  if (isRecord(value)) return new Map(Object.entries(value).map(([k, v]) => [k, dynValue(v)]));
+  if (isRecord(value)) return new CelFields({ keys: () => Object.keys(value), read: (key) => (Object.hasOwn(value, key) ? dynValue(value[key]) : undefined) });
   return value as CelInput;
 }
 
@@ -439,41 +550,6 @@ export function escapeProperty(name: string): string | undefined {
   if (RESERVED.has(name)) return `__${name}__`;
   if (/[^a-zA-Z0-9_./-]/.test(name)) return undefined;
   return name.replaceAll(/__|[./-]/g, (s) => SPELT[s]!);
-}
-
-/**
- * The copy as the apiserver validates it: each declared property absent (or null where the schema does not allow
- * null) takes the schema's `default`, recursively, as structural defaulting does. Only the parts of the copy under
- * a schema node with defaults are copied; the copy itself is not changed. (A null nothing defaults is pruned by the
- * apiserver: objectValue leaves it out.)
- */
-function withDefaults(schema: Schema, value: unknown): unknown {
-  if (!hasDefaults(schema)) return value;
-  if (Array.isArray(value)) return isRecord(schema.items) ? value.map((item) => withDefaults(schema.items as Schema, item)) : value;
-  if (!isRecord(value)) return value;
-  const properties = isRecord(schema.properties) ? schema.properties : {};
-  const out: Record<string, unknown> = { ...value };
-  for (const [name, sub] of Object.entries(properties)) {
-    if (isRecord(sub) && sub.default !== undefined && (out[name] === undefined || (out[name] === null && sub.nullable !== true))) out[name] = structuredClone(sub.default);
-  }
-  for (const [name, sub] of Object.entries(out)) {
-    const subSchema = properties[name] ?? schema.additionalProperties;
-    if (isRecord(subSchema)) out[name] = withDefaults(subSchema, sub);
-  }
-  return out;
-}
-
-const defaultsUnder = new WeakMap<Schema, boolean>();
-
-/** Whether a `default` is declared at or under this node's properties, items or values (computed once per node). */
-function hasDefaults(schema: Schema): boolean {
-  let has = defaultsUnder.get(schema);
-  if (has === undefined) {
-    const children = [...(isRecord(schema.properties) ? Object.values(schema.properties) : []), schema.items, schema.additionalProperties].filter(isRecord);
-    has = children.some((child) => child.default !== undefined || hasDefaults(child));
-    defaultsUnder.set(schema, has);
-  }
-  return has;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -70,17 +70,18 @@ export function setAtPath(root: Record<string, unknown>, segments: readonly Path
   const step = (node: unknown, i: number): { ok: true; value: unknown } | { ok: false; message: string } => {
     if (i === segments.length) return { ok: true, value };
     const segment = segments[i]!;
-    const here = formatFieldPath(segments.slice(0, i)) || '(the copy)';
+    // Named only in an error: a copy is rendered per cluster, and most set their paths without one.
+    const here = (): string => formatFieldPath(segments.slice(0, i)) || '(the copy)';
     if (typeof segment === 'number') {
-      if (!Array.isArray(node)) return { ok: false, message: `${here} is not a list` };
-      if (segment >= node.length) return { ok: false, message: `${here} has ${node.length} items, no [${segment}]` };
+      if (!Array.isArray(node)) return { ok: false, message: `${here()} is not a list` };
+      if (segment >= node.length) return { ok: false, message: `${here()} has ${node.length} items, no [${segment}]` };
       const inner = step(node[segment], i + 1);
       if (!inner.ok) return inner;
       const list = [...(node as unknown[])];
       list[segment] = inner.value;
       return { ok: true, value: list };
     }
-    if (node !== undefined && node !== null && (typeof node !== 'object' || Array.isArray(node))) return { ok: false, message: `${here} is not an object` };
+    if (node !== undefined && node !== null && (typeof node !== 'object' || Array.isArray(node))) return { ok: false, message: `${here()} is not an object` };
     const record = (node ?? {}) as Record<string, unknown>;
     const inner = step(record[segment], i + 1);
     if (!inner.ok) return inner;

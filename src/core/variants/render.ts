@@ -4,7 +4,7 @@
 // kind's schema before it is sent. A cluster whose copy cannot be rendered (a value missing, a conflict, a copy
 // the schema refuses) gets no copy from here: the pipeline keeps the one it runs. Pure.
 import { selectorMatches } from '../fleet/clustersets.ts';
-import { canonicalJson } from '../k8s/canonical.ts';
+import { canonicalJson, sharedCanonical } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { REVISION_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { formatRevisionAnnotation, parseRevisionAnnotation, revisionTag } from '../works/revisionannotation.ts';
@@ -112,23 +112,23 @@ export function renderCopy(input: RenderInput): CopyRendering {
           for (const field of entry.patchFields) fields.push({ path: formatFieldPath(field), value: valueAt(root, field) ?? null, variant: variant.name, entry: entry.index, source: 'patch' });
         }
         for (const value of entry.values) {
-          const where = `variant ${variant.name} entry ${entry.index} (${formatFieldPath(value.path)})`;
+          const where = (): string => `variant ${variant.name} entry ${entry.index} (${formatFieldPath(value.path)})`;
           const read = readSource(value.source, cluster);
           const raw = read ?? value.default;
           if (raw === undefined) {
-            throw new Failure('VariantValueMissing', `${where}: ${sourceText(value.source)} is not set on cluster ${cluster.name} and the value has no default`, [variant.name]);
+            throw new Failure('VariantValueMissing', `${where()}: ${sourceText(value.source)} is not set on cluster ${cluster.name} and the value has no default`, [variant.name]);
           }
-          if (!schema.ok) throw new Failure('InvalidVariant', `${where}: ${schema.message}`, [variant.name]);
+          if (!schema.ok) throw new Failure('InvalidVariant', `${where()}: ${schema.message}`, [variant.name]);
           const at = schemaAt(schema.schema, value.path);
-          if (!at.ok) throw new Failure('InvalidVariant', `${where}: ${at.message}`, [variant.name]);
+          if (!at.ok) throw new Failure('InvalidVariant', `${where()}: ${at.message}`, [variant.name]);
           const converted = convertValue(raw, at.schema);
           if (!converted.ok) {
             const what = read === undefined ? `the default "${raw}"` : `${sourceText(value.source)} = "${raw}" on cluster ${cluster.name}`;
-            throw new Failure('InvalidVariant', `${where}: ${what} is not ${converted.wanted}`, [variant.name]);
+            throw new Failure('InvalidVariant', `${where()}: ${what} is not ${converted.wanted}`, [variant.name]);
           }
           claim(value.path, variant, entry.index);
           const set = setAtPath(root, value.path, converted.value);
-          if (!set.ok) throw new Failure('InvalidVariant', `${where}: ${set.message}`, [variant.name]);
+          if (!set.ok) throw new Failure('InvalidVariant', `${where()}: ${set.message}`, [variant.name]);
           root = set.value;
           fields.push({ path: formatFieldPath(value.path), value: converted.value, variant: variant.name, entry: entry.index, source: value.source, ...(read === undefined ? { defaulted: true } : {}) });
         }
@@ -136,13 +136,15 @@ export function renderCopy(input: RenderInput): CopyRendering {
       if (selected) carried.push(`${variant.name}@${variant.generation}`);
     }
     if (carried.length === 0) return { state: 'base' };
-    const kept = sameRendering(input.running, carried, root.spec);
-    if (kept) carried.splice(0, carried.length, ...kept);
-    const spec = (root.spec ?? {}) as Record<string, unknown>;
+    // Serialised once (and frozen): its tag, and the work's spec-hash, read the same text.
+    const spec = sharedCanonical((root.spec ?? {}) as Record<string, unknown>);
     // The revision names the rendered spec too (works/revisionannotation.ts): a variant change or a label a variant
     // reads changes the copy at the same generation, and only the tag tells a verdict on it from one on the copy before.
+    const tag = revisionTag(spec);
+    const kept = sameRendering(input.running, carried, spec, tag);
+    if (kept) carried.splice(0, carried.length, ...kept);
     const base = parseRevisionAnnotation(copy.metadata.annotations?.[REVISION_ANNOTATION]);
-    const revision: Record<string, string> = base === undefined ? {} : { [REVISION_ANNOTATION]: formatRevisionAnnotation({ revision: base.revision, tag: revisionTag(spec) }) };
+    const revision: Record<string, string> = base === undefined ? {} : { [REVISION_ANNOTATION]: formatRevisionAnnotation({ revision: base.revision, tag }) };
     const rendered: KubeObject = {
       ...copy,
       metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, ...revision, [VARIANTS_ANNOTATION]: carried.join(',') } },
@@ -165,11 +167,16 @@ export function renderCopy(input: RenderInput): CopyRendering {
   }
 }
 
-/** The running copy's record of the variants it carries, when it names the same variants and has the same spec. */
-function sameRendering(running: KubeObject | undefined, carried: readonly string[], spec: unknown): string[] | undefined {
+/**
+ * The running copy's record of the variants it carries, when it names the same variants and has the same spec:
+ * told by the tag its revision names (`tag`, the rendered spec's), else by the specs themselves.
+ */
+function sameRendering(running: KubeObject | undefined, carried: readonly string[], spec: unknown, tag: string): string[] | undefined {
   const record = running?.metadata.annotations?.[VARIANTS_ANNOTATION]?.split(',');
   if (!record || record.length !== carried.length || !record.every((r, i) => nameOf(r) === nameOf(carried[i]!))) return undefined;
-  return canonicalJson(running?.spec ?? {}) === canonicalJson(spec ?? {}) ? record : undefined;
+  const runningTag = parseRevisionAnnotation(running?.metadata.annotations?.[REVISION_ANNOTATION])?.tag;
+  const same = runningTag !== undefined ? runningTag === tag : canonicalJson(running?.spec ?? {}) === canonicalJson(spec);
+  return same ? record : undefined;
 }
 
 function nameOf(carried: string): string {

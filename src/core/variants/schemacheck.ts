@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type * as AjvModule from 'ajv';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
-import { celRulesCheck, outermost } from './celrules.ts';
+import { celRulesCheck, firstVisitor, outermost } from './celrules.ts';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
 /** An openAPIV3Schema node as a CRD holds it. */
@@ -75,8 +75,9 @@ export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
 function structural(schema: OpenApiSchema, copy: unknown, changed: readonly (readonly PathSegment[])[] | undefined): SchemaViolation[] {
   if (changed === undefined) return validateAt(schema, copy, [], 'deep', true);
   const out: SchemaViolation[] = [];
-  const checkedAbove = new Set<string>();
-  for (const path of outermost(changed)) {
+  const paths = outermost(changed);
+  const firstVisit = firstVisitor(paths);
+  for (const path of paths) {
     let node: OpenApiSchema | undefined = schema;
     let value: unknown = copy;
     // A value removed (a merge patch's null) ends the walk at its parent, whose check says whether it was required.
@@ -86,9 +87,7 @@ function structural(schema: OpenApiSchema, copy: unknown, changed: readonly (rea
         break;
       }
       const above = path.slice(0, depth);
-      const key = JSON.stringify(above);
-      if (!checkedAbove.has(key)) out.push(...validateAt(node, value, above, 'shallow', depth === 0));
-      checkedAbove.add(key);
+      if (firstVisit(above)) out.push(...validateAt(node, value, above, 'shallow', depth === 0));
       const segment = path[depth]!;
       node = childSchema(node, segment);
       value = typeof segment === 'number' ? (Array.isArray(value) ? (value as unknown[])[segment] : undefined) : isRecord(value) ? value[segment] : undefined;
@@ -120,8 +119,10 @@ function validateAt(node: OpenApiSchema, value: unknown, path: readonly PathSegm
     }
     validators[depth].set(node, validate);
   }
-  const where = path.length > 0 ? formatFieldPath(path) : '(the copy)';
-  if (validate instanceof Error) return [{ path: [...path], message: `${where}: the schema there cannot be checked here (${validate.message}); refused rather than passed unchecked` }];
+  if (validate instanceof Error) {
+    const where = path.length > 0 ? formatFieldPath(path) : '(the copy)';
+    return [{ path: [...path], message: `${where}: the schema there cannot be checked here (${validate.message}); refused rather than passed unchecked` }];
+  }
   const violations = validate(value) ? [] : (validate.errors ?? []).map((e) => violation(e, path));
   return [...violations, ...listMapDuplicates(node, value, path, depth === 'deep')];
 }

@@ -2,7 +2,7 @@
 // against what is observed. Pure: the hub reconciler reads caches, calls these, writes the diff.
 import { isDns1123Label } from '../k8s/dns.ts';
 import { ancestorFeedbackGateways, feedbackRulesFor } from './feedbackrules.ts';
-import type { FeedbackJsonPath } from './feedbackrules.ts';
+import type { FeedbackJsonPath, FeedbackRule } from './feedbackrules.ts';
 import { gvrKey } from '../k8s/gvr.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
@@ -151,7 +151,7 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
   const works = new Map<string, ManifestWork>();
   const tooLarge: string[] = [];
   const deleteOption = deleteOptionFor(policy);
-  const copies = new Map<string, KubeObject>();
+  const copies = new Map<string, { copy: KubeObject; feedbackRules: readonly FeedbackRule[] }>();
   const shapes = new Map<string, { work: ManifestWork; bytesWithoutCluster: number }>();
   const variantFailures: VariantFailure[] = [];
   const renderings = new Map<string, Extract<CopyRendering, { state: 'rendered' }>>();
@@ -169,13 +169,17 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     // are computed once per such group, not once per cluster (a policy on 100 clusters would hash the same
     // JSON 100 times per reconcile).
     const shape = JSON.stringify([chosen.downstreamNamespace, kept.map((report) => report.path)]);
-    let copy = copies.get(shape);
-    if (copy === undefined) {
+    let shaped = copies.get(shape);
+    if (shaped === undefined) {
       // The downstream Gateway has the hub Gateway's name (docs/design/configuration.md#placement).
       const spec = rewriteTargets(policy, kept, (target) => target.name);
-      copy = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
-      copies.set(shape, copy);
+      const made = buildSpokeCopy(policy, { downstreamNamespace: chosen.downstreamNamespace, spec });
+      // The ancestor rules name the copy's own Gateways: its targets, which no variant changes (policyvariant.ts).
+      const feedbackRules = feedbackRulesFor({ rawFeedback: input.rawFeedback, statusFeedback: input.statusFeedback, ancestorGateways: ancestorFeedbackGateways(made) });
+      shaped = { copy: made, feedbackRules };
+      copies.set(shape, shaped);
     }
+    const { copy, feedbackRules } = shaped;
     // The variants that select the cluster change its copy; clusters rendered alike share one work build.
     const rendering = input.render?.(cluster, copy, input.sentCopy?.(cluster)) ?? { state: 'base' as const };
     if (rendering.state === 'failed') {
@@ -191,12 +195,6 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     const buildKey = JSON.stringify([shape, renderingKey(rendering), clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
     let built = shapes.get(buildKey);
     if (built === undefined) {
-      // The ancestor rules name the copy's own Gateways: the rules are per copy, like the copy itself.
-      const feedbackRules = feedbackRulesFor({
-        rawFeedback: input.rawFeedback,
-        statusFeedback: input.statusFeedback,
-        ancestorGateways: ancestorFeedbackGateways(clusterCopy),
-      });
       const first = buildManifestWork({ gvr, policy, cluster, copy: clusterCopy, feedbackRules, deleteOption, controller: input.controller, crdUid: input.crdUid, updateStrategy: input.updateStrategy });
       built = { work: first, bytesWithoutCluster: workSizeBytes(first) - jsonBytes(cluster) };
       shapes.set(buildKey, built);

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { checkProperty, oddText } from '../../../testkit/arbitraries.ts';
 import { sha256Hex, specHash } from '../k8s/canonical.ts';
 import { feedbackRulesFor } from './feedbackrules.ts';
 import { isDns1123Subdomain } from '../k8s/dns.ts';
@@ -280,6 +282,18 @@ test('workSizeBytes counts UTF-8 bytes of the JSON', () => {
   const work: KubeObject = { apiVersion: 'v1', kind: 'K', metadata: { name: 'é' } };
   assert.equal(workSizeBytes(work), JSON.stringify(work).length + 1);
   assert.equal(workSizeBytes(work), 55);
+});
+
+test('workSizeBytes of a work buildManifestWork made (taken from the text it hashed) is the UTF-8 size of its JSON, for any copy, names and cluster', (t) => {
+  const text = fc.oneof(oddText({ maxLength: 12 }), fc.string({ maxLength: 8 }));
+  const json = fc.jsonValue({ maxDepth: 3 });
+  checkProperty(t, 300, [text, text, text, fc.dictionary(text, json, { maxKeys: 4 }), fc.boolean(), fc.boolean()], (name, ns, cluster, spec, uid, feedback) => {
+    const source: KubeObject = { ...policy, metadata: { name, namespace: ns, ...(uid ? { uid: `u-${name}` } : {}) } };
+    const made: KubeObject = { ...copy, metadata: { ...copy.metadata, name, annotations: { [name]: ns } }, spec };
+    const feedbackRules = feedback ? feedbackRulesFor({ rawFeedback: false }) : [];
+    const work = buildManifestWork({ gvr: auth, policy: source, cluster, copy: made, feedbackRules, deleteOption: 'Orphan', controller: controllerLabelValue(ns) });
+    assert.equal(workSizeBytes(work), Buffer.byteLength(JSON.stringify(work), 'utf8'));
+  });
 });
 
 test('buildManifestWork labels the work with its controller, so controllers sharing a hub keep apart', () => {

@@ -78,8 +78,22 @@ export interface ManifestWork extends KubeObject {
 
 /** Unambiguous for valid names: none of group, resource, namespace or name can hold a `/`. */
 function sourceDigest(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
-  return sha256Hex(`${gvr.group}/${gvr.resource}/${namespace}/${name}`);
+  return lastDigest(`${gvr.group}/${gvr.resource}/${namespace}/${name}`);
 }
+
+/**
+ * sha256Hex, remembering the last text: a policy's works are built one after another, one per cluster whose copy
+ * differs (PolicyVariants make each differ), and each names the same source.
+ */
+function rememberLast(): (text: string) => string {
+  let last: { text: string; digest: string } | undefined;
+  return (text) => {
+    if (last?.text !== text) last = { text, digest: sha256Hex(text) };
+    return last.digest;
+  };
+}
+const lastDigest = rememberLast();
+const lastNameDigest = rememberLast();
 
 /** 16 hex characters identifying the source policy; the value of the source label. */
 export function sourceHash(gvr: Pick<GroupVersionResource, 'group' | 'resource'>, namespace: string, name: string): string {
@@ -97,7 +111,7 @@ type GroupResource = Pick<GroupVersionResource, 'group' | 'resource'>;
  */
 export function workName(gr: GroupResource, namespace: string, name: string): string {
   const identity = JSON.stringify([gr.group, gr.resource, namespace, name]);
-  const suffix = sha256Hex(`${WORK_NAME_HASH_DOMAIN}\n${identity}`).slice(0, WORK_NAME_HASH_LENGTH);
+  const suffix = lastNameDigest(`${WORK_NAME_HASH_DOMAIN}\n${identity}`).slice(0, WORK_NAME_HASH_LENGTH);
   return readableWithSuffix(`${gr.resource}-${namespace}-${name}`, suffix);
 }
 
@@ -202,14 +216,27 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   };
   const annotations: Record<string, string> = { [SOURCE_REF_ANNOTATION]: canonicalJson(sourceRef) };
   // Covers labels and source-ref too: a recreated policy (new uid, same spec) must be rewritten.
-  annotations[SPEC_HASH_ANNOTATION] = specHash({ metadata: { labels, annotations }, spec });
+  const hashed = canonicalJson({ metadata: { labels, annotations }, spec });
+  annotations[SPEC_HASH_ANNOTATION] = sha256Hex(hashed);
 
-  return {
+  const work: ManifestWork = {
     apiVersion: WORK_API_VERSION,
     kind: WORK_KIND,
     metadata: { name: workName(gvr, namespace, name), namespace: cluster, labels, annotations },
     spec,
   };
+  // The work's JSON is the hashed text and five members more, each with a comma (sizes add up whatever the order
+  // of members): the JSON of those five alone, less its two braces, plus one comma more than its four.
+  const members = { apiVersion: work.apiVersion, kind: work.kind, name: work.metadata.name, namespace: cluster, [SPEC_HASH_ANNOTATION]: annotations[SPEC_HASH_ANNOTATION] };
+  builtBytes.set(work, utf8Bytes(hashed) + utf8Bytes(JSON.stringify(members)) - 1);
+  return work;
+}
+
+/** The JSON size of each work buildManifestWork made, taken from the text it hashed. */
+const builtBytes = new WeakMap<ManifestWork, number>();
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /** The work with its spec-hash annotation recomputed, after its labels, annotations or spec were changed. */
@@ -288,6 +315,8 @@ const identities = new WeakMap<object, { labels: object; name: string; identity:
  * would delete the spoke copy and create it again). Otherwise the desired work as it is.
  */
 export function adoptLegacyName(desired: ManifestWork, observed: readonly KubeObject[]): ManifestWork {
+  // Most often every work in place has the current name: nothing to read.
+  if (observed.every((w) => w.metadata.name === desired.metadata.name)) return desired;
   const source = readSourceRef(desired);
   if (!source) return desired;
   const legacy = legacyWorkName(source, source.namespace, source.name);
@@ -308,5 +337,5 @@ export function readSpecHash(work: KubeObject): string | undefined {
 
 /** Size of the work as sent to the apiserver, for the `--max-work-bytes` limit. */
 export function workSizeBytes(work: KubeObject): number {
-  return Buffer.byteLength(JSON.stringify(work), 'utf8');
+  return builtBytes.get(work as ManifestWork) ?? utf8Bytes(JSON.stringify(work));
 }
