@@ -198,7 +198,8 @@ export class StatusReporter {
       this.feedbackReported(key, read, false);
       return;
     }
-    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, desiredHash, status, lanes, read));
+    // A write held while works are written keeps what it writes, not its comparison text (made again when it runs).
+    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, status, lanes, read));
   }
 
   /** The feedback changes seen up to `read` are reflected on the policy now: timed when `written` now, else let go. */
@@ -217,13 +218,12 @@ export class StatusReporter {
     gvr: GroupVersionResource,
     policy: KubeObject,
     desired: Record<string, string | undefined>,
-    desiredHash: string,
     status: PolicyStatus | undefined,
     lanes: readonly LaneReport[],
     read: FeedbackMark | undefined,
   ): Promise<void> {
     const patch = Object.fromEntries(Object.entries(desired).map(([k, v]) => [k, v ?? null]));
-    const undo = this.expectations.applied(key, desiredHash);
+    const undo = this.expectations.applied(key, canonicalJson(desired));
     try {
       await mergePatch(this.deps.http, { ...gvr, namespaced: true }, policy.metadata.namespace, policy.metadata.name, { metadata: { annotations: patch } }, { discardResponse: true });
     } catch (err) {
