@@ -1,6 +1,6 @@
 // One ManifestWork per (policy, cluster) carrying the spoke copy (docs/design/works.md#manifestworks).
 import { z } from 'zod';
-import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
+import { canonicalJson, sha256Hex, sharedCanonical, specHash } from '../k8s/canonical.ts';
 import type { FeedbackRule } from './feedbackrules.ts';
 import { Generations } from '../k8s/intern.ts';
 import { parseJson } from '../k8s/parsejson.ts';
@@ -188,33 +188,13 @@ export function controllerLabelValue(controllerName: string): string {
 }
 
 export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
-  const { gvr, policy, cluster, copy, feedbackRules, deleteOption } = input;
+  const { gvr, policy, cluster, copy } = input;
   const namespace = policy.metadata.namespace ?? '';
-  const { name, uid } = policy.metadata;
-  const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
-  if (uid !== undefined) sourceRef.uid = uid;
-  if (input.crdUid !== undefined) sourceRef.crdUid = input.crdUid;
-
-  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
-  if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
-  const spec: ManifestWorkSpec = {
-    workload: { manifests: [copy] },
-    deleteOption: { propagationPolicy: deleteOption },
-    manifestConfigs: [
-      {
-        resourceIdentifier: {
-          group: gvr.group,
-          resource: gvr.resource,
-          name: copy.metadata.name,
-          namespace: copy.metadata.namespace ?? '',
-        },
-        updateStrategy: copyUpdateStrategy(input.updateStrategy ?? 'Update'),
-        feedbackRules,
-        feedbackScrapeType: 'Watch',
-      },
-    ],
-  };
-  const annotations: Record<string, string> = { [SOURCE_REF_ANNOTATION]: canonicalJson(sourceRef) };
+  const { name } = policy.metadata;
+  const parts = policyParts(input);
+  const labels = parts.labels as Record<string, string>;
+  const spec: ManifestWorkSpec = { workload: { manifests: [copy] }, deleteOption: parts.deleteOption, manifestConfigs: parts.manifestConfigs as ManifestConfig[] };
+  const annotations: Record<string, string> = { [SOURCE_REF_ANNOTATION]: parts.sourceRef };
   // Covers labels and source-ref too: a recreated policy (new uid, same spec) must be rewritten.
   const hashed = canonicalJson({ metadata: { labels, annotations }, spec });
   annotations[SPEC_HASH_ANNOTATION] = sha256Hex(hashed);
@@ -230,6 +210,47 @@ export function buildManifestWork(input: BuildManifestWorkInput): ManifestWork {
   const members = { apiVersion: work.apiVersion, kind: work.kind, name: work.metadata.name, namespace: cluster, [SPEC_HASH_ANNOTATION]: annotations[SPEC_HASH_ANNOTATION] };
   builtBytes.set(work, utf8Bytes(hashed) + utf8Bytes(JSON.stringify(members)) - 1);
   return work;
+}
+
+/** What the works of one policy (its copy alike but for per-cluster values) hold alike, frozen and serialised once. */
+interface PolicyParts {
+  key: string;
+  feedbackRules: readonly FeedbackRule[];
+  sourceRef: string;
+  labels: Readonly<Record<string, string>>;
+  deleteOption: ManifestWorkSpec['deleteOption'];
+  manifestConfigs: readonly ManifestConfig[];
+}
+
+/**
+ * The parts of the last policy's works: its works are built one after another, one per cluster whose copy differs
+ * (PolicyVariants make each differ), and their spec-hashes then serialise each part once.
+ */
+let lastParts: PolicyParts | undefined;
+
+function policyParts(input: BuildManifestWorkInput): PolicyParts {
+  const { gvr, policy, copy, feedbackRules } = input;
+  const namespace = policy.metadata.namespace ?? '';
+  const { name, uid } = policy.metadata;
+  const updateStrategy = copyUpdateStrategy(input.updateStrategy ?? 'Update');
+  const copyNamespace = copy.metadata.namespace ?? '';
+  const key = JSON.stringify([gvr.group, gvr.version, gvr.resource, namespace, name, uid, input.crdUid, input.controller, input.deleteOption, copy.metadata.name, copyNamespace, updateStrategy]);
+  if (lastParts?.key === key && lastParts.feedbackRules === feedbackRules) return lastParts;
+  const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
+  if (uid !== undefined) sourceRef.uid = uid;
+  if (input.crdUid !== undefined) sourceRef.crdUid = input.crdUid;
+  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
+  if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
+  const resourceIdentifier = { group: gvr.group, resource: gvr.resource, name: copy.metadata.name, namespace: copyNamespace };
+  lastParts = {
+    key,
+    feedbackRules,
+    sourceRef: canonicalJson(sourceRef),
+    labels: sharedCanonical(labels),
+    deleteOption: sharedCanonical({ propagationPolicy: input.deleteOption }),
+    manifestConfigs: sharedCanonical([{ resourceIdentifier, updateStrategy, feedbackRules, feedbackScrapeType: 'Watch' as const }]),
+  };
+  return lastParts;
 }
 
 /** The JSON size of each work buildManifestWork made, taken from the text it hashed. */
