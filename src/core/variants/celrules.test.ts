@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { celRulesCheck, escapeProperty, schemaRules } from './celrules.ts';
+import fc from 'fast-check';
+import { checkProperty } from '../../../testkit/arbitraries.ts';
+import { celRulesCheck, schemaRules } from './celrules.ts';
 import { schemaCheck, type OpenApiSchema } from './schemacheck.ts';
 
 type Rule = { rule: string; message?: string; messageExpression?: string; fieldPath?: string };
@@ -191,12 +193,44 @@ test('fieldPath moves the violation to the field it names', () => {
   assert.deepEqual(celRulesCheck(schema)({ spec: { a: 1 } }), [{ path: ['spec', 'a'], message: 'spec.a: a too small' }]);
 });
 
-test('escapeProperty follows the apiserver: reserved words wrapped, -./__ spelt out, other characters unreachable', () => {
-  assert.equal(escapeProperty('namespace'), '__namespace__');
-  assert.equal(escapeProperty('a.b-c/d__e'), 'a__dot__b__dash__c__slash__d__underscores__e');
-  assert.equal(escapeProperty('plain'), 'plain');
-  assert.equal(escapeProperty('a b'), undefined);
-  assert.equal(escapeProperty('1a'), undefined);
+test('copies of one base share the verdicts of the rules above their changes that cannot tell them apart, and only those: the verdicts are the ones of a check without a base', (t) => {
+  const schema = spec(
+    object(
+      {
+        a: object({ x: { type: 'string' }, y: { type: 'integer' } }, rules({ rule: 'has(self.x) || has(self.y)', message: 'x or y' })),
+        b: { type: 'string' },
+        c: { type: 'object', additionalProperties: { type: 'string' } },
+        'tls-mode': { type: 'string', default: 'none' },
+      },
+      rules(
+        { rule: 'has(self.a) && has(self.a.x)', message: 'a.x is set' },
+        { rule: '!has(self.c) || size(self.c) < 3', message: 'c has fewer than 3 keys' },
+        { rule: "self.b != 'bad'", message: 'b is not bad' },
+        { rule: "!has(self.a.x) || self.a.x != 'forbidden'", message: 'a.x is not forbidden' },
+        { rule: 'has(self.b)', messageExpression: "'no b, and a.x is ' + (has(self.a.x) ? self.a.x : '(none)')" },
+        { rule: "self.tls__dash__mode != 'strict' || has(self.c)", message: 'strict wants c' },
+        { rule: "self.all(k, k != 'zz')", message: 'no zz' },
+      ),
+    ),
+  );
+  const changed = [
+    ['spec', 'a', 'x'],
+    ['spec', 'c', 'k'],
+    ['spec', 'tls-mode'],
+  ];
+  const value = fc.oneof(fc.constant(undefined), fc.constantFrom('ok', 'forbidden', ''), fc.constant(null));
+  const base = fc.record({ a: fc.option(fc.record({ y: fc.option(fc.integer(), { nil: undefined }) }, { requiredKeys: [] }), { nil: undefined }), b: fc.option(fc.constantFrom('ok', 'bad'), { nil: undefined }), c: fc.option(fc.dictionary(fc.constantFrom('k', 'l', 'm'), fc.string()), { nil: undefined }), zz: fc.option(fc.constant('here'), { nil: undefined }) }, { requiredKeys: [] });
+  const render = fc.record({ x: value, k: value, mode: fc.oneof(fc.constant(undefined), fc.constantFrom('strict', 'none')) });
+  checkProperty(t, 200, [base, fc.array(render, { minLength: 1, maxLength: 6 })], (baseSpec, renders) => {
+    const check = celRulesCheck(schema);
+    const baseCopy = { spec: baseSpec };
+    for (const r of renders) {
+      const a = { ...(baseSpec.a ?? {}), ...(r.x === undefined ? {} : { x: r.x }) };
+      const c = { ...(baseSpec.c ?? {}), ...(r.k === undefined ? {} : { k: r.k }) };
+      const copy = { spec: { ...baseSpec, a, c, ...(r.mode === undefined ? {} : { 'tls-mode': r.mode }) } };
+      assert.deepEqual(check(copy, changed, baseCopy), check(copy, changed), JSON.stringify({ baseSpec, r }));
+    }
+  });
 });
 
 test('schemaCheck reports ajv’s violations and the CEL rules’ together', () => {

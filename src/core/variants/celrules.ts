@@ -32,6 +32,7 @@ import type { CelEnv, CelInput, CelResult } from '@bufbuild/cel';
 import type * as CelExtModule from '@bufbuild/cel/ext';
 import type * as ProtobufModule from '@bufbuild/protobuf';
 import type * as WktModule from '@bufbuild/protobuf/wkt';
+import { changeReach, escapeProperty, selfReads, type SelfRead, type SelfReads } from './celreads.ts';
 import { formatFieldPath, type PathSegment } from './fieldpath.ts';
 
 type Schema = Record<string, unknown>;
@@ -42,8 +43,12 @@ export interface RuleViolation {
   message: string;
 }
 
-/** `changed`: the paths set in a copy otherwise valid (see celRulesCheck); undefined: the whole copy is checked. */
-export type RulesCheck = (copy: unknown, changed?: readonly (readonly PathSegment[])[]) => RuleViolation[];
+/**
+ * `changed`: the paths set in a copy otherwise valid (see celRulesCheck); undefined: the whole copy is checked.
+ * `base`: the copy they were set in; copies checked with one base share the verdicts of the rules above the changed
+ * paths that cannot see how they differ (celreads.ts).
+ */
+export type RulesCheck = (copy: unknown, changed?: readonly (readonly PathSegment[])[], base?: object) => RuleViolation[];
 
 type Program = (bindings: { self: CelInput }) => CelResult;
 
@@ -57,6 +62,8 @@ interface CompiledRule {
   unchecked: string | undefined;
   /** It reads `oldSelf`: skipped (see above). */
   transition: boolean;
+  /** What of `self` the rule and its message expression read (nothing, for a rule not evaluated). */
+  reads: SelfReads;
 }
 
 /**
@@ -66,6 +73,7 @@ interface CompiledRule {
  */
 class RuleNode {
   private compiledRules: CompiledRule[] | undefined;
+  private readonly plans = new Map<string, AbovePlan>();
   private children: { properties: [string, RuleNode][]; items: RuleNode | undefined; additionalProperties: RuleNode | undefined } | undefined;
 
   constructor(readonly schema: Schema) {}
@@ -85,6 +93,17 @@ class RuleNode {
 
   get additionalProperties(): RuleNode | undefined {
     return this.found().additionalProperties;
+  }
+
+  /** How changes at `below` (paths from this node) reach its rules: found once per set of paths (variants set few). */
+  planAbove(below: readonly (readonly PathSegment[])[]): AbovePlan {
+    const key = JSON.stringify(below);
+    let plan = this.plans.get(key);
+    if (plan === undefined) {
+      plan = { id: nextPlanId++, reaches: this.rules.map((rule) => changeReach(rule.reads, below)) };
+      if (this.plans.size < MAX_PLANS) this.plans.set(key, plan);
+    }
+    return plan;
   }
 
   /** The node of the value at `segment` below this one's (undefined: no rule there or under it). */
@@ -109,6 +128,15 @@ class RuleNode {
     return this.children;
   }
 }
+
+/** How changes at some paths below a node reach each of its rules (changeReach), with an id for the verdicts it keys. */
+interface AbovePlan {
+  id: number;
+  reaches: ReturnType<typeof changeReach>[];
+}
+let nextPlanId = 0;
+/** Plans kept per node: one per set of changed paths the variants of a kind set under it. */
+const MAX_PLANS = 256;
 
 const ruleNodes = new WeakMap<Schema, RuleNode | null>();
 
@@ -175,7 +203,9 @@ const PLANNED_CALLS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '_[?_]', '_?._',
 export function celRulesCheck(schema: Schema): RulesCheck {
   const root = ruleNode(schema);
   if (root === undefined) return () => [];
-  return (copy, changed) => {
+  // The verdicts shared by the copies of one base (see RulesCheck), for as long as the base lives.
+  const shared = new WeakMap<object, Map<string, RuleViolation[]>>();
+  return (copy, changed, base) => {
     const out: RuleViolation[] = [];
     if (changed === undefined) {
       walk(root, copy, [], true, out);
@@ -183,6 +213,8 @@ export function celRulesCheck(schema: Schema): RulesCheck {
     }
     const paths = outermost(changed);
     const firstVisit = firstVisitor(paths);
+    let verdicts = base === undefined ? undefined : shared.get(base);
+    if (base !== undefined && verdicts === undefined) shared.set(base, (verdicts = new Map<string, RuleViolation[]>()));
     for (const path of paths) {
       let node: RuleNode | undefined = root;
       let at: unknown = copy;
@@ -192,7 +224,10 @@ export function celRulesCheck(schema: Schema): RulesCheck {
           break;
         }
         const above = path.slice(0, depth);
-        if (firstVisit(above) && node.rules.length > 0) evaluate(node, at, above, depth === 0, out);
+        if (firstVisit(above) && node.rules.length > 0) {
+          const below = paths.filter((p) => startsWith(p, above)).map((p) => p.slice(depth));
+          evaluateAbove(node, at, above, depth === 0, below, verdicts, out);
+        }
         const segment = path[depth]!;
         at = typeof segment === 'number' ? (Array.isArray(at) ? at[segment] : undefined) : isRecord(at) ? fieldOf(node.schema, at, segment) : undefined;
         node = node.child(segment);
@@ -233,13 +268,16 @@ function compileRule(entry: unknown): CompiledRule {
   const fieldPath = typeof spec.fieldPath === 'string' ? (parseRuleFieldPath(spec.fieldPath) ?? []) : [];
   const compiled = compileExpression(rule);
   const messageExpression = typeof spec.messageExpression === 'string' ? compileExpression(spec.messageExpression) : undefined;
-  const compiledRule = { rule, message, messageProgram: messageExpression?.program, fieldPath, program: compiled.program, unchecked: compiled.unchecked, transition: compiled.oldSelf === true };
+  const reads = compiled.program ? selfReads(compiled.expr, messageExpression?.program ? messageExpression.expr : undefined) : NOTHING_READ;
+  const compiledRule = { rule, message, messageProgram: messageExpression?.program, fieldPath, program: compiled.program, unchecked: compiled.unchecked, transition: compiled.oldSelf === true, reads };
   // With optionalOldSelf the apiserver evaluates the rule on create too (oldSelf an empty optional): not skipped.
   if (compiledRule.transition && spec.optionalOldSelf === true) return { ...compiledRule, transition: false, unchecked: 'a transition rule with optionalOldSelf, which this check does not evaluate' };
   return compiledRule;
 }
 
-function compileExpression(text: string): { program?: Program; unchecked?: string; oldSelf?: boolean } {
+const NOTHING_READ: SelfReads = { opaque: false, reads: [] };
+
+function compileExpression(text: string): { program?: Program; expr?: unknown; unchecked?: string; oldSelf?: boolean } {
   if (text === '') return { unchecked: 'the rule is empty' };
   const { env, parse, plan } = cel();
   let parsed: ReturnType<typeof parse>;
@@ -253,7 +291,7 @@ function compileExpression(text: string): { program?: Program; unchecked?: strin
   const missing = [...calls].filter((name) => !PLANNED_CALLS.has(name) && env.funcs.find(name) === undefined);
   if (missing.length > 0) return { unchecked: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not available in this evaluator` };
   try {
-    return { program: plan(env, parsed) };
+    return { program: plan(env, parsed), expr: parsed.expr };
   } catch (err) {
     return { unchecked: `it cannot be planned here: ${(err as Error).message}` };
   }
@@ -333,26 +371,92 @@ function walk(node: RuleNode, value: unknown, path: PathSegment[], root: boolean
 }
 
 function evaluate(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, out: RuleViolation[]): void {
+  for (const found of evaluateRules(node, value, path, root, node.rules)) out.push(...found);
+}
+
+/**
+ * The rules of a node above changed values (`below`: their paths from the node). A rule that reads nothing there,
+ * or only whether fields there are present, has the verdict it had on a copy of the same base with the same
+ * presence there: it is kept in `verdicts` and used again. The others are evaluated.
+ */
+function evaluateAbove(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, below: PathSegment[][], verdicts: Map<string, RuleViolation[]> | undefined, out: RuleViolation[]): void {
+  if (verdicts === undefined) return evaluate(node, value, path, root, out);
+  const plan = node.planAbove(below);
+  const found: (RuleViolation[] | undefined)[] = [];
+  const keys: (string | undefined)[] = [];
+  const pending: CompiledRule[] = [];
+  for (const [i, rule] of node.rules.entries()) {
+    const reach = plan.reaches[i]!;
+    const key = reach.kind === 'varies' ? undefined : reach.kind === 'constant' ? `${plan.id}/${i}` : `${plan.id}/${i}/${presenceOf(node.schema, value, reach.reads)}`;
+    const known = key === undefined ? undefined : verdicts.get(key);
+    found.push(known);
+    keys.push(key);
+    if (known === undefined) pending.push(rule);
+  }
+  const evaluated = pending.length > 0 ? evaluateRules(node, value, path, root, pending) : [];
+  let next = 0;
+  for (const [i, known] of found.entries()) {
+    const verdict = known ?? evaluated[next++]!;
+    if (known === undefined && keys[i] !== undefined) verdicts.set(keys[i], verdict);
+    out.push(...verdict);
+  }
+}
+
+/** Each rule's violations, in the order given (none for a transition rule). */
+function evaluateRules(node: RuleNode, value: unknown, path: PathSegment[], root: boolean, rules: readonly CompiledRule[]): RuleViolation[][] {
   let self: CelInput;
   try {
     self = celValue(node.schema, value, root);
   } catch (err) {
     if (!(err instanceof UntypedValue)) throw err;
-    for (const rule of node.rules) if (!rule.transition) out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${err.message}); refused rather than passed unchecked`));
-    return;
+    return rules.map((rule) => (rule.transition ? [] : [violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${err.message}); refused rather than passed unchecked`)]));
   }
-  for (const rule of node.rules) {
-    if (rule.transition) continue;
-    if (rule.program === undefined) {
-      out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${rule.unchecked ?? 'not compiled'}); refused rather than passed unchecked`));
-      continue;
-    }
+  return rules.map((rule): RuleViolation[] => {
+    if (rule.transition) return [];
+    if (rule.program === undefined) return [violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${rule.unchecked ?? 'not compiled'}); refused rather than passed unchecked`)];
     const result = rule.program({ self });
     // A value read that cannot be typed here (converted as the rule reads it) fails the rule closed.
-    if (cel().isCelError(result) && result.cause instanceof UntypedValue) out.push(violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${result.cause.message}); refused rather than passed unchecked`));
-    else if (cel().isCelError(result)) out.push(violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`));
-    else if (result !== true) out.push(violation(path, rule, messageOf(rule, self)));
+    if (cel().isCelError(result) && result.cause instanceof UntypedValue) return [violation(path, rule, `the rule \`${rule.rule}\` cannot be checked here (${result.cause.message}); refused rather than passed unchecked`)];
+    if (cel().isCelError(result)) return [violation(path, rule, `${result.message} evaluating rule: ${rule.rule}`)];
+    return result === true ? [] : [violation(path, rule, messageOf(rule, self))];
+  });
+}
+
+/**
+ * What a rule reading `reads` (presence only) can tell of `value`: at each field along each read, absent, null, an
+ * object, a list or a scalar — as its CEL value shows it (defaulted, a null the schema does not allow absent).
+ */
+function presenceOf(schema: Schema, value: unknown, reads: readonly SelfRead[]): string {
+  let text = '';
+  for (const read of reads) {
+    let node: Schema | undefined = schema;
+    let at: unknown = value;
+    for (const field of read.fields) {
+      const step: { value: unknown; schema: Schema | undefined } = isRecord(at) ? celField(node, at, field) : { value: undefined, schema: undefined };
+      at = step.value;
+      node = step.schema;
+      text += at === undefined ? '0' : at === null ? 'n' : Array.isArray(at) ? 'l' : isRecord(at) ? 'o' : 's';
+      if (at === undefined) break;
+    }
+    text += '|';
   }
+  return text;
+}
+
+/** The field a CEL name reaches in an object, as declaredFields and celValue read it, with its schema. */
+function celField(schema: Schema | undefined, value: Record<string, unknown>, field: string): { value: unknown; schema: Schema | undefined } {
+  if (schema !== undefined && isRecord(schema.properties)) {
+    const property = celPropertyNamed(schema.properties, field);
+    if (property === undefined) return { value: undefined, schema: undefined };
+    const found = fieldOf(schema, value, property.name);
+    return { value: found === null && property.schema?.nullable !== true ? undefined : found, schema: property.schema };
+  }
+  const found = Object.hasOwn(value, field) ? value[field] : undefined;
+  return { value: found, schema: schema !== undefined && isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined };
+}
+
+function startsWith(path: readonly PathSegment[], prefix: readonly PathSegment[]): boolean {
+  return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
 }
 
 function violation(path: PathSegment[], rule: CompiledRule, message: string): RuleViolation {
@@ -539,18 +643,6 @@ function dynValue(value: unknown): CelInput {
   return value as CelInput;
 }
 
-// Kubernetes' escaping of property names for CEL (k8s.io/apiserver/pkg/cel escaping.go): a reserved word is
-// wrapped in double underscores; `__`, `.`, `-`, `/` are spelt out; a name with any other character is not
-// reachable from a rule.
-const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
-const SPELT: Record<string, string> = { __: '__underscores__', '.': '__dot__', '-': '__dash__', '/': '__slash__' };
-
-export function escapeProperty(name: string): string | undefined {
-  if (name === '' || /^[0-9]/.test(name)) return undefined;
-  if (RESERVED.has(name)) return `__${name}__`;
-  if (/[^a-zA-Z0-9_./-]/.test(name)) return undefined;
-  return name.replaceAll(/__|[./-]/g, (s) => SPELT[s]!);
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

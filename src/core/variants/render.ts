@@ -152,7 +152,9 @@ export function renderCopy(input: RenderInput): CopyRendering {
     };
     if (!schema.ok) throw new Failure('InvalidVariant', `${cluster.name}: ${schema.message}`, carried.map(nameOf));
     // Only what the variants set can break a copy the hub's apiserver accepted as the policy.
-    const violations = schema.check(rendered, owners.map((o) => o.path));
+    // The policy's copy is the base of every cluster's rendering of it: the rules that cannot tell them apart are
+    // evaluated once for them all.
+    const violations = schema.check(rendered, owners.map((o) => o.path), copy);
     if (violations.length > 0) {
       const first = violations[0]!;
       const owner = owners.find((o) => pathsOverlap(o.path, first.path));

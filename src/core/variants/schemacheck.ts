@@ -18,8 +18,11 @@ export interface SchemaViolation {
   message: string;
 }
 
-/** `changed`: the paths set in a copy otherwise valid (see schemaCheck); undefined: the whole copy is checked. */
-export type SchemaCheck = (copy: unknown, changed?: readonly (readonly PathSegment[])[]) => SchemaViolation[];
+/**
+ * `changed`: the paths set in a copy otherwise valid (see schemaCheck); undefined: the whole copy is checked.
+ * `base`: the copy they were set in (copies of one base share what cannot tell them apart: celrules.ts RulesCheck).
+ */
+export type SchemaCheck = (copy: unknown, changed?: readonly (readonly PathSegment[])[], base?: object) => SchemaViolation[];
 
 // The formats the apiserver validates (k8s.io/kube-openapi pkg/validation/strfmt) that mean the same in ajv-formats;
 // others (int32, int64, Go durations…) the apiserver does not check or checks its own way: not checked here either.
@@ -66,7 +69,7 @@ export function schemaCheck(schema: OpenApiSchema): SchemaCheck {
   let check = compiled.get(schema);
   if (check === undefined) {
     const rules = celRulesCheck(schema);
-    check = (copy, changed) => [...structural(schema, copy, changed), ...rules(copy, changed)];
+    check = (copy, changed, base) => [...structural(schema, copy, changed), ...rules(copy, changed, base)];
     compiled.set(schema, check);
   }
   return check;
