@@ -3,7 +3,9 @@
 // The port comes from below the kernel's ephemeral range: a port the OS hands out for `listen(0)` lies in that
 // range, and so does the source port of every outgoing connection, so between choosing it and the component
 // binding it any process on the machine could take it (a CI run lost a work agent to exactly that). Below the
-// range only another listener can, and a random pick that was bindable a moment ago makes that unlikely.
+// range only another listener can, and a random pick that was bindable a moment ago makes that unlikely. A port is
+// never handed out twice by one process: a sandbox lays out all its components' ports before any binds, and a CI
+// run lost a placement controller to its own sandbox's apiserver, given the same random port a moment before.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { randomInt } from 'node:crypto';
@@ -11,12 +13,19 @@ import { randomInt } from 'node:crypto';
 const LOWEST = 20000;
 const ATTEMPTS = 200;
 
+/** The ports this process handed out: each component of a sandbox is given its own before any of them binds. */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
   const [low] = ephemeralRange();
   const highest = Math.max(LOWEST + 1000, low) - 1;
   for (let i = 0; i < ATTEMPTS; i++) {
     const port = randomInt(LOWEST, highest + 1);
-    if (await bindable(port)) return port;
+    if (handedOut.has(port)) continue;
+    if (await bindable(port)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no bindable loopback port in ${LOWEST}-${highest} after ${ATTEMPTS} tries`);
 }
