@@ -46,13 +46,29 @@ export function envoyGatewayClass(name: string): KubeObject {
  * GatewayClasses one after the other, and the second shown in the ConfigMap proves it is past it.
  */
 export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context: () => string, gatewayClass: (name: string) => KubeObject = envoyGatewayClass): Promise<void> {
-  const topology = async (): Promise<string> =>
-    String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
   const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
   await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(first), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology()).includes(first) || undefined, { what: `the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
+  await eventually(async () => (await topology(http)).includes(first) || undefined, { what: `the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
   await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(second), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology()).includes(second) || undefined, { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context });
+  await eventually(async () => (await topology(http)).includes(second) || undefined, { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context });
+}
+
+/**
+ * Until the Kuadrant operator's topology on a spoke holds the Gateway `namespace/name`. A busy operator can take
+ * a spoke Gateway and the first copy that targets it in one round (a CI run of fresh-copy-status did); that
+ * round's status write of the copy was refused (409) and, reconciling on events only, the operator said nothing
+ * of the copy again. Its own race between the target and the policy, not the copy's delivery under test: a test
+ * that creates a spoke Gateway waits for the operator to see it before a copy targets it.
+ */
+export async function untilKuadrantSeesGateway(http: KubeHttp, spokeName: string, namespace: string, name: string, context: () => string): Promise<void> {
+  // A node's label in the operator's DOT: its kind, an escaped newline, `namespace/name`.
+  const node = `label="Gateway\\n${namespace}/${name}"`;
+  await eventually(async () => (await topology(http)).includes(node) || undefined, { what: `Gateway ${namespace}/${name} in the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
+}
+
+/** The operator's topology as it writes it: a DOT graph, a node per object. */
+async function topology(http: KubeHttp): Promise<string> {
+  return String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
 }
 
 /** The tail of a sandbox component's log, for a failure message. */

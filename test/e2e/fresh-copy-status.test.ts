@@ -22,7 +22,7 @@ import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { getObject, serverSideApply } from '../../src/kube/writes.ts';
-import { componentLog, warmUpKuadrant } from '../../testkit/kuadrant.ts';
+import { componentLog, untilKuadrantSeesGateway, warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'fresh-copy-status-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -59,11 +59,12 @@ before(async () => {
     placementDecision(ns, 'shop', [...spokes.keys()]),
   ]) await apply(hubClient, object);
   // The copies' target on each spoke (downstream namespace `{namespace}`): the operator needs it to exist.
-  for (const http of spokes.values()) {
+  for (const [name, http] of spokes) {
     await createNamespace(http, ns);
     const spokeClass = uniqueName('spoke-class');
     await serverSideApply(http, RESOURCES.gatewayClasses, unownedClass(spokeClass), { fieldManager: FIELD_MANAGER });
     await serverSideApply(http, RESOURCES.gateways, gateway(ns, 'shop', spokeClass), { fieldManager: FIELD_MANAGER });
+    await untilKuadrantSeesGateway(http, name, ns, 'shop', operatorLog(name));
   }
   hub = await startHub(sandbox.kubeConfig('hub'), { controllerName });
 });

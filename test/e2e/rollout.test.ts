@@ -25,7 +25,7 @@ import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { AUTH_POLICIES, apply as applyFixture, authPolicy, createNamespace, gatewayClass as hubGatewayClass, gateway, list, paramsConfigMap, placementDecision } from '../../testkit/fixtures.ts';
 import { hubStatus } from '../../testkit/status.ts';
 import { startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
-import { componentLog, condition, envoyGatewayClass, warmUpKuadrant, type Condition, type Policy } from '../../testkit/kuadrant.ts';
+import { componentLog, condition, envoyGatewayClass, untilKuadrantSeesGateway, warmUpKuadrant, type Condition, type Policy } from '../../testkit/kuadrant.ts';
 import { controllerLabelValue, sourceHash } from '../../src/core/works/manifestwork.ts';
 import { copyVariants, workCopy, workRevision } from '../../src/core/rollout/revision.ts';
 import { readDroppedKeys } from '../../src/core/works/droppedkeys.ts';
@@ -111,6 +111,7 @@ async function hubWorld(clusters: string[], kinds: object[], gateways: string[],
     await createNamespace(http, ns);
     await apply(http, RESOURCES.gatewayClasses, envoyGatewayClass(egClass));
     await apply(http, RESOURCES.gateways, gateway(ns, gateways[0]!, egClass));
+    await untilKuadrantSeesGateway(http, name, ns, gateways[0]!, logs(`kuadrant-operator/${name}`));
   }
   return { ns, controllerName };
 }

@@ -27,7 +27,7 @@ import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
 import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
-import { componentLog, warmUpKuadrant } from '../../testkit/kuadrant.ts';
+import { componentLog, untilKuadrantSeesGateway, warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');
 const FIELD_MANAGER = 'policy-sync-tests';
@@ -159,7 +159,7 @@ test('the sandbox runs the Kuadrant operator on every spoke and Envoy Gateway on
 test('Kuadrant operator: an AuthPolicy on a Gateway is Accepted and, with no Kuadrant CR, Enforced=False MissingResource; one on a missing Gateway is TargetNotFound', async (t) => {
   const http = spoke(BARE_SPOKE);
   const ns = uniqueName('kuadrant-status');
-  await spokeGateway(http, ns, 'shop');
+  await spokeGateway(BARE_SPOKE, ns, 'shop');
   await apply(http, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
   await apply(http, AUTH_POLICIES, authPolicy(ns, 'nowhere-auth', 'nowhere'));
 
@@ -201,7 +201,7 @@ test('Kuadrant operator: of two AuthPolicies on one Gateway the newer wins; the 
   // controller Accepted: Envoy Gateway does both here, with no pods. The Kuadrant CR makes the operator go
   // past MissingResource (it creates Authorino, Limitador, an AuthConfig, an EnvoyPatchPolicy and an
   // EnvoyExtensionPolicy, which no pods ever make ready).
-  await spokeGateway(http, ns, 'shop');
+  await spokeGateway(ENVOY_GATEWAY_SPOKE, ns, 'shop');
   await apply(http, HTTP_ROUTES, httpRoute(ns, 'shop', 'shop'));
   await apply(http, KUADRANTS, { apiVersion: 'kuadrant.io/v1beta1', kind: 'Kuadrant', metadata: { name: 'kuadrant', namespace: KUADRANT_NAMESPACE }, spec: {} });
 
@@ -267,7 +267,7 @@ test('Kuadrant operator: of two AuthPolicies on one Gateway the newer wins; the 
 test('Envoy Gateway: a BackendTrafficPolicy on a Gateway gets an Accepted ancestor; of two, the older keeps it and the newer is Conflicted', async (t) => {
   const http = spoke(ENVOY_GATEWAY_SPOKE);
   const ns = uniqueName('eg-precedence');
-  await spokeGateway(http, ns, 'shop');
+  await spokeGateway(ENVOY_GATEWAY_SPOKE, ns, 'shop');
   // Created first: by the time a later policy has its status, Envoy Gateway has translated this one too.
   await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'nowhere', 'nowhere', '3s'));
   const olderCreated = await apply(http, BACKEND_TRAFFIC_POLICIES, backendTrafficPolicy(ns, 'older', 'shop', '5s'));
@@ -342,12 +342,14 @@ async function hubWorld(ns: string, gatewayName: string, clusters: string[], kin
   }
 }
 
-/** On a spoke, namespace `ns` and Gateway `gatewayName` there, of a GatewayClass of its own. */
-async function spokeGateway(http: KubeHttp, ns: string, gatewayName: string): Promise<void> {
+/** On a spoke, namespace `ns` and Gateway `gatewayName` there, of a GatewayClass of its own, seen by the Kuadrant operator. */
+async function spokeGateway(spokeName: string, ns: string, gatewayName: string): Promise<void> {
+  const http = spoke(spokeName);
   const className = uniqueName('eg');
   await createNamespace(http, ns);
   await apply(http, RESOURCES.gatewayClasses, gatewayClass(className));
   await apply(http, RESOURCES.gateways, gateway(ns, gatewayName, className));
+  await untilKuadrantSeesGateway(http, spokeName, ns, gatewayName, logs(`kuadrant-operator/${spokeName}`));
 }
 
 /** What the hub must say of a cluster, from the copy's own status on that spoke (Kuadrant-style conditions). */
@@ -362,7 +364,7 @@ test('hub: an AuthPolicy authored once on the hub shows, per cluster, the Kuadra
   await hubWorld(ns, 'shop', clusters, [AUTH_KIND]);
   // The downstream Gateway on each spoke (downstreamNamespace `{namespace}`): Envoy Gateway's class on spoke-1
   // (where it runs), any class elsewhere; the Kuadrant operator only needs the target to exist.
-  for (const name of clusters) await spokeGateway(spoke(name), ns, 'shop');
+  for (const name of clusters) await spokeGateway(name, ns, 'shop');
   await apply(hubClient!, AUTH_POLICIES, authPolicy(ns, 'shop-auth', 'shop'));
 
   const context = (): string => sandbox.spokes.map((s) => logs(`kuadrant-operator/${s.name}`)()).join('\n');
@@ -469,7 +471,7 @@ test('hub: a PolicyVariant gives spoke-2\'s RateLimitPolicy copy its own limit (
   const ns = uniqueName('hub-rlp-variant');
   const clusters = sandbox.spokes.map((s) => s.name);
   await hubWorld(ns, 'shop', clusters, [{ group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' }]);
-  for (const name of clusters) await spokeGateway(spoke(name), ns, 'shop');
+  for (const name of clusters) await spokeGateway(name, ns, 'shop');
   // The variant selects by a label of spoke-2's ManagedCluster, of this test's own (the registration controller
   // keeps labels it does not own).
   const label = 'test.policy-sync.io/limits';
@@ -614,7 +616,7 @@ function fromAncestors(copy: Policy): Pick<ClusterStatus, 'enforced' | 'reason' 
 async function kuadrantSpokes(ns: string, gatewayName: string): Promise<void> {
   for (const s of sandbox.spokes) {
     const http = spoke(s.name);
-    await spokeGateway(http, ns, gatewayName);
+    await spokeGateway(s.name, ns, gatewayName);
     if (s.name === ENVOY_GATEWAY_SPOKE) await apply(http, HTTP_ROUTES, httpRoute(ns, gatewayName, gatewayName));
   }
   await apply(spoke(ENVOY_GATEWAY_SPOKE), KUADRANTS, { apiVersion: 'kuadrant.io/v1beta1', kind: 'Kuadrant', metadata: { name: 'kuadrant', namespace: KUADRANT_NAMESPACE }, spec: {} });
@@ -715,7 +717,7 @@ async function localAcceptedByEnvoyGateway(ns: string, name: string, context: ()
 async function envoyGatewayWorld(ns: string, options: { agents?: boolean } = {}): Promise<KubeHttp> {
   await hubWorld(ns, 'edge', [ENVOY_GATEWAY_SPOKE], [BTP_KIND], options);
   const http = spoke(ENVOY_GATEWAY_SPOKE);
-  await spokeGateway(http, ns, 'edge');
+  await spokeGateway(ENVOY_GATEWAY_SPOKE, ns, 'edge');
   return http;
 }
 
