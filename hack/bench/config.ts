@@ -51,6 +51,11 @@ export interface BenchConfig {
   skipBaselines: boolean;
   /** Workload 6 (per-cluster copies) left out: its three fan-outs of rendered works add minutes to a run. */
   skipVariants: boolean;
+  /**
+   * `--only variants`: workload 6 alone on a world of its own (a quarter of a full run), for its three runs on a
+   * quiet machine; with --cpu-prof, its last policy-sync fan-out is profiled.
+   */
+  onlyVariants: boolean;
   down: boolean;
   keepWorld: boolean;
   purge: boolean;
@@ -90,12 +95,15 @@ export function parseConfig(args: string[]): BenchConfig {
       'cpu-prof': { type: 'boolean', default: false },
       'skip-baselines': { type: 'boolean', default: false },
       'skip-variants': { type: 'boolean', default: false },
+      only: { type: 'string' },
       down: { type: 'boolean', default: false },
       'keep-world': { type: 'boolean', default: false },
       purge: { type: 'boolean', default: false },
     },
   });
   if (flags.quick && flags.scale) throw new Error('--quick and --scale exclude each other');
+  if (flags.only !== undefined && flags.only !== 'variants') throw new Error(`--only takes one workload, \`variants\`; got ${flags.only}`);
+  if (flags.only !== undefined && (flags.scale || flags['skip-variants'])) throw new Error('--only variants excludes --scale and --skip-variants');
   // A profile of a 100k-work fan-out would be hundreds of MB, and the profiler's cost would bend the curve.
   if (flags.scale && flags['cpu-prof']) throw new Error('--cpu-prof is not supported with --scale');
   const SCALE = flags.scale;
@@ -130,6 +138,7 @@ export function parseConfig(args: string[]): BenchConfig {
     cpuProf: flags['cpu-prof'],
     skipBaselines: flags['skip-baselines'],
     skipVariants: flags['skip-variants'],
+    onlyVariants: flags.only === 'variants',
     down: flags.down,
     keepWorld: flags['keep-world'],
     purge: flags.purge,

@@ -37,8 +37,9 @@
 //   npm run bench -- -P 2000 -C 5 -K 50 --concurrency 8 --rounds 5
 //   options: --root DIR (sandbox, default .local/bench-sandbox), --json PATH, --cpu-prof (profile the
 //   controller of the fan-out and the restarted one; timings then carry the profiler's cost; not with
-//   --scale), --skip-baselines, --skip-variants (not workload 6), --keep-world (leave the run's objects for a look; the next run deletes
-//   them), --down [--purge] (stop the sandbox afterwards, and delete its data)
+//   --scale), --skip-baselines, --skip-variants (not workload 6), --only variants (workload 6 alone, on a world
+//   of its own; with --cpu-prof its last policy-sync fan-out is profiled), --keep-world (leave the run's objects for a
+//   look; the next run deletes them), --down [--purge] (stop the sandbox afterwards, and delete its data)
 //
 // This file parses the flags and runs the chosen workloads, one module each under workloads/: fanout.ts (1,
 // with ocm.ts, its OCM baseline), change.ts (2b), restart.ts (3), feedback.ts (4), rollout.ts (5), variants.ts (6), evidence.ts (7),
@@ -51,12 +52,12 @@ import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { setUpWorld } from '../../testkit/world.ts';
 import { CLEANUP_REQUEST_TIMEOUT_MS, LIFTED_QPS, MANAGER_COMPONENT, PS_COMPONENT, SPOKE, log, parseConfig, type Bench, type BenchConfig, type ResultDraft } from './config.ts';
-import { buildCli } from './controller.ts';
+import { buildCli, profileOf } from './controller.ts';
 import { formatProfile } from './cpuprofile.ts';
 import { cleanLeftovers, cleanRun, machineInfo } from './harness.ts';
-import { formatScaleTable, formatTable, type BenchResult } from './report.ts';
+import { formatScaleTable, formatTable, formatVariantsTable, type BenchResult, type VariantsOnlyResult } from './report.ts';
 import { changeOnePolicy } from './workloads/change.ts';
-import { fanout, policySyncTrackers, ratios } from './workloads/fanout.ts';
+import { fanout, policySyncTrackers, profileDir, ratios } from './workloads/fanout.ts';
 import { feedback } from './workloads/feedback.ts';
 import { restartUnchanged } from './workloads/restart.ts';
 import { rollout } from './workloads/rollout.ts';
@@ -85,7 +86,7 @@ async function main(cfg: BenchConfig): Promise<number> {
   try {
     await cleanLeftovers({ cfg, http, cleanupHttp, spokeHttp });
     const bench: Bench = { cfg, sandbox, kubeConfig, http, cleanupHttp, spokeHttp, cli };
-    const result = SCALE ? await scale(bench, startedAt) : await runDefault(bench, startedAt);
+    const result = SCALE ? await scale(bench, startedAt) : cfg.onlyVariants ? await runVariantsOnly(bench, startedAt) : await runDefault(bench, startedAt);
     result.finishedAt = new Date().toISOString();
     const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
     const out = join(repoRoot, '.local', 'bench', `${SCALE ? 'scale' : 'result'}-${stamp}.json`);
@@ -95,6 +96,9 @@ async function main(cfg: BenchConfig): Promise<number> {
     if (cfg.json) writeFileSync(resolve(cfg.json), json);
     if (result.mode === 'scale') {
       console.log(formatScaleTable(result));
+    } else if (result.mode === 'variants') {
+      console.log(formatVariantsTable(result));
+      if (result.profile?.fanout) console.log(`\nCPU profile, variants fan-out: ${formatProfile(result.profile.fanout)}`);
     } else {
       console.log(formatTable(result));
       for (const phase of ['fanout', 'restart'] as const) {
@@ -129,19 +133,41 @@ async function main(cfg: BenchConfig): Promise<number> {
   }
 }
 
+/** `--only variants`: workload 6 on a world of its own; its fan-out's reset finds no controller and no works. */
+async function runVariantsOnly(bench: Bench, startedAt: Date): Promise<VariantsOnlyResult> {
+  const { http, cfg } = bench;
+  const world = await setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
+  const draft: ResultDraft = { fanout: {}, writes: {}, params: runParams(cfg) };
+  const machine = await machineInfo(http);
+  await variants(bench, world, draft);
+  // The last fan-out's controller writes its profile when it exits.
+  const dir = profileDir(bench, 'fanout');
+  if (dir) await bench.sandbox.remove(PS_COMPONENT, 15_000);
+  const profile = dir ? profileOf(dir) : undefined;
+  return {
+    version: 3,
+    mode: 'variants',
+    startedAt: startedAt.toISOString(),
+    command: commandLine(),
+    machine,
+    params: runParams(cfg),
+    variants: draft.variants!,
+    ...(profile ? { profile: { fanout: profile } } : {}),
+  };
+}
+
 /** The default mode: workloads 1 to 6 on one world, the fan-out's last controller and works going on to the next. */
 async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   const { http, cfg } = bench;
-  const { P, C, K, ROUNDS, CONCURRENCY, runId } = cfg;
-  const world = await setUpWorld(http, { clusters: C, policies: P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
-  const [machine, bareInFlight] = [await machineInfo(http), cfg.BARE_IN_FLIGHT];
+  const world = await setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
+  const machine = await machineInfo(http);
   const result: ResultDraft = {
     version: 3,
     mode: 'default',
     startedAt: startedAt.toISOString(),
-    command: process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench',
+    command: commandLine(),
     machine,
-    params: { policies: P, clusters: C, feedbackChanges: K, rounds: cfg.skipBaselines ? 1 : ROUNDS, concurrency: CONCURRENCY, qps: LIFTED_QPS, burst: LIFTED_QPS, bareInFlight, quick: cfg.quick, profiled: cfg.cpuProf, runId },
+    params: runParams(cfg),
     fanout: {},
     writes: {},
   };
@@ -166,6 +192,15 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   result.rollout = await rollout(bench, world.clusters, result.writes.change?.ms);
   ratios(result, rounds);
   return result as BenchResult;
+}
+
+function commandLine(): string {
+  return process.argv.length > 2 ? `npm run bench -- ${process.argv.slice(2).join(' ')}` : 'npm run bench';
+}
+
+function runParams(cfg: BenchConfig): BenchResult['params'] {
+  const { P, C, K, ROUNDS, CONCURRENCY, runId } = cfg;
+  return { policies: P, clusters: C, feedbackChanges: K, rounds: cfg.skipBaselines ? 1 : ROUNDS, concurrency: CONCURRENCY, qps: LIFTED_QPS, burst: LIFTED_QPS, bareInFlight: cfg.BARE_IN_FLIGHT, quick: cfg.quick, profiled: cfg.cpuProf, runId };
 }
 
 main(parseConfig(process.argv.slice(2))).then(

@@ -258,6 +258,19 @@ export interface ScalePoint {
   etcdDbInUseMiB?: number;
 }
 
+/** `npm run bench -- --only variants`: workload 6 alone, on a world of its own (the P policies, no fan-out before it). */
+export interface VariantsOnlyResult {
+  version: 3;
+  mode: 'variants';
+  startedAt: string;
+  finishedAt?: string;
+  command: string;
+  machine: BenchResult['machine'];
+  params: BenchResult['params'];
+  variants: VariantsResult;
+  profile?: { fanout?: ProfileSummary };
+}
+
 /** `npm run bench -- --scale`: policy-sync alone, its cost curve to P×C works, memory and restart there. */
 export interface ScaleResult {
   version: 2;
@@ -454,6 +467,11 @@ function rolloutRows(ro: BenchResult['rollout']): Row[] {
   rows.push(['', '  … status shows it; … Enforced there', `${ms(a.statusMs)}; ${ms(a.enforcedMs)}`, '', '']);
   rows.push(['', 'All: writes', writeLine(a.writes), `${ro.clusters} work writes, one a cluster`, verdict(a.writes.ok)]);
   return rows;
+}
+
+/** `--only variants`: workload 6's rows alone. */
+export function formatVariantsTable(r: VariantsOnlyResult): string {
+  return table(variantsRows(r.variants, r.params.policies, r.params.clusters));
 }
 
 /** The scale run's table: the same columns, the cost curve in place of the baselines. */

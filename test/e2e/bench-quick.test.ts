@@ -1,14 +1,14 @@
-// Keeps the benchmark working: `npm run bench -- --quick` (P=20, C=3, K=3) as a child process, on a
-// sandbox of its own that it stops and deletes afterwards. Timings are not asserted — machines are shared
+// Keeps the benchmark working: `npm run bench -- --quick` (P=20, C=3, K=3), and workload 6 alone (`--only variants`),
+// as child processes, each on a sandbox of its own that it stops and deletes afterwards. Timings are not asserted — machines are shared
 // and noisy — only that every workload ran and reported numbers, and that a progressive rollout took at least
 // the waits it asks for (its table is shown as diagnostics).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
-import type { BenchResult } from '../../hack/bench/report.ts';
+import type { BenchResult, VariantsOnlyResult, VariantsResult } from '../../hack/bench/report.ts';
 
 const root = join(repoRoot, '.local', 'bench-quick-sandbox');
 const json = join(root, 'result.json');
@@ -29,16 +29,31 @@ function isNumber(x: unknown): x is number {
   return typeof x === 'number' && Number.isFinite(x);
 }
 
-test('npm run bench -- --quick runs all seven workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+async function bench(t: TestContext, args: string[]): Promise<unknown> {
   if (existsSync(json)) rmSync(json);
   const started = Date.now();
-  const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', '--quick', '--root', root, '--json', json, '--down', '--purge']);
+  const { code, stdout, stderr } = await run('npm', ['run', 'bench', '--', ...args, '--root', root, '--json', json, '--down', '--purge']);
   const tail = `stdout:\n${stdout.split('\n').slice(-40).join('\n')}\nstderr:\n${stderr.split('\n').slice(-40).join('\n')}`;
   assert.equal(code, 0, tail);
-  t.diagnostic(`quick run: ${((Date.now() - started) / 1000).toFixed(0)} s (sandbox start and stop included)`);
+  t.diagnostic(`quick run (${args.join(' ')}): ${((Date.now() - started) / 1000).toFixed(0)} s (sandbox start and stop included)`);
   for (const line of stdout.split('\n').filter((l) => l.startsWith('|'))) t.diagnostic(line);
+  return JSON.parse(readFileSync(json, 'utf8'));
+}
 
-  const r = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+/**
+ * Workload 6: its fan-out in `rounds` rounds against bare creates of the same rendered works; one variant edit
+ * rewrites the one work whose copy it changes, one cluster label read by every variant the P works there.
+ */
+function checkVariants(v: VariantsResult, policies: number, clusters: number, rounds: number): void {
+  assert.equal(v.rounds.length, rounds, `variants rounds: ${JSON.stringify(v.rounds)}`);
+  assert.ok(isNumber(v.ratioBareCreate) && v.memory.works === policies * clusters, `variants: ${JSON.stringify({ ratio: v.ratioBareCreate, memory: v.memory })}`);
+  assert.deepEqual(v.writes.edit.changed.map((key) => key.split('/')[0]), [v.editedCluster], `the variant edit: ${JSON.stringify(v.writes.edit)}`);
+  assert.equal(v.writes.label.changed.length, policies, `the label change: ${JSON.stringify(v.writes.label)}`);
+  assert.ok(v.writes.label.changed.every((key) => key.split('/')[0] === v.editedCluster), `the label change, on ${v.editedCluster} only: ${JSON.stringify(v.writes.label.changed)}`);
+}
+
+test('npm run bench -- --quick runs all seven workloads and writes their numbers', { timeout: 900_000 }, async (t) => {
+  const r = (await bench(t, ['--quick'])) as BenchResult;
   const { policies, clusters, feedbackChanges } = r.params;
   assert.deepEqual([r.version, r.mode, policies, clusters, feedbackChanges, r.params.rounds, r.params.quick], [3, 'default', 20, 3, 3, 2, true]);
   // 1. fan-out, against both baselines
@@ -81,13 +96,8 @@ test('npm run bench -- --quick runs all seven workloads and writes their numbers
 
   // 6. per-cluster copies: their fan-out in rounds against bare creates of the same rendered works; one variant edit
   // rewrites the one work whose copy it changes, one cluster label read by every variant the P works there.
-  const v = r.variants;
-  assert.ok(v, 'workload 6 ran');
-  assert.equal(v.rounds.length, 2, `variants rounds: ${JSON.stringify(v.rounds)}`);
-  assert.ok(isNumber(v.ratioBareCreate) && v.memory.works === policies * clusters, `variants: ${JSON.stringify({ ratio: v.ratioBareCreate, memory: v.memory })}`);
-  assert.deepEqual(v.writes.edit.changed.map((key) => key.split('/')[0]), [v.editedCluster], `the variant edit: ${JSON.stringify(v.writes.edit)}`);
-  assert.equal(v.writes.label.changed.length, policies, `the label change: ${JSON.stringify(v.writes.label)}`);
-  assert.ok(v.writes.label.changed.every((key) => key.split('/')[0] === v.editedCluster), `the label change, on ${v.editedCluster} only: ${JSON.stringify(v.writes.label.changed)}`);
+  assert.ok(r.variants, 'workload 6 ran');
+  checkVariants(r.variants, policies, clusters, 2);
 
   // 7. the evidence gate: the same P×C works placed with every cluster's report read first, and without agents.
   const e = r.evidence;
@@ -95,4 +105,11 @@ test('npm run bench -- --quick runs all seven workloads and writes their numbers
   assert.equal(e.works, policies * clusters);
   assert.equal(e.clusters, clusters);
   assert.ok(isNumber(e.ratio) && e.gatedMs > 0 && e.ungatedMs > 0, `evidence: ${JSON.stringify(e)}`);
+});
+
+test('npm run bench -- --only variants runs workload 6 alone, on a world of its own, and profiles its last fan-out', { timeout: 600_000 }, async (t) => {
+  const r = (await bench(t, ['--quick', '--only', 'variants', '--rounds', '1', '--cpu-prof'])) as VariantsOnlyResult;
+  assert.deepEqual([r.version, r.mode, r.params.policies, r.params.clusters, r.params.rounds], [3, 'variants', 20, 3, 1]);
+  checkVariants(r.variants, 20, 3, 1);
+  assert.ok(r.profile?.fanout && r.profile.fanout.totalMs > 0, `the variants fan-out's controller was profiled: ${JSON.stringify(r.profile)}`);
 });
