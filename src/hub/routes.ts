@@ -159,9 +159,10 @@ export function routeClusterSetChange(l: Pick<HubLookups, 'allGateways' | 'polic
 export function routeWorkChange(change: Change, l: Pick<HubLookups, 'sameNamedGateways' | 'policiesTargeting'>): { spokeConfig: boolean; policies: PolicyKey[] } {
   if (isSpokeConfigWork(change.object)) return { spokeConfig: !statusOnly(change), policies: [] };
   const own = sides(change).flatMap(sourceKeyOfWork);
-  const deleted = change.old === change.object;
-  const kept = deleted ? [] : heldLanes(change.object);
-  const released = (change.old ? heldLanes(change.old) : []).filter((lane) => !kept.some((k) => k.downstream === lane.downstream && k.holder === lane.holder));
+  // A work that appears releases nothing: its lanes are read only when it had an old side (a fan-out's creates skip them).
+  const held = change.old ? heldLanes(change.old) : [];
+  const kept = held.length === 0 || change.old === change.object ? [] : heldLanes(change.object);
+  const released = held.filter((lane) => !kept.some((k) => k.downstream === lane.downstream && k.holder === lane.holder));
   const newcomers = released.flatMap((lane) => {
     const slash = lane.holder.indexOf('/');
     const [namespace, name] = [lane.holder.slice(0, slash), lane.holder.slice(slash + 1)];

@@ -57,3 +57,19 @@ test('what is wrong is named by its field', () => {
     }
   }
 });
+
+test('a variant read from the apiserver is parsed once per object and resourceVersion; one without a resourceVersion every time', () => {
+  const spec: Record<string, unknown> = { targetRef: TARGET, entries: [{ patch: { spec: { a: 1 } } }] };
+  const read = { apiVersion: 'policysync.kuadrant.io/v1alpha1', kind: 'PolicyVariant', metadata: { name: 'v', namespace: 'team-a', generation: 1, resourceVersion: '7' }, spec };
+  const first = parseVariant(read);
+  assert.ok(first.ok);
+  assert.equal(parseVariant(read), first, 'the same object at the same resourceVersion: the same parse');
+  // An object changed in place with a new resourceVersion (a cache never does this, but a caller might) is read again.
+  const changed = Object.assign(read, { metadata: { ...read.metadata, generation: 2, resourceVersion: '8' }, spec: { targetRef: TARGET, entries: [{ patch: { spec: { targetRef: {} } } }] } });
+  const second = parseVariant(changed);
+  assert.ok(!second.ok, 'the new spec is parsed: its patch of the targets is refused');
+  const unread: { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> } = { apiVersion: 'policysync.kuadrant.io/v1alpha1', kind: 'PolicyVariant', metadata: { name: 'v', namespace: 'team-a' }, spec };
+  const a = parseVariant(unread);
+  unread.spec = { targetRef: TARGET, entries: [{ values: [{ path: 'spec.targetRef.name', valueFrom: { clusterName: {} } }] }] };
+  assert.notDeepEqual(parseVariant(unread), a, 'no resourceVersion: nothing is kept');
+});

@@ -94,8 +94,23 @@ const TARGET_FIELDS: PathSegment[][] = [
   ['spec', 'targetRefs'],
 ];
 
-/** A PolicyVariant as the pipeline uses it, or the first thing wrong with it, naming the field. */
+/**
+ * A PolicyVariant as the pipeline uses it, or the first thing wrong with it, naming the field. A variant read
+ * from the apiserver (it has a resourceVersion) is parsed once per object: the policy's reconcile and the
+ * variant's status both read it, and a cached object is replaced, never changed.
+ */
 export function parseVariant(object: KubeObject): ParsedVariant {
+  const resourceVersion = object.metadata.resourceVersion;
+  if (resourceVersion === undefined) return parseVariantSpec(object);
+  const known = parsedVariants.get(object);
+  if (known?.resourceVersion === resourceVersion) return known.parsed;
+  const parsed = parseVariantSpec(object);
+  parsedVariants.set(object, { resourceVersion, parsed });
+  return parsed;
+}
+const parsedVariants = new WeakMap<KubeObject, { resourceVersion: string; parsed: ParsedVariant }>();
+
+function parseVariantSpec(object: KubeObject): ParsedVariant {
   const parsed = specSchema.safeParse(object.spec);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
