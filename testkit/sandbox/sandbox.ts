@@ -153,7 +153,14 @@ export class Sandbox {
     }
     const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2, controllers, registration));
     if (existing && existing.state.registration !== registration) await existing.recordRegistration(registration, log);
-    await sandbox.converge(log, timeoutMs);
+    try {
+      await sandbox.converge(log, timeoutMs);
+    } catch (err) {
+      // A sandbox this call laid out is nobody else's: what it started stops with it (a failing test's
+      // `after` has no sandbox to stop), its logs kept for the failure. One found running is left as it is.
+      if (!existing) await sandbox.down().catch((stopErr: unknown) => log(`stopping what was started: ${String(stopErr)}`));
+      throw err;
+    }
     return sandbox;
   }
 
