@@ -48,9 +48,9 @@ export function envoyGatewayClass(name: string): KubeObject {
 export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context: () => string, gatewayClass: (name: string) => KubeObject = envoyGatewayClass): Promise<void> {
   const [first, second] = [uniqueName('warm-up'), uniqueName('warm-up')];
   await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(first), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology(http)).includes(first) || undefined, { what: `the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
+  await untilTopologyHolds(http, first, `the Kuadrant operator's topology on ${spokeName}`, context);
   await serverSideApply(http, RESOURCES.gatewayClasses, gatewayClass(second), { fieldManager: FIELD_MANAGER });
-  await eventually(async () => (await topology(http)).includes(second) || undefined, { what: `the operator on ${spokeName} to update its topology past start-up`, timeoutMs: 60_000, context });
+  await untilTopologyHolds(http, second, `the operator on ${spokeName} to update its topology past start-up`, context);
 }
 
 /**
@@ -62,13 +62,14 @@ export async function warmUpKuadrant(http: KubeHttp, spokeName: string, context:
  */
 export async function untilKuadrantSeesGateway(http: KubeHttp, spokeName: string, namespace: string, name: string, context: () => string): Promise<void> {
   // A node's label in the operator's DOT: its kind, an escaped newline, `namespace/name`.
-  const node = `label="Gateway\\n${namespace}/${name}"`;
-  await eventually(async () => (await topology(http)).includes(node) || undefined, { what: `Gateway ${namespace}/${name} in the Kuadrant operator's topology on ${spokeName}`, timeoutMs: 60_000, context });
+  await untilTopologyHolds(http, `label="Gateway\\n${namespace}/${name}"`, `Gateway ${namespace}/${name} in the Kuadrant operator's topology on ${spokeName}`, context);
 }
 
-/** The operator's topology as it writes it: a DOT graph, a node per object. */
-async function topology(http: KubeHttp): Promise<string> {
-  return String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
+/** Until the operator's topology as it writes it (a DOT graph, a node per object) holds `text`. */
+async function untilTopologyHolds(http: KubeHttp, text: string, what: string, context: () => string): Promise<void> {
+  const topology = async (): Promise<string> =>
+    String((await getObject<KubeObject & { data?: Record<string, string> }>(http, RESOURCES.configMaps, KUADRANT_NAMESPACE, 'topology'))?.data?.topology ?? '');
+  await eventually(async () => (await topology()).includes(text) || undefined, { what, timeoutMs: 60_000, context });
 }
 
 /** The tail of a sandbox component's log, for a failure message. */

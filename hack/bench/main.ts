@@ -136,8 +136,8 @@ async function main(cfg: BenchConfig): Promise<number> {
 /** `--only variants`: workload 6 on a world of its own; its fan-out's reset finds no controller and no works. */
 async function runVariantsOnly(bench: Bench, startedAt: Date): Promise<VariantsOnlyResult> {
   const { http, cfg } = bench;
-  const world = await setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
-  const draft: ResultDraft = { fanout: {}, writes: {}, params: runParams(cfg) };
+  const world = await benchWorld(bench);
+  const draft: ResultDraft = { fanout: {}, writes: {} };
   const machine = await machineInfo(http);
   await variants(bench, world, draft);
   // The last fan-out's controller writes its profile when it exits.
@@ -159,7 +159,7 @@ async function runVariantsOnly(bench: Bench, startedAt: Date): Promise<VariantsO
 /** The default mode: workloads 1 to 6 on one world, the fan-out's last controller and works going on to the next. */
 async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   const { http, cfg } = bench;
-  const world = await setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
+  const world = await benchWorld(bench);
   const machine = await machineInfo(http);
   const result: ResultDraft = {
     version: 3,
@@ -192,6 +192,11 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
   result.rollout = await rollout(bench, world.clusters, result.writes.change?.ms);
   ratios(result, rounds);
   return result as BenchResult;
+}
+
+/** The run's P policies on one Gateway's Placement of C clusters. */
+function benchWorld({ http, cfg }: Bench): ReturnType<typeof setUpWorld> {
+  return setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
 }
 
 function commandLine(): string {
