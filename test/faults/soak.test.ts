@@ -1,13 +1,14 @@
 // The seeded soak's pure parts (issue 29; docs/reliability.md#seeded-soak): the model (testkit/soak/model.ts)
 // against a worked example, and the generator's determinism. The run on the real plane is `npm run soak`
-// (hack/soak/main.ts): it is not in the suite until it has passed on a machine of its own (docs/reliability.md
-// says what has run).
+// (hack/soak/main.ts) for hours and many seeds (docs/reliability.md says what has run), and soak-run.test.ts in
+// the suite: one fixed seed, one round per fault kind.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { checkDeletions, unavailableAt } from '../../testkit/soak/checks.ts';
 import { availabilityOf } from '../../testkit/soak/evidence.ts';
 import { generate } from '../../testkit/soak/generator.ts';
+import { FAULT_KINDS } from '../../testkit/soak/ops.ts';
 import { applyOp, expected, initialState, removalReason } from '../../testkit/soak/model.ts';
 
 const SEED = 29;
@@ -43,6 +44,16 @@ test('the model: a copy is withheld where the name is held or local policies cov
 test('the generator is pure: one seed, one plan', () => {
   assert.deepEqual(generate({ seed: SEED, ops: 40 }), generate({ seed: SEED, ops: 40 }));
   assert.notDeepEqual(generate({ seed: SEED, ops: 40 }), generate({ seed: SEED + 1, ops: 40 }));
+});
+
+test('the generator can take the fault kinds in turn: a short run meets each kind once', () => {
+  const plan = generate({ seed: SEED, ops: 80, faultOrder: 'in-turn' });
+  assert.deepEqual(
+    plan.rounds.slice(0, FAULT_KINDS.length).map((r) => r.fault.kind),
+    FAULT_KINDS,
+  );
+  assert.equal(plan.rounds[FAULT_KINDS.length]?.fault.kind, FAULT_KINDS[0], 'then the turn starts again');
+  assert.deepEqual(generate({ seed: SEED, ops: 80, faultOrder: 'in-turn', faults: ['hub-kill'] }).rounds.map((r) => r.fault.kind), plan.rounds.map(() => 'hub-kill'));
 });
 
 test('the deletion check: a deselection justifies a deletion once OCM has vouched for the cluster again for the hub\'s grace when the hub deletes, whenever the deselection came', () => {

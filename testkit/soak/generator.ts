@@ -30,6 +30,9 @@ export interface GeneratorOptions {
   faults?: readonly FaultKind[];
   /** Operations per round (default 3–7). */
   opsPerRound?: [number, number];
+  /** How each round's fault kind is chosen: drawn by weight (default), or each kind in turn, so that a short
+   *  run (the suite's) meets every kind once in as many rounds as there are kinds. */
+  faultOrder?: 'drawn' | 'in-turn';
 }
 
 const SINGLE_TARGETS: readonly Target[] = [
@@ -70,13 +73,14 @@ export function generate(options: GeneratorOptions): SoakPlan {
       state = applyOp(state, op);
     }
     total += n;
-    rounds.push({ ops, gaps, fault: nextFault(rng, faults, n) });
+    const inTurn = options.faultOrder === 'in-turn' ? faults[rounds.length % faults.length] : undefined;
+    rounds.push({ ops, gaps, fault: nextFault(rng, faults, n, inTurn) });
   }
   return { seed: options.seed, rounds };
 }
 
-function nextFault(rng: Prng, kinds: readonly FaultKind[], opCount: number): Fault {
-  const kind = rng.weighted(kinds.map((k) => [k, FAULT_WEIGHTS[k]] as const));
+function nextFault(rng: Prng, kinds: readonly FaultKind[], opCount: number, inTurn?: FaultKind): Fault {
+  const kind = inTurn ?? rng.weighted(kinds.map((k) => [k, FAULT_WEIGHTS[k]] as const));
   const afterOps = rng.int(0, opCount);
   switch (kind) {
     case 'spoke-agent-stop':
