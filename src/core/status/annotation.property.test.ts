@@ -2,7 +2,8 @@
 // generated fleets — up to hundreds of clusters in every state, long messages with odd characters, the kind's
 // statusFeedback values, many problems, a rollout — : the annotation always fits its budget and always parses
 // back; what fits is kept whole; and what a cut keeps is what the CLI (src/cli/status.ts statusFromWorks) needs
-// to rebuild the rest from the works: the true counts, the problems, the rollout, and every cluster no work shows.
+// to rebuild the rest from the works: the true counts, the problems, the rollout, and the clusters no work shows,
+// then those not settled, each the failing first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -11,7 +12,7 @@ import { canonicalJson } from '../k8s/canonical.ts';
 import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
 import type { ClusterFeedback, FeedbackScalar } from '../works/feedback.ts';
 import { cutMessage } from '../k8s/sanitize.ts';
-import { MAX_STATUS_ANNOTATION_BYTES, PROBLEMS_TRUNCATED_REASON, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
+import { MAX_STATUS_ANNOTATION_BYTES, PROBLEMS_TRUNCATED_REASON, byClusterRank, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { aggregatePolicyStatus, type ClusterInput, type ClusterStatus, type PolicyStatus } from './policystatus.ts';
 
 const NOW = Date.parse('2026-01-01T00:10:00Z');
@@ -148,7 +149,7 @@ test('property: the status annotation always fits its budget, always parses back
   });
 });
 
-test('property: a cut annotation keeps what the CLI rebuilds the rest around: counts, problems, rollout, and the clusters no work shows', (t) => {
+test('property: a cut annotation keeps what the CLI rebuilds the rest around: counts, problems, rollout, the clusters no work shows, then those not settled, the failing first', (t) => {
   checkProperty(t, 100, [policyStatus], (status) => {
     const read = readPolicyStatus(policyStatusAnnotation(status))!;
     const { truncated, ...counts } = read.summary;
@@ -182,10 +183,20 @@ test('property: a cut annotation keeps what the CLI rebuilds the rest around: co
       assert.ok(entry.statusFeedback === undefined ? true : false, `${name}: a cut leaves the values out first`);
       assert.deepEqual(entry, withoutValues, `${name}: an entry kept is the cluster's, without its values`);
     }
-    // statusFromWorks rebuilds the clusters that have a work; one not applied may have none: it must be here.
-    for (const [name, entry] of Object.entries(status.clusters ?? {})) {
-      if (!entry.applied) assert.ok(read.clusters[name], `${name} (not applied, perhaps no work) is kept`);
-    }
+    const all = Object.entries(status.clusters ?? {});
+    const kept = new Set(Object.keys(read.clusters));
+    if (kept.size === all.length) return; // only the values were cut
+    // statusFromWorks rebuilds the clusters that have a work; one not applied may have none: those come first,
+    // then the applied ones not settled (failed, in doubt, pending), each the failing first; never a settled one.
+    const ranked = [...all].sort(byClusterRank);
+    const unapplied = ranked.filter(([, c]) => !c.applied).map(([name]) => name);
+    const notSettled = ranked.filter(([, c]) => c.applied && c.state !== 'Enforced' && c.state !== 'Overridden').map(([name]) => name);
+    const keptUnapplied = unapplied.filter((name) => kept.has(name));
+    const keptApplied = notSettled.filter((name) => kept.has(name));
+    assert.deepEqual(keptUnapplied, unapplied.slice(0, keptUnapplied.length), 'the clusters no work shows kept are the first by rank');
+    assert.deepEqual(keptApplied, notSettled.slice(0, keptApplied.length), 'the applied ones kept are the first by rank');
+    if (keptApplied.length > 0) assert.equal(keptUnapplied.length, unapplied.length, 'an applied cluster only once every one no work shows is kept');
+    assert.equal(kept.size, keptUnapplied.length + keptApplied.length, 'no enforced or overridden applied cluster is kept');
   });
 });
 

@@ -60,7 +60,33 @@ test('policyStatusAnnotation past 64 KiB keeps the clusters no work shows (not a
   for (let i = 0; i < 300; i += 1) tooMany[`gone-${i}`] = { state: 'overridden', message: `AuthPolicy is overridden by [ns/${'l'.repeat(400)}${i}]`, by: [`ns/${'l'.repeat(400)}${i}`] };
   const text = policyStatusAnnotation(aggregatePolicyStatus({ now: NOW, clusters: tooMany }));
   assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
-  assert.equal(readPolicyStatus(text)?.clusters, undefined);
+  // As many as fit, in the order a cut keeps them (all overridden here: by name).
+  const kept = Object.keys(readPolicyStatus(text)?.clusters ?? {});
+  assert.ok(kept.length > 0 && kept.length < 300, `${kept.length} kept`);
+  assert.deepEqual(kept, Object.keys(tooMany).sort().slice(0, kept.length));
+  assert.equal(readPolicyStatus(text)?.summary.overridden, 300);
+});
+
+test('a fleet of 3,500 clusters: the annotation keeps its budget and the counts per state, and names the failing clusters first, then those no work shows, never the enforced', () => {
+  const failed = (i: number): ClusterInput => work({ enforced: { status: 'False', reason: 'Invalid', message: `AuthPolicy target is invalid: ${'x'.repeat(200)} ${i}` } });
+  const clusters: Record<string, ClusterInput> = {};
+  for (let i = 0; i < 3_050; i += 1) clusters[`ok-${String(i).padStart(4, '0')}`] = work();
+  for (let i = 0; i < 400; i += 1) clusters[`bad-${String(i).padStart(4, '0')}`] = failed(i);
+  for (let i = 0; i < 50; i += 1) clusters[`new-${String(i).padStart(4, '0')}`] = { state: 'waiting', message: 'waiting for the spoke agent\'s first report' };
+  const status = aggregatePolicyStatus({ now: NOW, clusters });
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES);
+  const read = readPolicyStatus(text)!;
+  const { truncated, ...counts } = read.summary;
+  assert.equal(truncated, true);
+  assert.deepEqual(counts, status.summary);
+  assert.equal(counts.clusters, 3_500);
+  const kept = Object.keys(read.clusters ?? {});
+  assert.equal(kept.filter((c) => c.startsWith('ok-')).length, 0, 'no enforced cluster takes the room');
+  assert.equal(kept.filter((c) => c.startsWith('new-')).length, 50, 'every cluster no work shows');
+  const bad = kept.filter((c) => c.startsWith('bad-'));
+  assert.ok(bad.length > 0 && bad.length < 400, `${bad.length} failing clusters fit beside them`);
+  assert.deepEqual(bad, Object.keys(clusters).filter((c) => c.startsWith('bad-')).sort().slice(0, bad.length), 'the failing kept are a prefix, by name');
 });
 
 test('readPolicyStatus parses the annotation back, full or truncated', () => {

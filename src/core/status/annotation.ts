@@ -16,12 +16,14 @@ export const PROBLEMS_TRUNCATED_REASON = 'ProblemsTruncated';
 /**
  * The annotation value: canonical JSON, so equal statuses give equal text and no write. Past
  * MAX_STATUS_ANNOTATION_BYTES, each step until it fits: the statusFeedback values are left out; then
- * the entries of clusters whose copy is applied (the CLI reads those back from the works), keeping
- * the ones no work shows (withdrawn as overridden, lost to a conflict, not applied); then the
+ * the entries of clusters whose copy is applied (the CLI reads those back from the works), but for as many
+ * as fit of those failed, in doubt or pending, the failing first (byClusterRank), keeping every one no work
+ * shows (withdrawn as overridden, lost to a conflict, not applied); then of those, as many as fit, the
+ * failing first; then the
  * per-cluster part altogether; then the problems past those that fit (one per cluster can be many: a
  * refused spoke report each), taken in turn by reason so that every reason stays named, and a last
  * problem (PROBLEMS_TRUNCATED_REASON) says how many of which reason were left out. Every step marks
- * `summary.truncated: true`.
+ * `summary.truncated: true`; the summary's counts per state are always the whole fleet's.
  */
 export function policyStatusAnnotation(status: PolicyStatus): string {
   const full = canonicalJson(status);
@@ -34,11 +36,18 @@ export function policyStatusAnnotation(status: PolicyStatus): string {
       const withoutValues = canonicalJson({ ...rest, summary, clusters: compact });
       if (fits(withoutValues)) return withoutValues;
     }
-    const unapplied = Object.fromEntries(Object.entries(compact).filter(([, c]) => !c.applied));
-    if (Object.keys(unapplied).length > 0) {
-      const unappliedOnly = canonicalJson({ ...rest, summary, clusters: unapplied });
-      if (fits(unappliedOnly)) return unappliedOnly;
-    }
+    const ranked = Object.entries(compact).sort(byClusterRank);
+    const unapplied = ranked.filter(([, c]) => !c.applied);
+    // Of the applied copies, only those in trouble or waiting: an enforced or overridden cluster is what the
+    // summary counts, and a healthy fleet's annotation stays a summary (a write of it stays small).
+    const appliedNotSettled = ranked.filter(([, c]) => c.applied && c.state !== 'Enforced' && c.state !== 'Overridden');
+    const withClusters = (entries: readonly [string, ClusterStatus][]): string => canonicalJson({ ...rest, summary, clusters: Object.fromEntries(entries) });
+    // Every cluster no work shows, and as many of the applied ones not settled as fit, the failing first.
+    const everyUnapplied = largestFitting(unapplied.length > 0 ? 0 : 1, appliedNotSettled.length, (n) => withClusters([...unapplied, ...appliedNotSettled.slice(0, n)]));
+    if (everyUnapplied !== undefined) return everyUnapplied;
+    // Not even those: as many of them as fit, the failing first.
+    const someUnapplied = largestFitting(1, unapplied.length - 1, (n) => withClusters(unapplied.slice(0, n)));
+    if (someUnapplied !== undefined) return someUnapplied;
   }
   const withoutClusters = canonicalJson({ ...rest, summary });
   if (fits(withoutClusters) || rest.problems === undefined) return withoutClusters;
@@ -69,10 +78,15 @@ function withSomeProblems(status: PolicyStatus, problems: readonly PolicyProblem
     const note: PolicyProblem = { reason: PROBLEMS_TRUNCATED_REASON, message: cutMessage(`${problems.length - count} more problems left out of this annotation (${counts})`) };
     return canonicalJson({ ...status, problems: [...problems.filter((p) => kept.has(p)), note] });
   };
-  // The most problems that fit: the text grows with their number.
-  let low = 0;
-  let high = problems.length - 1;
-  if (!fits(text(low))) return canonicalJson({ summary: status.summary });
+  return largestFitting(0, problems.length - 1, text) ?? canonicalJson({ summary: status.summary });
+}
+
+/**
+ * text(n) for the largest n in [low, high] whose text fits, the text growing with n; undefined when none
+ * does (or the range is empty).
+ */
+function largestFitting(low: number, high: number, text: (n: number) => string): string | undefined {
+  if (low > high || !fits(text(low))) return undefined;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
     if (fits(text(mid))) low = mid;
@@ -83,6 +97,14 @@ function withSomeProblems(status: PolicyStatus, problems: readonly PolicyProblem
 
 function fits(text: string): boolean {
   return Buffer.byteLength(text, 'utf8') <= MAX_STATUS_ANNOTATION_BYTES;
+}
+
+/** Which clusters a cut annotation keeps first: the failing, then those in doubt, waiting, overridden, enforced. */
+const STATE_RANK: Record<ClusterStatus['state'], number> = { Failed: 0, Unknown: 1, Pending: 2, Overridden: 3, Enforced: 4 };
+
+/** The order a cut annotation keeps clusters in: by state (STATE_RANK), then by name. */
+export function byClusterRank([a, ca]: readonly [string, ClusterStatus], [b, cb]: readonly [string, ClusterStatus]): number {
+  return STATE_RANK[ca.state] - STATE_RANK[cb.state] || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 function withoutStatusFeedback(clusters: Record<string, ClusterStatus>): Record<string, ClusterStatus> {

@@ -115,7 +115,8 @@ export interface StatusSummary {
   unknown?: number;
   /**
    * Set when the annotation did not hold everything: the statusFeedback values were left out, and when
-   * that was not enough, the per-cluster part too. The works have the rest (the CLI reads them).
+   * that was not enough, the per-cluster part but for the clusters most in need of a look, or all of it
+   * (annotation.ts). The counts are still the whole fleet's; the works have the rest (the CLI reads them).
    */
   truncated?: true;
 }
