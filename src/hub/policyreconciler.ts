@@ -103,6 +103,16 @@ export class PolicyReconciler {
     const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
     const [overridden, unwanted] = partition(plan.delete, (k) => overriddenOn.has(parseWorkKey(k).cluster));
     const removals = this.removals.decidePerCluster(log, gr, policy, targetClasses, [...unwanted, ...overridden], observed, overriddenOn);
+    // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
+    const unknownClasses = this.removals.unknownClasses(targetClasses);
+    // A policy none of whose targets is a Gateway of ours is another controller's business (several may
+    // share a hub): its annotations are left alone — except right after it stopped being ours, while our
+    // works for it still exist and the deletion rule lets them all go, when ours are cleared. First: once the
+    // works are gone nothing tells this policy was ours, so a replica that died between the two left
+    // `policies-synced` naming clusters whose copy was gone, for good (the soak, issue 29). Cleared first,
+    // a failure or a crash leaves the works, and the next reconcile, of whichever leader, clears and deletes.
+    const stoppedBeingOurs = unknownClasses.length === 0 && !ours(desired) && observed.length > 0 && !removals.kept;
+    if (stoppedBeingOurs) await this.deps.reporter.clear(key, kind.gvr, policy);
 
     // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
     // failure must not freeze what the hub says of the others), then the failure is retried.
@@ -113,16 +123,11 @@ export class PolicyReconciler {
       failure = err instanceof Error ? err : new Error(String(err));
     }
 
-    // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
-    const unknownClasses = this.removals.unknownClasses(targetClasses);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;
       return;
     }
-    // A policy none of whose targets is a Gateway of ours is another controller's business (several may
-    // share a hub): its annotations are left alone — except right after it stopped being ours, while our
-    // works for it still existed (and were not kept by the deletion rule), when ours are cleared.
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
     if (ours(desired)) {
@@ -139,7 +144,7 @@ export class PolicyReconciler {
         lanes: decision.lanes,
         problems: decision.problems,
       }, { read });
-    } else if (observed.length > 0 && !removals.kept) await this.deps.reporter.clear(key, kind.gvr, policy);
+    }
     if (failure !== undefined) throw failure;
     const recheckAt = [removals.recheckAt, rollout?.recheckAt].filter((t) => t !== undefined);
     return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);

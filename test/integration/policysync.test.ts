@@ -28,6 +28,7 @@ import {
 import { ourWorks } from '../../testkit/works.ts';
 import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox } from '../../testkit/test-sandbox.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 
 let sandbox: Sandbox;
 let http: KubeHttp;
@@ -197,6 +198,28 @@ test('deleting the policy deletes its works', async () => {
   await worksOn('authpolicies', 'auth-del', [c1, c2]);
   await remove(http, authPolicy(ns, 'auth-del', 'gw'));
   await worksOn('authpolicies', 'auth-del', []);
+});
+
+// Seed 21 of the soak (issue 29): a policy's Gateway deleted, the leader deleted its works and was killed before
+// it cleared the policy's report annotations; the next leader found a policy not ours with no works of ours, left
+// its annotations alone, and `policies-synced` named two clusters whose copy was gone, for good. The annotations
+// now go first: a crash between leaves the works, and whoever reconciles next clears and deletes again.
+test('a policy whose Gateway is deleted loses our report annotations before its works go', async () => {
+  await apply(http, gateway(ns, 'gw-gone', className, 'everywhere'));
+  await apply(http, authPolicy(ns, 'auth-gone', 'gw-gone'));
+  await worksOn('authpolicies', 'auth-gone', [c1, c2]);
+  const reported = async (): Promise<string | undefined> => (await get(http, AUTH_POLICIES, ns, 'auth-gone'))?.metadata.annotations?.['kuadrant.io/policies-synced'];
+  await eventually(async () => (await reported())?.includes(c2), { what: 'auth-gone reported synced' });
+  const audit = AuditCursor.at(sandbox, 'hub');
+  await remove(http, gateway(ns, 'gw-gone', className, 'everywhere'));
+  await worksOn('authpolicies', 'auth-gone', []);
+  await eventually(async () => (await reported()) === undefined, { what: 'auth-gone no longer reported synced' });
+  const writes = audit.since().filter((w) => w.code < 300);
+  const cleared = writes.find((w) => w.verb === 'patch' && w.resource === 'authpolicies' && w.namespace === ns && w.name === 'auth-gone');
+  const deletions = writes.filter((w) => w.verb === 'delete' && w.resource === 'manifestworks' && w.name === workName({ group: 'kuadrant.io', resource: 'authpolicies' }, ns, 'auth-gone'));
+  assert.ok(cleared, `the hub cleared the annotations: ${writes.map(describeWrite).join('\n')}`);
+  assert.equal(deletions.length, 2, writes.map(describeWrite).join('\n'));
+  for (const d of deletions) assert.ok(cleared.at < d.at, `the annotations were cleared (${cleared.at}) before the work on ${d.namespace} was deleted (${d.at})`);
 });
 
 test('a policy deleted while the controller was down is cleaned up after restart', async () => {
