@@ -13,10 +13,16 @@
 // delete (a deposed leader's, or one planned on a stale cache) cannot remove a work that was re-created or
 // changed since; the apiserver refuses it with 409, which is no failure — the change's own event brings the
 // owner back, and its next plan sees the work as it is.
+//
+// A delete of a work the agent is taking up (core/works/workstate.ts agentTakingUp: its finalizer on, no Applied
+// condition yet) waits until the agent says Applied — the status event brings the owner back — and at most
+// TAKE_UP_WAIT_MS from when this process first held it: deleted in that window, OCM's agent can leave the copy it
+// was applying on the spoke for an hour. The wait changes when a delete happens, never whether.
 import type { Logger } from 'pino';
 import { diffWorks, type WorkPlan } from '../core/works/desiredworks.ts';
 import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
+import { agentTakingUp } from '../core/works/workstate.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { isAlreadyExists, isConflict, type KubeHttp } from '../kube/http.ts';
@@ -24,18 +30,27 @@ import { createObject, deleteObject, serverSideApply, type Preconditions } from 
 import { WriteExpectations } from './writeexpectations.ts';
 
 const SWEEP_MS = 5_000;
+/** How long a delete waits for the agent to finish taking a work up (see above); past it, it goes anyway. */
+export const TAKE_UP_WAIT_MS = 30_000;
 
 /** A plan, with what it observed of each work it may delete: the preconditions of that delete. */
 export interface FencedPlan extends WorkPlan {
   /** uid and resourceVersion by work key, for every key of `delete` (a key missing here is not deleted). */
   observed: ReadonlyMap<string, Required<Preconditions>>;
+  /** Keys of `delete` whose work the agent is taking up: their delete waits (see TAKE_UP_WAIT_MS). */
+  takingUp?: ReadonlySet<string>;
 }
 
 export interface WorkApplierDeps {
   http: KubeHttp;
   logger: Logger;
-  /** A write of `owner`'s that the cache never confirmed expired: reconcile the owner again. */
+  /**
+   * A write of `owner`'s that the cache never confirmed expired, or a delete it waits with reaches its deadline:
+   * reconcile the owner again.
+   */
   onExpired?: (owner: string) => void;
+  /** The clock of the take-up wait (tests); default performance.now. */
+  now?: () => number;
 }
 
 export class WorkApplier {
@@ -43,20 +58,33 @@ export class WorkApplier {
   private sweeper: NodeJS.Timeout | undefined;
   private writesInFlight = 0;
   private lastWriteEnded = -Infinity;
+  /** Deletes waiting for the agent to take their work up: since when, and the timer that brings the owner back. */
+  private readonly held = new Map<string, { since: number; timer?: NodeJS.Timeout }>();
+  private readonly now: () => number;
 
-  constructor(private readonly deps: WorkApplierDeps) {}
+  constructor(private readonly deps: WorkApplierDeps) {
+    this.now = deps.now ?? (() => performance.now());
+  }
 
   /** Starts handing back owners of expired expectations (see WriteExpectations.expired). */
   start(): void {
     if (this.sweeper || !this.deps.onExpired) return;
     const onExpired = this.deps.onExpired;
-    this.sweeper = setInterval(() => this.expectations.expired().forEach(onExpired), SWEEP_MS);
+    this.sweeper = setInterval(() => {
+      this.expectations.expired().forEach(onExpired);
+      // A wait whose deadline passed long ago without its delete being asked for again (the work is wanted
+      // after all, or gone) is over: a later delete of it starts a wait of its own.
+      const now = this.now();
+      for (const [key, { since }] of this.held) if (now - since > 2 * TAKE_UP_WAIT_MS) this.release(key);
+    }, SWEEP_MS);
     this.sweeper.unref();
   }
 
   stop(): void {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+    for (const { timer } of this.held.values()) clearTimeout(timer);
+    this.held.clear();
   }
 
   /** A work write is under way, or one ended less than `withinMs` ago. */
@@ -96,11 +124,49 @@ export class WorkApplier {
     const plan = diffWorks(desiredByKey, seen, retain);
     // Deletion candidates are always works of `observed` (only desired keys come from expectations alone).
     const fences = new Map<string, Required<Preconditions>>();
+    const takingUp = new Set<string>();
     for (const key of plan.delete) {
-      const { uid, resourceVersion } = byKey.get(key)?.metadata ?? {};
+      const work = byKey.get(key);
+      const { uid, resourceVersion } = work?.metadata ?? {};
       if (uid && resourceVersion) fences.set(key, { uid, resourceVersion });
+      if (work && agentTakingUp(work)) takingUp.add(key);
     }
-    return { ...plan, observed: fences };
+    return { ...plan, observed: fences, takingUp };
+  }
+
+  /**
+   * Whether the delete of `key` waits for the agent to take its work up: the first time, from now; each time,
+   * with a timer that brings `owner` back at the deadline (the agent may never write a status).
+   */
+  private waitsForTakeUp(owner: string, key: string, takingUp: boolean): boolean {
+    const entry = this.held.get(key);
+    if (!takingUp) {
+      if (entry) this.release(key);
+      return false;
+    }
+    const now = this.now();
+    const since = entry?.since ?? now;
+    if (now - since >= TAKE_UP_WAIT_MS) {
+      this.release(key);
+      return false;
+    }
+    if (!entry?.timer) {
+      const timer = this.deps.onExpired
+        ? setTimeout(() => {
+            const held = this.held.get(key);
+            if (held) delete held.timer; // fired: a reconcile still short of the deadline sets another
+            this.deps.onExpired?.(owner);
+          }, since + TAKE_UP_WAIT_MS - now + 10)
+        : undefined;
+      timer?.unref();
+      this.held.set(key, timer ? { since, timer } : { since });
+    }
+    return true;
+  }
+
+  private release(key: string): void {
+    clearTimeout(this.held.get(key)?.timer);
+    this.held.delete(key);
   }
 
   /**
@@ -136,6 +202,12 @@ export class WorkApplier {
           failures.push(new Error(`ManifestWork ${key} not deleted: its uid and resourceVersion were not observed`));
           return;
         }
+        const since = this.held.get(key)?.since;
+        if (this.waitsForTakeUp(owner, key, plan.takingUp?.has(key) ?? false)) {
+          if (since === undefined) log.info({ cluster, work: name }, 'ManifestWork delete waits: the work agent is taking it up (its finalizer on, no Applied condition yet)');
+          return;
+        }
+        if (since !== undefined && plan.takingUp?.has(key)) log.warn({ cluster, work: name, waitedMs: TAKE_UP_WAIT_MS }, 'the work agent did not report the work Applied in time: ManifestWork deleted without it');
         const undo = this.expectations.deleted(key, owner);
         try {
           const deleted = await deleteObject(this.deps.http, RESOURCES.manifestWorks, cluster, name, preconditions);

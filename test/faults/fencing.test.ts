@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { workKey } from '../../src/core/keys.ts';
-import { WorkApplier } from '../../src/hub/workapplier.ts';
+import { TAKE_UP_WAIT_MS, WorkApplier } from '../../src/hub/workapplier.ts';
+import { AGENT_FINALIZER } from '../../src/core/works/workstate.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { createObject, deleteObject, mergePatch } from '../../src/kube/writes.ts';
@@ -38,10 +39,10 @@ function work(name: string): KubeObject {
   };
 }
 
-function applier(): { applier: WorkApplier; logs: Record<string, unknown>[] } {
+function applier(now?: () => number): { applier: WorkApplier; logs: Record<string, unknown>[] } {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) } });
-  return { applier: new WorkApplier({ http, logger }), logs };
+  return { applier: new WorkApplier({ http, logger, ...(now ? { now } : {}) }), logs };
 }
 
 async function read(name: string): Promise<KubeObject> {
@@ -87,4 +88,36 @@ test('m. a delete with nothing observed of the work is never sent', async () => 
   const plan = old.plan([], []);
   await assert.rejects(old.execute('old-leader', { ...plan, delete: [workKey(cluster, 'unobserved')] }), /not deleted: its uid and resourceVersion were not observed/);
   assert.ok(await get(http, RESOURCES.manifestWorks, cluster, 'unobserved'), 'still there');
+});
+
+// Found by the soak (issue 29, seed 22): a work created and deleted within a second, while OCM's agent took it up,
+// lost its finalizer before the agent's cache showed its AppliedManifestWork; the copy the agent was applying
+// stayed on the spoke, owned by an AppliedManifestWork evicted only an hour later.
+test('a delete of a work the agent is taking up (its finalizer on, no Applied condition) waits for Applied, at most TAKE_UP_WAIT_MS', async () => {
+  const taken = (name: string): KubeObject => ({ ...work(name), metadata: { ...work(name).metadata, finalizers: [AGENT_FINALIZER] } });
+  await createObject(http, RESOURCES.manifestWorks, taken('taking-up'));
+  await createObject(http, RESOURCES.manifestWorks, taken('never-applied'));
+  let clock = 0;
+  const { applier: a, logs } = applier(() => clock);
+  const exists = async (name: string): Promise<boolean> => (await get(http, RESOURCES.manifestWorks, cluster, name))?.metadata.deletionTimestamp === undefined;
+
+  await a.execute('owner', a.plan([], [await read('taking-up'), await read('never-applied')]));
+  assert.ok((await exists('taking-up')) && (await exists('never-applied')), 'neither delete is sent while the agent takes the works up');
+  assert.equal(logs.filter((l) => String(l.msg).includes('delete waits')).length, 2);
+
+  // The agent writes its Applied condition: the AppliedManifestWork exists, the delete goes.
+  const now = new Date().toISOString();
+  await mergePatch(http, RESOURCES.manifestWorks, cluster, 'taking-up', { status: { conditions: [{ type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', message: '', lastTransitionTime: now, observedGeneration: 1 }] } }, { subresource: 'status' });
+  clock = 1_000;
+  await a.execute('owner', a.plan([], [await read('taking-up'), await read('never-applied')]));
+  assert.equal(await exists('taking-up'), false, 'deleted once Applied');
+  assert.equal(await exists('never-applied'), true, 'still waiting within the bound');
+
+  // An agent that never reports: the delete goes at the bound, said as a warning.
+  clock = TAKE_UP_WAIT_MS;
+  await a.execute('owner', a.plan([], [await read('never-applied')]));
+  assert.equal(await exists('never-applied'), false);
+  assert.ok(logs.some((l) => l.level === 'warn' && l.work === 'never-applied' && String(l.msg).includes('did not report')), 'the delete without the agent\'s word is a warning');
+  a.stop();
+  for (const name of ['taking-up', 'never-applied']) await mergePatch(http, RESOURCES.manifestWorks, cluster, name, { metadata: { finalizers: null } });
 });

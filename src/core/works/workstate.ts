@@ -27,3 +27,19 @@ export function countWorkStates(works: Iterable<KubeObject>): Record<WorkState, 
   for (const work of works) counts[workState(work)] += 1;
   return counts;
 }
+
+/** The finalizer OCM's work agent puts on a work before it applies anything of it. */
+export const AGENT_FINALIZER = 'cluster.open-cluster-management.io/manifest-work-cleanup';
+
+/**
+ * The work agent is taking the work up: it has put its finalizer on but has written no Applied condition yet.
+ * OCM's agent (v1.2.1) takes a work up in steps — its finalizer; the AppliedManifestWork, which owns the copies
+ * it applies; the copies; the work's status. Its finalizer controller reads the AppliedManifestWork from its
+ * cache: a work deleted before that cache shows the AppliedManifestWork loses its finalizer at once, while the
+ * copy being applied lands on the spoke, owned by an AppliedManifestWork that nothing deletes until the agent
+ * evicts it an hour later (`--appliedmanifestwork-eviction-grace-period`; the soak found it, issue 29). An
+ * Applied condition comes after the AppliedManifestWork: from then on a delete takes the copy with it.
+ */
+export function agentTakingUp(work: KubeObject): boolean {
+  return (work.metadata.finalizers ?? []).includes(AGENT_FINALIZER) && !readConditions(work).some((c) => c?.type === 'Applied');
+}
