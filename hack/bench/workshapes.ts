@@ -8,7 +8,7 @@
 // today's, reshaped here, and written by a bare client, so that the shapes differ only in what the apiserver
 // and etcd are sent.
 //
-//   node --expose-gc --import tsx hack/bench/workshapes.ts [-C 1000] [-P 30] [--in-flight 16]
+//   npm run bench:shapes -- [-C 1000] [-P 30] [--in-flight 16]
 //     [--shapes per-placement,slim,bundled,bundled-slim] [--bundle-kib 100] [--root DIR] [--down]
 //
 // Shapes: `per-placement` (today's: one work per policy × cluster, the default feedback rules and one
