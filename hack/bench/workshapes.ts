@@ -24,7 +24,7 @@ import type { FeedbackRule } from '../../src/core/works/feedbackrules.ts';
 import type { ManifestWork } from '../../src/core/works/manifestwork.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { CONTROLLER_LABEL } from '../../src/core/metadatakeys.ts';
-import { KubeHttp } from '../../src/kube/http.ts';
+import { KubeHttp, isAlreadyExists } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath } from '../../src/kube/resource.ts';
 import { compactEtcd, etcdDb, etcdUrl } from '../../testkit/etcd.ts';
 import { authPolicy } from '../../testkit/fixtures.ts';
@@ -284,10 +284,15 @@ async function main(): Promise<void> {
   const http = new KubeHttp(sandbox.kubeConfig('hub'), { maxInFlight: IN_FLIGHT, requestTimeoutMs: 120_000 });
   try {
     const clusters = Array.from({ length: C }, (_, i) => `ws-c${String(i + 1).padStart(4, '0')}`);
+    // Only the namespaces this run created are deleted at its end.
+    const created: string[] = [];
     await pool(clusters, 16, async (name) => {
-      await http.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [NS_LABEL]: 'workshapes' } } } }).catch((err: unknown) => {
-        if (!String(err).includes('AlreadyExists')) throw err;
-      });
+      try {
+        await http.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [NS_LABEL]: 'workshapes' } } } });
+        created.push(name);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
     });
     log(`${C} cluster namespaces`);
     const policies = Array.from({ length: P }, (_, i) => {
@@ -300,7 +305,7 @@ async function main(): Promise<void> {
     for (const shape of shapes) results.push(await probe(sandbox, http, clusters, shape, today));
     console.log(`\nwork shapes: P=${P} policies × C=${C} clusters = ${P * C} placements, ${IN_FLIGHT} requests in flight, bundles ≤ ${BUNDLE_BYTES / 1024} KiB of spec\n`);
     console.log(table(results));
-    await pool(clusters, 16, (name) => http.request('DELETE', `/api/v1/namespaces/${name}`).catch(() => undefined));
+    await pool(created, 16, (name) => http.request('DELETE', `/api/v1/namespaces/${name}`).catch(() => undefined));
   } finally {
     http.destroy();
     if (flags.down) await sandbox.down();

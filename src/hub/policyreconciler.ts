@@ -111,7 +111,8 @@ export class PolicyReconciler {
     // works are gone nothing tells this policy was ours, so a replica that died between the two left
     // `policies-synced` naming clusters whose copy was gone, for good (the soak, issue 29). Cleared first,
     // a failure or a crash leaves the works, and the next reconcile, of whichever leader, clears and deletes.
-    const stoppedBeingOurs = unknownClasses.length === 0 && !ours(desired) && observed.length > 0 && !removals.kept;
+    const isOurs = ours(desired);
+    const stoppedBeingOurs = unknownClasses.length === 0 && !isOurs && observed.length > 0 && !removals.kept;
     if (stoppedBeingOurs) await this.deps.reporter.clear(key, kind.gvr, policy);
 
     // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
@@ -130,7 +131,7 @@ export class PolicyReconciler {
     }
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (ours(desired)) {
+    if (isOurs) {
       result = await this.deps.reporter.report(key, kind.gvr, policy, {
         desired,
         losses: decision.losses,
