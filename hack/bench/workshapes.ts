@@ -14,14 +14,17 @@
 // Shapes: `per-placement` (today's: one work per policy × cluster, the default feedback rules and one
 // Gateway's ancestor rules), `slim` (the same, with only the rules a verdict needs: generation, revision,
 // the status's observedGeneration and the raw conditions list — OCM's RawFeedbackJsonString gate), and
-// `bundled` / `bundled-slim` (one cluster's copies in works of at most --bundle-kib of spec).
+// `bundled` / `bundled-slim` (one cluster's copies in works of at most --bundle-kib of spec), and
+// `bundled-shared` / `bundled-slim-shared` (the same, each set of copies with equal rules configured by one
+// manifestConfig whose name and namespace are `*`: OCM's agent takes the first config matching a manifest,
+// wildcards included — pkg/work/helper FindManifestConfiguration).
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { FeedbackRule } from '../../src/core/works/feedbackrules.ts';
-import type { ManifestWork } from '../../src/core/works/manifestwork.ts';
+import type { ManifestConfig, ManifestWork } from '../../src/core/works/manifestwork.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { CONTROLLER_LABEL } from '../../src/core/metadatakeys.ts';
 import { KubeHttp, isAlreadyExists } from '../../src/kube/http.ts';
@@ -32,7 +35,7 @@ import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { deleteCollection, pool, worksFor } from '../../testkit/world.ts';
 
-const SHAPES = ['per-placement', 'slim', 'bundled', 'bundled-slim'] as const;
+const SHAPES = ['per-placement', 'slim', 'bundled', 'bundled-slim', 'bundled-shared', 'bundled-slim-shared'] as const;
 type Shape = (typeof SHAPES)[number];
 const NS_LABEL = 'policysync.kuadrant.io/bench';
 const PROBE = 'bench.policy-sync.io/workshapes';
@@ -83,7 +86,8 @@ const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(val
 
 /** A shape's works, from today's per-placement works (`works`, in cluster order). */
 function reshape(shape: Shape, works: readonly ManifestWork[]): ManifestWork[] {
-  const slim = shape === 'slim' || shape === 'bundled-slim';
+  const slim = shape === 'slim' || shape === 'bundled-slim' || shape === 'bundled-slim-shared';
+  const shared = shape === 'bundled-shared' || shape === 'bundled-slim-shared';
   const shaped = slim ? works.map((w) => ({ ...w, spec: { ...w.spec, manifestConfigs: w.spec.manifestConfigs.map((c) => ({ ...c, feedbackRules: SLIM_RULES })) } })) : [...works];
   if (shape === 'per-placement' || shape === 'slim') return shaped;
   // One cluster's copies in works of at most BUNDLE_BYTES of spec, in policy order.
@@ -93,24 +97,44 @@ function reshape(shape: Shape, works: readonly ManifestWork[]): ManifestWork[] {
   for (const [cluster, list] of byCluster) {
     let current: ManifestWork | undefined;
     let size = 0;
+    let index = 0;
     for (const w of list) {
-      const add = bytesOf(w.spec.workload.manifests) + bytesOf(w.spec.manifestConfigs);
-      if (!current || size + add > BUNDLE_BYTES) {
+      const configBytes = (into: ManifestWork | undefined) => (shared && into && w.spec.manifestConfigs.every((c) => into.spec.manifestConfigs.some((have) => sameConfig(have, c))) ? 0 : bytesOf(w.spec.manifestConfigs));
+      const manifestBytes = bytesOf(w.spec.workload.manifests);
+      if (!current || size + manifestBytes + configBytes(current) > BUNDLE_BYTES) {
         current = {
           apiVersion: w.apiVersion,
           kind: w.kind,
-          metadata: { name: `bundle-${bundles.filter((b) => b.metadata.namespace === cluster).length}`, namespace: cluster, labels: { [CONTROLLER_LABEL]: controllerLabelValue(PROBE) }, annotations: {} },
+          metadata: { name: `bundle-${index++}`, namespace: cluster, labels: { [CONTROLLER_LABEL]: controllerLabelValue(PROBE) }, annotations: {} },
           spec: { workload: { manifests: [] }, deleteOption: w.spec.deleteOption, manifestConfigs: [] },
         };
         bundles.push(current);
         size = 0;
       }
+      size += manifestBytes + configBytes(current);
       current.spec.workload.manifests.push(...w.spec.workload.manifests);
-      current.spec.manifestConfigs.push(...w.spec.manifestConfigs);
-      size += add;
+      for (const config of w.spec.manifestConfigs) {
+        if (!shared) current.spec.manifestConfigs.push(config);
+        else if (!current.spec.manifestConfigs.some((c) => sameConfig(c, config))) current.spec.manifestConfigs.push({ ...config, resourceIdentifier: { ...config.resourceIdentifier, name: '*', namespace: '*' } });
+      }
     }
   }
   return bundles;
+}
+
+/** Configs alike but for the copy they name: one wildcard config serves both. */
+function sameConfig(a: ManifestConfig, b: ManifestConfig): boolean {
+  const { resourceIdentifier: ra, ...restA } = a;
+  const { resourceIdentifier: rb, ...restB } = b;
+  return ra.group === rb.group && ra.resource === rb.resource && JSON.stringify(restA) === JSON.stringify(restB);
+}
+
+/** The config the agent takes for a manifest: the first whose identifier matches it, `*` matching any name. */
+function configOf(work: ManifestWork, manifest: KubeObject): ManifestConfig {
+  const match = (pattern: string, value: string | undefined) => pattern === '*' || pattern === (value ?? '');
+  const config = work.spec.manifestConfigs.find((c) => match(c.resourceIdentifier.name, manifest.metadata.name) && match(c.resourceIdentifier.namespace, manifest.metadata.namespace));
+  if (!config) throw new Error(`no manifestConfig of ${work.metadata.name} matches ${manifest.metadata.name}`);
+  return config;
 }
 
 /** What the work agent writes when every copy of `work` is applied and reports its feedback. */
@@ -129,7 +153,7 @@ function agentStatus(work: ManifestWork, changed?: number): unknown {
       manifests: work.spec.workload.manifests.map((m, ordinal) => ({
         resourceMeta: { ordinal, group: 'kuadrant.io', version: 'v1', kind: 'AuthPolicy', resource: 'authpolicies', name: m.metadata.name, namespace: m.metadata.namespace },
         conditions: [condition('Applied', 'AppliedManifestComplete', 'Apply manifest complete'), condition('Available', 'ResourceAvailable', 'Resource is available'), condition('StatusFeedbackSynced', 'StatusFeedbackSynced', '')],
-        statusFeedback: { values: work.spec.manifestConfigs[ordinal]!.feedbackRules.flatMap((r) => r.jsonPaths.map((p) => value(p.name, ordinal === changed ? 2 : 1))) },
+        statusFeedback: { values: configOf(work, m).feedbackRules.flatMap((r) => r.jsonPaths.map((p) => value(p.name, ordinal === changed ? 2 : 1))) },
       })),
     },
   };
@@ -278,13 +302,27 @@ function table(results: readonly ShapeResult[]): string {
   return [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 }
 
+/** Waits until no namespace this probe creates is terminating. */
+async function namespacesGone(http: KubeHttp): Promise<void> {
+  const deadline = performance.now() + 600_000;
+  for (;;) {
+    const list = await http.request<{ items: KubeObject[] }>('GET', '/api/v1/namespaces', { query: { labelSelector: `${NS_LABEL}=workshapes` } });
+    const left = list.items.filter((ns) => ns.metadata.deletionTimestamp);
+    if (left.length === 0) return;
+    if (performance.now() > deadline) throw new Error(`${left.length} namespaces of the probe still there after 10 min`);
+    log(`waiting for ${left.length} namespaces to go`);
+    await new Promise((r) => setTimeout(r, 5_000));
+  }
+}
+
 async function main(): Promise<void> {
   const root = resolve(flags.root ?? join(repoRoot, '.local', 'bench-sandbox'));
   const sandbox = await Sandbox.up({ root, spokes: 1, log: (m) => log(`sandbox: ${m}`) });
   const http = new KubeHttp(sandbox.kubeConfig('hub'), { maxInFlight: IN_FLIGHT, requestTimeoutMs: 120_000 });
   try {
     const clusters = Array.from({ length: C }, (_, i) => `ws-c${String(i + 1).padStart(4, '0')}`);
-    // Only the namespaces this run created are deleted at its end.
+    // Only the namespaces this run created are deleted at its end; an earlier run's still terminating go first.
+    await namespacesGone(http);
     const created: string[] = [];
     await pool(clusters, 16, async (name) => {
       try {
@@ -294,6 +332,8 @@ async function main(): Promise<void> {
         if (!isAlreadyExists(err)) throw err;
       }
     });
+    // What a run that failed left behind.
+    await pool(clusters, 8, (n) => deleteCollection(http, RESOURCES.manifestWorks, n, `${CONTROLLER_LABEL}=${controllerLabelValue(PROBE)}`));
     log(`${C} cluster namespaces`);
     const policies = Array.from({ length: P }, (_, i) => {
       const p = authPolicy('ws-run', `p-${String(i + 1).padStart(5, '0')}`, 'gw');
@@ -306,6 +346,8 @@ async function main(): Promise<void> {
     console.log(`\nwork shapes: P=${P} policies × C=${C} clusters = ${P * C} placements, ${IN_FLIGHT} requests in flight, bundles ≤ ${BUNDLE_BYTES / 1024} KiB of spec\n`);
     console.log(table(results));
     await pool(created, 16, (name) => http.request('DELETE', `/api/v1/namespaces/${name}`).catch(() => undefined));
+    // Gone before the next run names them again (a terminating namespace refuses the works).
+    await namespacesGone(http);
   } finally {
     http.destroy();
     if (flags.down) await sandbox.down();

@@ -41,6 +41,8 @@ export const KEY_MEANINGS: Record<string, Meaning> = {
   'policysync.kuadrant.io/controller': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '16 hex of `--controller-name`: several hub controllers may share a hub' },
   'policysync.kuadrant.io/spoke-config': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'the spoke-configuration works: `policy-sync-spoke-config` (config and report) and `policy-sync-spoke-heartbeat`' },
   'policysync.kuadrant.io/source-ref': { kind: 'annotation', on: 'ManifestWork', by: 'hub', says: 'the source policy\'s identity (group, version, resource, namespace, name, uid, its CRD\'s uid)' },
+  'policysync.kuadrant.io/copies': { kind: 'annotation', on: 'ManifestWork', by: 'hub', says: 'on a bundle ([design/fleet.md](../design/fleet.md#the-shape)): what each copy\'s own work would carry, and since which generation it is as it is, aligned with the manifests' },
+  'policysync.kuadrant.io/bundle': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'on a bundle: the hash of the downstream namespace whose copies it carries' },
   'policysync.kuadrant.io/spec-hash': { kind: 'annotation', on: 'ManifestWork', by: 'hub', says: 'hash of what was written: an equal hash is not written again' },
   'policysync.kuadrant.io/previous-copy': {
     kind: 'annotation',
