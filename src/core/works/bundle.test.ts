@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { authPolicy } from '../../../testkit/fixtures.ts';
 import { worksFor } from '../../../testkit/world.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { BUNDLE_COPIES_ANNOTATION, bundleIndex, bundleName, configFor, packBundles, readEntries, unpackBundle, type BundleChanges, type BundleWork } from './bundle.ts';
+import { BUNDLE_COPIES_ANNOTATION, bundleIndex, bundleName, bundleOf, configFor, copiesOf, packBundles, preferredCopy, readEntries, sameCopy, unpackBundle, type BundleChanges, type BundleWork } from './bundle.ts';
 import { readClusterFeedback } from './feedback.ts';
 import { controllerLabelValue, type ManifestWork } from './manifestwork.ts';
 import { workState } from './workstate.ts';
@@ -76,6 +76,12 @@ test('one copy changed rewrites its bundle alone; it is pending until the agent 
   assert.equal(workState(copy), 'applied');
   assert.equal(readClusterFeedback(copy).generation, 7);
   assert.equal(readClusterFeedback(unpackBundle(reapplied)!.find((c) => c.metadata.name !== edited[0]!.metadata.name)!).generation, 1);
+  // A neighbour's change leaves a copy's work as it was, but for the resourceVersion: nothing to reconcile for it.
+  const withoutVersion = (c: ManifestWork) => ({ ...c, metadata: { ...c.metadata, resourceVersion: undefined } });
+  const beforeEdit = new Map(unpackBundle(applied.find((b) => b.metadata.name === bundle.metadata.name)!)!.map((c) => [c.metadata.name, withoutVersion(c)]));
+  for (const c of unpackBundle(reapplied)!) if (c.metadata.name !== edited[0]!.metadata.name) assert.deepEqual(withoutVersion(c), beforeEdit.get(c.metadata.name));
+  const beforeCopies = new Map(unpackBundle(applied.find((b) => b.metadata.name === bundle.metadata.name)!)!.map((c) => [c.metadata.name, c]));
+  for (const c of unpackBundle(reapplied)!) assert.equal(sameCopy(c, beforeCopies.get(c.metadata.name)!), c.metadata.name !== edited[0]!.metadata.name, c.metadata.name);
 
   // The same copies again: nothing to write.
   assert.deepEqual(pack({ observed: [...applied.filter((b) => b.metadata.name !== bundle.metadata.name), reapplied], put: edited, capBytes: 4 * 1024 }).writes, []);
@@ -149,6 +155,25 @@ test('a bundle whose entries do not parse or do not align is nobody’s: not unp
     assert.deepEqual(deletes, []);
     assert.deepEqual(writes.map((w) => w.bundle.metadata.name), [bundleName(CONTROLLER, 'shop', 1)], 'a new bundle, not the one in place');
   }
+});
+
+test('what a work carries: a work of its own is its own copy; a bundle its copies; a copy on the move is read from its own work until the bundle has it applied', () => {
+  const works = copies(2);
+  assert.deepEqual(copiesOf(works[0]!), [works[0]]);
+  assert.equal(bundleOf(works[0]!), undefined);
+  const [{ bundle }] = pack({ put: works }).writes as [{ bundle: BundleWork }];
+  const created = stored(bundle);
+  const carried = copiesOf(created);
+  assert.deepEqual(carried.map((c) => c.metadata.name), works.map((w) => w.metadata.name));
+  assert.equal(bundleOf(carried[0]!), bundle.metadata.name);
+  assert.deepEqual(copiesOf({ ...created, metadata: { ...created.metadata, annotations: { [BUNDLE_COPIES_ANNOTATION]: 'not json' } } }), [], 'a bundle that does not parse carries nothing');
+
+  const own = { ...works[0]!, metadata: { ...works[0]!.metadata, uid: 'own', resourceVersion: '7' } };
+  const pending = carried[0]!;
+  assert.equal(preferredCopy([pending, own]), own, 'not applied in the bundle yet: its own work');
+  const applied = copiesOf(withAgentStatus(created, 1))[0]!;
+  assert.equal(preferredCopy([own, applied]), applied, 'applied in the bundle: the bundle');
+  assert.equal(preferredCopy([pending]), pending);
 });
 
 /** The status OCM's agent writes once it applied `bundle` at `generation`: each manifest's conditions and feedback. */

@@ -23,6 +23,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWN_KEY_PREFIX, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestConfig, type ManifestWork } from './manifestwork.ts';
+import { workState } from './workstate.ts';
 
 /** On a bundle: one entry per manifest, in the manifests' order (BundleEntry). */
 export const BUNDLE_COPIES_ANNOTATION = `${OWN_KEY_PREFIX}copies`;
@@ -110,17 +111,17 @@ export function configFor(configs: readonly ManifestConfig[], group: string, res
 
 /**
  * The copy works a bundle carries, one per manifest, each as its own work would be: its name, labels and
- * annotations; the manifest, its config (exact) and its delete option; the bundle's uid, resourceVersion,
- * generation and finalizers; and what the agent reported of that manifest as the work's status — its Applied and
- * Available conditions counted current once they observed the entry's `since` (a neighbour's change does not make
- * this copy pending), and its manifest status at ordinal 0. Undefined for a bundle whose entries do not parse.
+ * annotations; the manifest, its config (exact) and its delete option; the bundle's uid, resourceVersion and
+ * finalizers; as its generation the entry's `since`; and what the agent reported of that manifest as the work's
+ * status — its Applied and Available conditions, an observedGeneration of `since` or later read as `since` (so a
+ * neighbour's change leaves this copy applied, and its copy work unchanged but for the resourceVersion), and its
+ * manifest status at ordinal 0. Undefined for a bundle whose entries do not parse.
  */
 export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
   const entries = readEntries(bundle);
   if (!entries) return undefined;
   const spec = bundle.spec as BundleWork['spec'];
   const manifests = spec.workload.manifests;
-  const generation = bundle.metadata.generation ?? 0;
   const statuses = (bundle.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
   const orphaned = spec.deleteOption.propagationPolicy === 'SelectivelyOrphan' ? spec.deleteOption.selectivelyOrphans.orphaningRules : [];
   const { labels: _l, annotations: _a, name: _n, ...shared } = bundle.metadata;
@@ -135,13 +136,13 @@ export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
     const reported = statuses.find((s) => s.resourceMeta?.group === group && s.resourceMeta.kind === manifest.kind && (s.resourceMeta.namespace ?? '') === namespace && s.resourceMeta.name === name);
     const current = (c: Condition): Condition => {
       const observed = c.observedGeneration;
-      return typeof observed === 'number' && observed >= entry.since ? { ...c, observedGeneration: generation } : c;
+      return typeof observed === 'number' && observed >= entry.since ? { ...c, observedGeneration: entry.since } : c;
     };
     const conditions = (reported?.conditions ?? []).filter((c) => c.type === 'Applied' || c.type === 'Available').map(current);
     const work: ManifestWork = {
       apiVersion: WORK_API_VERSION,
       kind: WORK_KIND,
-      metadata: { ...shared, name: entry.work, namespace: bundle.metadata.namespace ?? '', labels: entry.labels, annotations: entry.annotations },
+      metadata: { ...shared, name: entry.work, namespace: bundle.metadata.namespace ?? '', generation: entry.since, labels: entry.labels, annotations: entry.annotations },
       spec: {
         workload: { manifests: [manifest] },
         deleteOption: { propagationPolicy: orphan ? 'Orphan' : 'Foreground' },
@@ -149,8 +150,40 @@ export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
       },
     };
     if (reported) work.status = { conditions, resourceStatus: { manifests: [{ ...reported, resourceMeta: { ...reported.resourceMeta, ordinal: 0 }, conditions: (reported.conditions ?? []).map(current) }] } };
+    carriedBy.set(work, bundle.metadata.name);
     return work;
   });
+}
+
+/** The bundle a copy work came from (unpackBundle), by object: the works cache keeps these objects as they are. */
+const carriedBy = new WeakMap<object, string>();
+
+/** The name of the bundle `copy` was unpacked from; undefined for a work of its own. */
+export function bundleOf(copy: KubeObject): string | undefined {
+  return carriedBy.get(copy);
+}
+
+/** The copy works a work carries: a bundle's (none when its entries do not parse: nobody's), else the work itself. */
+export function copiesOf(work: KubeObject): readonly KubeObject[] {
+  return isBundle(work) ? (unpackBundle(work) ?? []) : [work];
+}
+
+/**
+ * Of the works carrying one copy for a while (a copy moving from a work of its own into a bundle), the one the
+ * hub reads: the bundle's once the agent applied the copy there, until then the work of its own.
+ */
+export function preferredCopy(candidates: readonly KubeObject[]): KubeObject {
+  const bundled = candidates.filter((c) => bundleOf(c) !== undefined);
+  const own = candidates.filter((c) => bundleOf(c) === undefined);
+  return bundled.find((c) => workState(c) === 'applied') ?? own[0] ?? bundled[0]!;
+}
+
+/** Two copy works alike but for the resourceVersion (a bundle rewritten for a neighbour). */
+export function sameCopy(a: KubeObject, b: KubeObject): boolean {
+  if (a === b) return true;
+  if (bundleOf(a) !== bundleOf(b) || a.metadata.uid !== b.metadata.uid) return false;
+  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return canonicalJson(strip(a)) === canonicalJson(strip(b));
 }
 
 /** Changes to the bundles of one cluster and downstream namespace. */
