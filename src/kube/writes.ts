@@ -1,5 +1,5 @@
-// The writes the controllers make: creates, server-side apply, merge patches (object or status
-// subresource) and deletes, each against a path and with our field manager.
+// The writes the controllers make: creates, server-side apply, whole replaces fenced on a resourceVersion, merge
+// patches (object or status subresource) and deletes, each against a path and with our field manager.
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { isNotFound, type KubeHttp, type RequestOptionsLite } from './http.ts';
 import { collectionPath, objectPath, type ResourceRef } from './resource.ts';
@@ -53,6 +53,13 @@ export function mergePatch<T extends KubeObject>(
   const path = objectPath(resource, namespace, name, options.subresource);
   const query = { fieldManager: options.fieldManager ?? FIELD_MANAGER };
   return write<T>(http, 'PATCH', path, { query, body: patch, contentType: 'application/merge-patch+json' }, options);
+}
+
+/** PUT: the whole object, fenced on its metadata.resourceVersion (409 Conflict when it changed since). */
+export function replaceObject<T extends KubeObject>(http: KubeHttp, resource: ResourceRef, object: KubeObject, options: CreateOptions = {}): Promise<T> {
+  if (!object.metadata.resourceVersion) throw new Error(`replace of ${object.metadata.namespace ?? ''}/${object.metadata.name}: no resourceVersion to fence on`);
+  const query = { fieldManager: options.fieldManager ?? FIELD_MANAGER };
+  return http.request<T>('PUT', objectPath(resource, object.metadata.namespace, object.metadata.name), { query, body: object });
 }
 
 /** What a delete requires of the object still there: the apiserver refuses it (409 Conflict) otherwise. */

@@ -70,7 +70,8 @@ export function bundleName(controller: string, namespace: string, index: number)
   return `ps-${controller.slice(0, 8)}-${namespaceHash(namespace)}-${index}`;
 }
 
-function namespaceHash(namespace: string): string {
+/** The value of BUNDLE_LABEL on the bundles of `namespace`. */
+export function namespaceHash(namespace: string): string {
   return sha256Hex(`policysync.kuadrant.io/bundle\n${namespace}`).slice(0, NAME_HASH_LENGTH);
 }
 
