@@ -145,6 +145,12 @@ test('copies whose rules differ get exact configs before the wildcard, and the a
   assert.deepEqual(unpackBundle(bundle)!.map((c) => c.spec.manifestConfigs), works.map((w) => w.spec.manifestConfigs));
 });
 
+test('a copy work without its manifest or config is refused, not written into a bundle it would make unreadable', () => {
+  const [work] = copies(1) as [ManifestWork];
+  assert.throws(() => pack({ put: [{ ...work, spec: { ...work.spec, manifestConfigs: [] } }] }), /one manifest with its config/);
+  assert.throws(() => pack({ put: [{ ...work, spec: { ...work.spec, workload: { manifests: [] } } }] }), /one manifest with its config/);
+});
+
 test('a bundle whose entries do not parse or do not align is nobody’s: not unpacked, never rewritten or reused', () => {
   const [{ bundle }] = pack({ put: copies(2) }).writes as [{ bundle: BundleWork }];
   const broken = stored({ ...bundle, metadata: { ...bundle.metadata, annotations: { ...bundle.metadata.annotations, [BUNDLE_COPIES_ANNOTATION]: '[{"work":1}]' } } });

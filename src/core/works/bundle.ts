@@ -253,10 +253,12 @@ export function packBundles(changes: BundleChanges): PackedBundles {
   const puts = [...new Map(changes.put.filter((w) => !changes.drop.has(w.metadata.name)).map((w) => [w.metadata.name, w])).values()];
   const fresh: Slot['items'] = [];
   for (const work of puts) {
-    const manifest = work.spec.workload.manifests[0]!;
+    const manifest = work.spec.workload.manifests[0];
     const config = work.spec.manifestConfigs[0];
+    // An entry without its resource would make the whole bundle unreadable (nobody's): refused here, loudly.
+    if (!manifest || !config) throw new Error(`copy work ${work.metadata.namespace}/${work.metadata.name}: a bundle carries one manifest with its config per copy work`);
     const item = {
-      entry: { work: work.metadata.name, labels: work.metadata.labels, annotations: work.metadata.annotations, resource: config?.resourceIdentifier.resource ?? '', since: 0 },
+      entry: { work: work.metadata.name, labels: work.metadata.labels, annotations: work.metadata.annotations, resource: config.resourceIdentifier.resource, since: 0 },
       manifest,
       config,
       orphan: work.spec.deleteOption.propagationPolicy === 'Orphan',
