@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import type { FeedbackRule } from '../../src/core/works/feedbackrules.ts';
 import type { ManifestConfig, ManifestWork } from '../../src/core/works/manifestwork.ts';
+import { configFor } from '../../src/core/works/bundle.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { CONTROLLER_LABEL } from '../../src/core/metadatakeys.ts';
 import { KubeHttp, isAlreadyExists } from '../../src/kube/http.ts';
@@ -129,10 +130,9 @@ function sameConfig(a: ManifestConfig, b: ManifestConfig): boolean {
   return ra.group === rb.group && ra.resource === rb.resource && JSON.stringify(restA) === JSON.stringify(restB);
 }
 
-/** The config the agent takes for a manifest: the first whose identifier matches it, `*` matching any name. */
+/** The config the agent takes for a manifest (the core's reading of it: first match, `*` for any name). */
 function configOf(work: ManifestWork, manifest: KubeObject): ManifestConfig {
-  const match = (pattern: string, value: string | undefined) => pattern === '*' || pattern === (value ?? '');
-  const config = work.spec.manifestConfigs.find((c) => match(c.resourceIdentifier.name, manifest.metadata.name) && match(c.resourceIdentifier.namespace, manifest.metadata.namespace));
+  const config = configFor(work.spec.manifestConfigs, 'kuadrant.io', 'authpolicies', manifest.metadata.namespace ?? '', manifest.metadata.name);
   if (!config) throw new Error(`no manifestConfig of ${work.metadata.name} matches ${manifest.metadata.name}`);
   return config;
 }

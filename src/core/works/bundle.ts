@@ -275,9 +275,10 @@ export function packBundles(changes: BundleChanges): PackedBundles {
     // Unchanged content keeps its `since`.
     home.items[at] = sameCopy ? { ...item, entry: { ...item.entry, since: before.entry.since }, changed: false } : item;
   }
+  const sizes = new Map(slots.map((slot) => [slot, sizeOf(slot)]));
   for (const item of fresh) {
     const bytes = entryBytes(item.entry, item.manifest);
-    let slot = slots.find((s) => s.items.length === 0 || sizeOf(s) + bytes <= changes.capBytes);
+    let slot = slots.find((s) => s.items.length === 0 || sizes.get(s)! + bytes <= changes.capBytes);
     if (!slot) {
       // Every observed name is taken, a bundle whose entries do not parse too (never overwritten).
       const taken = new Set([...slots.map((s) => s.index), ...changes.observed.map((o) => bundleIndex(changes.controller, changes.namespace, o.metadata.name))]);
@@ -288,6 +289,7 @@ export function packBundles(changes: BundleChanges): PackedBundles {
       slots.sort((a, b) => a.index - b.index);
     }
     slot.items.push(item);
+    sizes.set(slot, (sizes.get(slot) ?? 0) + bytes);
   }
 
   const writes: BundleWrite[] = [];
