@@ -20,15 +20,15 @@ import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/target
 import { controllerLabelValue, workIdentity } from '../core/works/manifestwork.ts';
 import { crdVersionSchema } from '../kube/discovery.ts';
 import type { KubeHttp } from '../kube/http.ts';
-import { RESOURCES } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { CliError, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
 import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import { formatDiffs, formatDiffsJson, type PolicyChange, type PolicyDiff } from './diffformat.ts';
 import { isVariantDocument, readFileVariant, variantsTargeting, variantsWith, type FileVariant } from './filevariants.ts';
-import { kindFacts, listAll, readKindCrd, readSnapshot, type KindCrd } from './hubsnapshot.ts';
+import { listAll } from './lists.ts';
+import { kindFacts, readKindCrd, readSnapshot, type KindCrd } from './hubsnapshot.ts';
 import { withSchemaDefaults, type DefaultingSchema } from './schemadefaults.ts';
-import { isPolicyWork, parsePolicyReference, policyResource, policyWorksSelector, readSyncedKinds, resolveKind, type PolicyReference, type SyncedKind, type SyncedKinds } from './status.ts';
+import { parsePolicyReference, policyResource, readPolicyWorks, readSyncedKinds, resolveKind, type PolicyReference, type SyncedKind, type SyncedKinds } from './status.ts';
 
 export const DIFF_OUTPUTS = ['text', 'json'] as const;
 
@@ -167,8 +167,7 @@ async function previewOne(
   requireGatewayTarget(policy, doc?.where ?? `${kind.kind} ${namespace}/${name}`);
   const hub = await snapshot();
   const id = { group: kind.group, resource: kind.resource, namespace, name };
-  const works = await listAll(http, RESOURCES.manifestWorks, { labelSelector: policyWorksSelector(flags.controllerName, id) });
-  const observed = works.filter((w) => isPolicyWork(w, id) && workIdentity(w) !== undefined);
+  const observed = (await readPolicyWorks(http, flags.controllerName, id)).filter((w) => workIdentity(w) !== undefined);
   const sameName = (await listAll(http, policyResource(kind), { fieldSelector: `metadata.name=${name}` })).filter((p) => p.metadata.namespace !== namespace);
   const { facts, ungated } = kindFacts(kind, crd, observed);
   const key = groupResourceKey(kind);

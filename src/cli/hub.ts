@@ -1,6 +1,7 @@
 // `policy-sync hub`: the hub controller.
 import { Command, Option } from 'commander';
-import { DEFAULT_CONTROLLER_NAME, REQUESTS_PER_WORKER } from '../hub/assembly.ts';
+import { DEFAULT_BUNDLE_CAP_BYTES, DEFAULT_CONTROLLER_NAME, REQUESTS_PER_WORKER } from '../hub/assembly.ts';
+import { WORK_SHAPES, type WorkShape } from '../core/works/copyroutes.ts';
 import { HubController } from '../hub/controller.ts';
 import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
@@ -23,6 +24,8 @@ interface HubFlags extends ElectionFlags, ConnectionFlags, DecisionFlags {
   qps: number;
   burst: number;
   statusCoalesce: number;
+  workShape: WorkShape;
+  bundleCapBytes: number;
   spokeConfig?: NamespacedName;
   spokeReportStaleAfter: number;
   healthProbeBindAddress: string;
@@ -59,6 +62,12 @@ export function hubCommand(): Command {
         .argParser(duration)
         .default(DEFAULT_REPORT_STALE_MS, '2m'),
     )
+    .addOption(
+      new Option('--work-shape <shape>', 'where new policy copies go: a ManifestWork per copy, or bundles of one cluster\'s copies of a namespace (copies in works of their own then move into bundles, with no spoke DELETE; copies in bundles stay there)')
+        .choices(WORK_SHAPES)
+        .default('per-placement'),
+    )
+    .option('--bundle-cap-bytes <n>', "bytes of copies (manifest and record) a bundle takes new copies up to; a copy already carried grows in place", positiveInt, DEFAULT_BUNDLE_CAP_BYTES)
     .option('--health-probe-bind-address <host:port>', 'where /healthz and /readyz are served', ':8081')
     .option('--metrics-bind-address <host:port>', 'where Prometheus /metrics is served, or "0" for nowhere', ':8080')
     .option('--log-level <level>', 'trace, debug, info, warn, error', 'info')
@@ -80,6 +89,8 @@ export function hubCommand(): Command {
       maxWorkBytes: flags.maxWorkBytes,
       rawFeedback: flags.rawFeedback,
       statusCoalesceMs: flags.statusCoalesce,
+      workShape: flags.workShape,
+      bundleCapBytes: flags.bundleCapBytes,
       spokeConfig: flags.spokeConfig,
       spokeReportStaleAfterMs: flags.spokeReportStaleAfter,
       trustDecisionLabels: flags.trustDecisionLabels,

@@ -13,20 +13,11 @@ import { parseSpokeReport, type SpokeReport } from '../core/spoke/spokereport.ts
 import type { OpenApiSchema } from '../core/variants/schemacheck.ts';
 import { controllerLabelValue, readSourceRef } from '../core/works/manifestwork.ts';
 import { crdVersionHasStatus, crdVersionSchema, readCrd, schemaHasObservedGeneration, type CrdInfo } from '../kube/discovery.ts';
-import { isNotFound, type KubeHttp } from '../kube/http.ts';
-import { RESOURCES, collectionPath, type ResourceRef } from '../kube/resource.ts';
+import type { KubeHttp } from '../kube/http.ts';
+import { RESOURCES } from '../kube/resource.ts';
 import { errorLine } from './common.ts';
+import { listAll } from './lists.ts';
 import type { SyncedKind, SyncedKinds } from './status.ts';
-
-/** A list; empty when the resource is not served (no OCM, or no PolicyVariant CRD, on this hub). */
-export async function listAll(http: KubeHttp, resource: ResourceRef, query: Record<string, string> = {}): Promise<KubeObject[]> {
-  try {
-    return (await http.request<{ items: KubeObject[] }>('GET', collectionPath(resource), { query })).items;
-  } catch (err) {
-    if (isNotFound(err)) return [];
-    throw err;
-  }
-}
 
 /** The hub controller's flags a snapshot depends on. */
 export interface SnapshotFlags {

@@ -8,6 +8,7 @@ import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts'
 import type { SyncParams } from '../core/params/params.ts';
 import { workRevision } from '../core/rollout/revision.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
+import { bundleSourceSelector, copyWorks } from '../core/works/bundle.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { controllerLabelValue, readSourceRef, sourceHash } from '../core/works/manifestwork.ts';
 import { CONTROLLER_LABEL, SOURCE_LABEL, STATUS_ANNOTATION } from '../core/metadatakeys.ts';
@@ -20,6 +21,7 @@ import { isNotFound } from '../kube/http.ts';
 import { RESOURCES, collectionPath, groupVersionPath, type ResourceRef } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { CliError } from './common.ts';
+import { listAll } from './lists.ts';
 import type { PolicyRow } from './statusformat.ts';
 
 export type { PolicyRow } from './statusformat.ts';
@@ -194,10 +196,26 @@ export function isPolicyWork(work: KubeObject, row: Pick<PolicyRow, 'group' | 'r
   return source?.group === row.group && source.resource === row.resource && source.namespace === row.namespace && source.name === row.name && !work.metadata.deletionTimestamp;
 }
 
-/** The works of one policy written by the controller `controllerName` (by the source and controller labels). */
-export async function readPolicyWorks(http: KubeHttp, controllerName: string, row: PolicyRow): Promise<KubeObject[]> {
-  const list = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.manifestWorks), { query: { labelSelector: policyWorksSelector(controllerName, row) } });
-  return list.items.filter((work) => isPolicyWork(work, row));
+/** The label selector of the bundles carrying a copy of one policy written by the controller `controllerName`. */
+export function policyBundlesSelector(controllerName: string, row: Pick<PolicyRow, 'group' | 'resource' | 'namespace' | 'name'>): string {
+  return `${bundleSourceSelector(sourceHash(row, row.namespace, row.name))},${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`;
+}
+
+/**
+ * The copy works of one policy written by the controller `controllerName`: its works of their own (by the source
+ * and controller labels) and its copies in bundles (core/works/bundle.ts), one per cluster as the hub reads them.
+ */
+export async function readPolicyWorks(http: KubeHttp, controllerName: string, row: Pick<PolicyRow, 'group' | 'resource' | 'namespace' | 'name'>): Promise<KubeObject[]> {
+  const [own, bundles] = await Promise.all([
+    listAll(http, RESOURCES.manifestWorks, { labelSelector: policyWorksSelector(controllerName, row) }),
+    listAll(http, RESOURCES.manifestWorks, { labelSelector: policyBundlesSelector(controllerName, row) }),
+  ]);
+  return policyCopies([...own, ...bundles], row);
+}
+
+/** Of works and bundles, the copy works of one policy. */
+export function policyCopies(works: readonly KubeObject[], row: Pick<PolicyRow, 'group' | 'resource' | 'namespace' | 'name'>): KubeObject[] {
+  return copyWorks(works).filter((work) => isPolicyWork(work, row));
 }
 
 /**

@@ -11,8 +11,9 @@ import { controllerLabelValue, workIdentity } from '../core/works/manifestwork.t
 import { isNotFound, type KubeHttp } from '../kube/http.ts';
 import { RESOURCES, collectionPath } from '../kube/resource.ts';
 import type { DecisionFlags } from './decisionflags.ts';
-import { kindFacts, listAll, readKindCrd, readSnapshot } from './hubsnapshot.ts';
-import { isPolicyWork, policyResource, policyWorksSelector, type SyncedKind, type SyncedKinds } from './status.ts';
+import { listAll } from './lists.ts';
+import { kindFacts, readKindCrd, readSnapshot } from './hubsnapshot.ts';
+import { policyResource, readPolicyWorks, type SyncedKind, type SyncedKinds } from './status.ts';
 import type { ClusterVariantFields, VariantExplanation } from './variantformat.ts';
 
 /** The PolicyVariants in the policy's namespace whose targetRef names it; none when the hub does not serve the kind. */
@@ -41,9 +42,9 @@ export async function explainVariants(http: KubeHttp, flags: DecisionFlags & { c
   const [hub, crd, works] = await Promise.all([
     readSnapshot(http, flags, synced),
     readKindCrd(http, kind),
-    listAll(http, RESOURCES.manifestWorks, { labelSelector: policyWorksSelector(flags.controllerName, id) }),
+    readPolicyWorks(http, flags.controllerName, id),
   ]);
-  const observed = works.filter((w) => isPolicyWork(w, id) && workIdentity(w) !== undefined);
+  const observed = works.filter((w) => workIdentity(w) !== undefined);
   const sameName = (await listAll(http, policyResource(kind), { fieldSelector: `metadata.name=${policy.metadata.name}` })).filter((p) => p.metadata.namespace !== namespace);
   const { facts, ungated } = kindFacts(kind, crd, observed);
   const key = groupResourceKey(kind);

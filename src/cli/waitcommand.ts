@@ -5,7 +5,6 @@
 // Exit codes (common.ts): 0 every policy got there on every cluster; 1 the timeout passed first (stderr
 // names each cluster not there, with its state and reason); 2 bad usage, a kind not synced, a policy not found.
 import { Command, Option } from 'commander';
-import type { KubeObject } from '../core/k8s/objects.ts';
 import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import { Informer } from '../kube/informer.ts';
@@ -13,7 +12,7 @@ import type { KubeHttp } from '../kube/http.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { CliError, EXIT_NOT_MET, hubOptions, namespaceOf, withHub, type HubFlags } from './common.ts';
 import { duration } from './duration.ts';
-import { isPolicyWork, parsePolicyReference, policyResource, policyWorksSelector, readNamedPolicy, readSyncedKinds, type SyncedKind } from './status.ts';
+import { parsePolicyReference, policyBundlesSelector, policyCopies, policyResource, policyWorksSelector, readNamedPolicy, readSyncedKinds, type SyncedKind } from './status.ts';
 import { qualifiedName } from './tableformat.ts';
 import { policyProgress, unmetLines, WAIT_CONDITIONS, type PolicyProgress, type WaitFor } from './waitcondition.ts';
 
@@ -28,7 +27,9 @@ interface Watched {
   namespace: string;
   name: string;
   policy: Informer;
+  /** The policy's works of their own, and the bundles carrying a copy of it. */
   works: Informer;
+  bundles: Informer;
 }
 
 const RECHECK_MS = 1000;
@@ -58,14 +59,15 @@ async function runWait(http: KubeHttp, refs: readonly string[], flags: WaitFlags
       name: id.name,
       policy: new Informer(http, policyResource(kind), { namespace: id.namespace, fieldSelector: `metadata.name=${id.name}` }),
       works: new Informer(http, RESOURCES.manifestWorks, { labelSelector: policyWorksSelector(flags.controllerName, id) }),
+      bundles: new Informer(http, RESOURCES.manifestWorks, { labelSelector: policyBundlesSelector(flags.controllerName, id) }),
     });
   }
-  const informers = watched.flatMap((w) => [w.policy, w.works]);
+  const informers = watched.flatMap((w) => [w.policy, w.works, w.bundles]);
   const judge = (): PolicyProgress[] =>
     watched.map((w) => {
       const policy = w.policy.store.get(`${w.namespace}/${w.name}`);
       const status = readPolicyStatus(policy?.metadata.annotations?.[STATUS_ANNOTATION]);
-      const works = w.works.store.list().filter((work: KubeObject) => isPolicyWork(work, { group: w.kind.group, resource: w.kind.resource, namespace: w.namespace, name: w.name }));
+      const works = policyCopies([...w.works.store.list(), ...w.bundles.store.list()], { group: w.kind.group, resource: w.kind.resource, namespace: w.namespace, name: w.name });
       return policyProgress(flags.for, policy, status, works, Date.now());
     });
 

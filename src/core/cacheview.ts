@@ -3,6 +3,7 @@
 // controller's memory, and nothing reads them.
 import { Interner } from './k8s/intern.ts';
 import { LAST_APPLIED_ANNOTATION } from './metadatakeys.ts';
+import { isBundle } from './works/bundle.ts';
 import type { KubeObject, ObjectMeta } from './k8s/objects.ts';
 
 /**
@@ -17,7 +18,8 @@ export function cachedObject<T extends KubeObject>(object: T): T {
  * The transform of a ManifestWork cache: each work as the hub reads it back — metadata (managedFields down
  * to when and through which subresource each manager wrote: feedback.ts dates an apply by it), status
  * whole, and of the spec only the copy each manifest places (manifestIdentity). The feedback rules and the
- * delete option are known from the spec-hash annotation.
+ * delete option are known from the spec-hash annotation. A bundle (works/bundle.ts) keeps its spec whole:
+ * its copies are read from it, and a change to one copy is written by packing over the others.
  *
  * What the works of one cache hold alike (all but uid and resourceVersion) is shared between them through
  * one table, `interner`, frozen (intern.ts): the 20 works of a policy on 20 clusters share its labels,
@@ -28,7 +30,7 @@ export function cachedObject<T extends KubeObject>(object: T): T {
 export function workCacheView(interner = new Interner()): <T extends KubeObject>(work: T) => T {
   return <T extends KubeObject>(work: T): T => {
     const manifests = (work.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
-    const spec = Array.isArray(manifests) ? interner.value({ workload: { manifests: manifests.map(manifestIdentity) } }) : undefined;
+    const spec = isBundle(work) ? interner.value(work.spec as Record<string, unknown>) : Array.isArray(manifests) ? interner.value({ workload: { manifests: manifests.map(manifestIdentity) } }) : undefined;
     const status = work.status === undefined ? undefined : interner.value(work.status);
     return workView(interner.value(work.apiVersion), interner.value(work.kind), workMetadata(work.metadata, interner), spec, status) as T;
   };

@@ -54,6 +54,9 @@ import { SPOKE_CONFIG_KEY, SpokeConfigSyncer } from './spokeconfigsyncer.ts';
 import { SpokeReports } from './spokereports.ts';
 import { StatusReporter } from './statusreporter.ts';
 import { WorkApplier } from './workapplier.ts';
+import { BundleWriter } from './bundlewriter.ts';
+import type { WorkShape } from '../core/works/copyroutes.ts';
+import { controllerLabelValue } from '../core/works/manifestwork.ts';
 
 export interface HubOptions {
   kubeConfig: KubeAccess;
@@ -68,6 +71,10 @@ export interface HubOptions {
   rawFeedback: boolean;
   /** Least time between two status annotation writes of one policy. */
   statusCoalesceMs: number;
+  /** Where new copies go: works of their own (default), or bundles (docs/design/fleet.md). */
+  workShape?: WorkShape;
+  /** Bytes of entries a bundle takes new copies up to (default DEFAULT_BUNDLE_CAP_BYTES). */
+  bundleCapBytes?: number;
   /**
    * Take PlacementDecisions by their placement label alone (MGC's way, for decisions a tool of one's own
    * writes; unsafe with tenants). Default: only decisions the Placement owns, and only clusters of
@@ -89,6 +96,11 @@ export interface HubOptions {
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
+/**
+ * A bundle's cap, in bytes of its entries (each copy's manifest and record): about six typical AuthPolicy copies,
+ * the size chosen by measurement (docs/design/fleet.md#how-the-shape-is-chosen).
+ */
+export const DEFAULT_BUNDLE_CAP_BYTES = 8 * 1024;
 
 /** How long a status write yields to ManifestWork writes at most. */
 const STATUS_YIELD_MAX_MS = 60_000;
@@ -172,7 +184,24 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     logger: log,
   });
 
-  const policyWorks = new WorkApplier({ http, logger: log, onExpired: (key) => queues.policies.add(key) });
+  // Every copy a bundle carries is written through the bundle writer whatever the shape; the shape says where
+  // new copies go, and whether copies in works of their own move into bundles (core/works/copyroutes.ts).
+  const bundles = new BundleWriter({
+    http,
+    logger: log,
+    controller: controllerLabelValue(o.controllerName),
+    capBytes: o.bundleCapBytes ?? DEFAULT_BUNDLE_CAP_BYTES,
+    bundles: (cluster, namespace) => caches.bundles(cluster, namespace),
+    onStale: (key) => queues.policies.add(key),
+  });
+  const policyWorks = new WorkApplier({
+    http,
+    logger: log,
+    onExpired: (key) => queues.policies.add(key),
+    bundles,
+    shape: o.workShape ?? 'per-placement',
+    carriers: (key) => caches.works.carriers(key),
+  });
   // Enforcement first: while a burst of ManifestWork writes is under way (policies waiting, works
   // written within the last second), the annotation writes wait — the apiserver is the bottleneck of a
   // fan-out — and a policy changed again meanwhile ends in one write. A lone change is reported at once.

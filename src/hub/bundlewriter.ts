@@ -51,7 +51,9 @@ interface Pending {
   namespace: string;
   puts: Map<string, ManifestWork>;
   drops: Map<string, CopyDrop & { owner: string }>;
-  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
+  waiters: { resolve: (stale: WorkKey[]) => void; reject: (err: unknown) => void }[];
+  /** Drops found stale by the last write (their keys). */
+  stale: WorkKey[];
 }
 
 /** What this writer last wrote of a bundle, until the cache shows something else than what it was written over. */
@@ -72,14 +74,17 @@ export class BundleWriter {
 
   constructor(private readonly deps: BundleWriterDeps) {}
 
-  /** Hands copy changes over; resolves once they are written (or found done), rejects with the write's failure. */
-  submit(owner: string, puts: readonly ManifestWork[], drops: readonly CopyDrop[]): Promise<void> {
+  /**
+   * Hands copy changes over; resolves once they are written (or found done) with the keys of the drops not sent
+   * because they were stale, rejects with the write's failure.
+   */
+  submit(owner: string, puts: readonly ManifestWork[], drops: readonly CopyDrop[]): Promise<WorkKey[]> {
     const touched = new Map<string, Pending>();
     const entry = (cluster: string, namespace: string): Pending => {
       const key = `${cluster}/${namespace}`;
       let p = this.pending.get(key);
       if (!p) {
-        p = { cluster, namespace, puts: new Map(), drops: new Map(), waiters: [] };
+        p = { cluster, namespace, puts: new Map(), drops: new Map(), waiters: [], stale: [] };
         this.pending.set(key, p);
       }
       touched.set(key, p);
@@ -96,14 +101,15 @@ export class BundleWriter {
       p.drops.set(name, { ...drop, owner });
       p.puts.delete(name);
     }
+    const mine = new Set(drops.map((d) => d.key));
     const done = [...touched].map(
       ([key, p]) =>
-        new Promise<void>((resolve, reject) => {
-          p.waiters.push({ resolve, reject });
+        new Promise<WorkKey[]>((resolve, reject) => {
+          p.waiters.push({ resolve: (stale) => resolve(stale.filter((k) => mine.has(k))), reject });
           this.schedule(key);
         }),
     );
-    return Promise.all(done).then(() => undefined);
+    return Promise.all(done).then((stale) => stale.flat());
   }
 
   /** Stops: what is pending is not written (a new leader decides again), and its owners are told so. */
@@ -145,7 +151,7 @@ export class BundleWriter {
           await new Promise((r) => setTimeout(r, 50 * 2 ** conflicts));
         }
       }
-      for (const w of p.waiters) w.resolve();
+      for (const w of p.waiters) w.resolve(p.stale);
     } catch (err) {
       for (const w of p.waiters) w.reject(err);
     }
@@ -181,18 +187,21 @@ export class BundleWriter {
     const observed = this.observed(p.cluster, p.namespace);
     const carried = new Map(observed.flatMap((b) => (unpackBundle(b) ?? []).map((copy) => [copy.metadata.name, { copy, bundle: b }] as const)));
     const drop = new Set<string>();
+    p.stale = [];
     for (const [name, d] of p.drops) {
       const found = carried.get(name);
       if (!found) continue; // no bundle carries it: done
       if (readSpecHash(found.copy) !== d.specHash || found.bundle.metadata.uid !== d.bundleUid) {
         this.deps.logger.info({ cluster: p.cluster, work: name }, 'copy not dropped: it changed since its owner saw it; the owner looks again');
         this.deps.onStale?.(d.owner);
+        p.stale.push(d.key);
         continue;
       }
       drop.add(name);
     }
     const { writes, deletes } = packBundles({ cluster: p.cluster, namespace: p.namespace, observed, put: [...p.puts.values()], drop, capBytes: this.deps.capBytes, controller: this.deps.controller });
     await Promise.all([...writes.map((w) => this.writeOne(key, w)), ...deletes.map((d) => this.deleteOne(key, d))]);
+    for (const name of drop) this.deps.logger.info({ cluster: p.cluster, work: name }, 'copy dropped from its bundle');
     if (writes.length + deletes.length > 0) {
       this.deps.logger.info({ cluster: p.cluster, namespace: p.namespace, written: writes.map((w) => w.bundle.metadata.name), deleted: deletes.map((d) => d.metadata.name), put: p.puts.size, dropped: drop.size }, 'bundles written');
     }

@@ -7,6 +7,7 @@ import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
 import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from '../core/pipeline/hubview.ts';
 import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
+import type { DerivedStore } from '../kube/derivedstore.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ClassConfigs } from './classconfigs.ts';
 import { BY_CLUSTER, BY_NAME, BY_VARIANT_TARGET } from './indexes.ts';
@@ -22,7 +23,7 @@ export interface CachedHubViewSources {
   placed: GatewayPlacements;
   managedClusters: Informer;
   /** Our ManifestWorks, indexed BY_CLUSTER. */
-  works: Informer;
+  works: DerivedStore;
   /** The PolicyVariants, indexed BY_VARIANT_TARGET. */
   variants: Informer;
   configs: ClassConfigs;

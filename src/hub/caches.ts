@@ -11,6 +11,8 @@ import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } fr
 import { ownedConditionTypes, ownedConditionsEntry } from '../core/status/gatewaystatus.ts';
 import { possibleRivals } from '../core/targets/rivals.ts';
 import { controllerLabelValue } from '../core/works/manifestwork.ts';
+import { BUNDLE_LABEL, copiesOf, isBundle, namespaceHash, preferredCopy, sameCopy } from '../core/works/bundle.ts';
+import { DerivedStore } from '../kube/derivedstore.ts';
 import { DynamicInformers } from '../kube/dynamicinformers.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { Informer } from '../kube/informer.ts';
@@ -18,7 +20,7 @@ import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
 import { FIELD_MANAGER } from '../kube/writes.ts';
 import type { StoreChange } from '../kube/store.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, BY_VARIANT_TARGET, gatewayClassOf, variantTarget, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
+import { BY_BUNDLE, BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, BY_VARIANT_TARGET, gatewayClassOf, variantTarget, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
 import { GatewayPlacements } from './placements.ts';
 import type { HubLookups, KindedPolicy } from './routes.ts';
 
@@ -32,8 +34,14 @@ export class HubCaches implements HubLookups {
   readonly managedClusters: Informer;
   readonly clusterSets: Informer;
   readonly bindings: Informer;
-  /** Our ManifestWorks only (by the managed-by and controller labels), kept as workCacheView shares them. */
-  readonly works: Informer;
+  /** Our ManifestWorks only (by the managed-by and controller labels), kept as workCacheView shares them: bundles and works of their own. */
+  readonly workObjects: Informer;
+  /**
+   * The copy works, one per copy whatever carries it (core/works/bundle.ts copiesOf: a bundle's copies, a work of
+   * its own as itself; a copy carried twice while it moves, as preferredCopy picks): what every reader of works
+   * reads. Keyed `cluster/copy work name`, as a work of its own is.
+   */
+  readonly works: DerivedStore;
   /** The PolicyVariants, indexed by the policy they target. */
   readonly variants: Informer;
   /** The policy kinds in force, one informer each. */
@@ -57,7 +65,12 @@ export class HubCaches implements HubLookups {
     this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
     this.clusterSets = informer('managedclustersets', RESOURCES.managedClusterSets);
     this.bindings = informer('managedclustersetbindings', RESOURCES.managedClusterSetBindings);
-    this.works = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
+    this.workObjects = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
+    this.workObjects.store.addIndex(BY_BUNDLE, (w) => {
+      const namespaceHash = w.metadata.labels?.[BUNDLE_LABEL];
+      return namespaceHash && isBundle(w) ? [`${w.metadata.namespace ?? ''}/${namespaceHash}`] : [];
+    });
+    this.works = new DerivedStore(this.workObjects, { derive: copiesOf, choose: preferredCopy, same: sameCopy });
 
     this.variants = informer('policyvariants', RESOURCES.policyVariants);
     this.variants.store.addIndex(BY_VARIANT_TARGET, variantTarget);
@@ -99,7 +112,7 @@ export class HubCaches implements HubLookups {
 
   /** The informers every decision reads; the policy kinds' informers come and go with the configuration. */
   fixed(): Informer[] {
-    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.clusterSets, this.bindings, this.works, this.variants];
+    return [this.classes, this.gateways, this.decisions, this.placements, this.managedClusters, this.clusterSets, this.bindings, this.workObjects, this.variants];
   }
 
   async start(): Promise<void> {
@@ -171,6 +184,11 @@ export class HubCaches implements HubLookups {
   /** The clusters among the labelled decisions of the Gateway's Placement (counted or not). */
   clustersDecidedFor(gateway: KubeObject): string[] {
     return placementOfGateway(gateway).flatMap((p) => clustersFromDecisions(this.decisions.store.byIndex(BY_PLACEMENT, p)));
+  }
+
+  /** This controller's bundles of one cluster and downstream namespace (whole, entries readable or not). */
+  bundles(cluster: string, namespace: string): readonly KubeObject[] {
+    return this.workObjects.store.byIndex(BY_BUNDLE, `${cluster}/${namespaceHash(namespace)}`);
   }
 
   worksOnCluster(cluster: string): readonly KubeObject[] {

@@ -12,6 +12,8 @@ export const BY_PLACEMENT = 'placement';
 export const BY_SOURCE = 'source';
 export const BY_NAME = 'name';
 export const BY_CLUSTER = 'cluster';
+/** Bundles by `cluster/namespace hash` (core/works/bundle.ts BUNDLE_LABEL). */
+export const BY_BUNDLE = 'bundle';
 export const BY_NAMESPACE = 'namespace';
 export const BY_CLASS = 'class';
 /** A PolicyVariant by its target: `namespace/group/kind/name` (core/pipeline/hubview.ts variantTargetKey). */

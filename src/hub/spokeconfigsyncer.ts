@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { controllerLabelValue, type ManifestWork } from '../core/works/manifestwork.ts';
 import { buildSpokeConfigWork, buildSpokeHeartbeatWork, isSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
+import type { DerivedStore } from '../kube/derivedstore.ts';
 import type { Informer } from '../kube/informer.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import type { ClassConfigs } from './classconfigs.ts';
@@ -25,7 +26,7 @@ export interface SpokeConfigSyncerDeps {
   gateways: Informer;
   managedClusters: Informer;
   placed: GatewayPlacements;
-  works: Informer;
+  works: DerivedStore;
   configs: ClassConfigs;
   controllerName: string;
   configMap: { namespace: string; name: string };

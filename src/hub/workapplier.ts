@@ -14,6 +14,11 @@
 // changed since; the apiserver refuses it with 409, which is no failure — the change's own event brings the
 // owner back, and its next plan sees the work as it is.
 //
+// Copies may travel in bundles (docs/design/fleet.md): with a bundle writer, core/works/copyroutes.ts says per copy
+// whether a write goes to a work of its own or into its bundle (and when a copy's own work, moved into a bundle, is
+// retired), and a decided deletion of a bundled copy is a drop from its bundle — fenced on the copy's spec-hash and
+// its bundle's uid as planned, as a delete is on the work's uid and resourceVersion.
+//
 // A delete of a work the agent is taking up (core/works/workstate.ts agentTakingUp: its finalizer on, no Applied
 // condition yet) waits until the agent says Applied — the status event brings the owner back — and at most
 // TAKE_UP_WAIT_MS from when this process first held it: deleted in that window, OCM's agent can leave the copy it
@@ -23,6 +28,9 @@ import { diffWorks, type WorkPlan } from '../core/works/desiredworks.ts';
 import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
 import { agentTakingUp } from '../core/works/workstate.ts';
+import { bundleOf } from '../core/works/bundle.ts';
+import { routeCopies, type WorkShape } from '../core/works/copyroutes.ts';
+import type { BundleWriter, CopyDrop } from './bundlewriter.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { isAlreadyExists, isConflict, type KubeHttp } from '../kube/http.ts';
@@ -39,6 +47,12 @@ export interface FencedPlan extends WorkPlan {
   observed: ReadonlyMap<string, Required<Preconditions>>;
   /** Keys of `delete` whose work the agent is taking up: their delete waits (see TAKE_UP_WAIT_MS). */
   takingUp?: ReadonlySet<string>;
+  /** Copies to put into their bundles (with a bundle writer). */
+  put?: readonly ManifestWork[];
+  /** Keys of `delete` a bundle carries: the drop each would be, as observed. */
+  drops?: ReadonlyMap<string, CopyDrop>;
+  /** Works of their own whose copy a bundle now carries, applied: deleted, their copy stays (copyroutes.ts). */
+  retire?: readonly KubeObject[];
 }
 
 export interface WorkApplierDeps {
@@ -51,6 +65,12 @@ export interface WorkApplierDeps {
   onExpired?: (owner: string) => void;
   /** The clock of the take-up wait (tests); default performance.now. */
   now?: () => number;
+  /** Writes copies into bundles; without it every copy has a work of its own. */
+  bundles?: BundleWriter;
+  /** Where new copies go (with `bundles`); default per-placement. */
+  shape?: WorkShape;
+  /** Every work carrying the copy of a key, bundles' entries included (HubCaches.works.carriers). */
+  carriers?: (key: WorkKey) => readonly KubeObject[];
 }
 
 export class WorkApplier {
@@ -83,6 +103,7 @@ export class WorkApplier {
   stop(): void {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+    this.deps.bundles?.stop();
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
   }
@@ -122,16 +143,27 @@ export class WorkApplier {
       if (view.present) seen.set(key, { specHash: view.specHash });
     }
     const plan = diffWorks(desiredByKey, seen, retain);
+    const carriers = (key: WorkKey): readonly KubeObject[] => this.deps.carriers?.(key) ?? (byKey.has(key) ? [byKey.get(key)!] : []);
+    const routes = this.deps.bundles
+      ? routeCopies({ shape: this.deps.shape ?? 'per-placement', desired: desiredByKey, create: plan.create, apply: plan.apply, carriers })
+      : { create: plan.create, apply: plan.apply, put: [], retire: [] };
     // Deletion candidates are always works of `observed` (only desired keys come from expectations alone).
     const fences = new Map<string, Required<Preconditions>>();
+    const drops = new Map<string, CopyDrop>();
     const takingUp = new Set<string>();
     for (const key of plan.delete) {
-      const work = byKey.get(key);
-      const { uid, resourceVersion } = work?.metadata ?? {};
-      if (uid && resourceVersion) fences.set(key, { uid, resourceVersion });
-      if (work && agentTakingUp(work)) takingUp.add(key);
+      for (const work of carriers(key)) {
+        if (agentTakingUp(work)) takingUp.add(key);
+        if (bundleOf(work) !== undefined) {
+          const namespace = (work.spec as ManifestWork['spec']).workload.manifests[0]?.metadata.namespace ?? '';
+          drops.set(key, { key, namespace, specHash: readSpecHash(work), bundleUid: work.metadata.uid });
+          continue;
+        }
+        const { uid, resourceVersion } = work.metadata;
+        if (uid && resourceVersion) fences.set(key, { uid, resourceVersion });
+      }
     }
-    return { ...plan, observed: fences, takingUp };
+    return { ...plan, create: routes.create, apply: routes.apply, put: routes.put, retire: routes.retire, observed: fences, drops, takingUp };
   }
 
   /**
@@ -175,7 +207,7 @@ export class WorkApplier {
    */
   async execute(owner: string, plan: FencedPlan, log: Logger = this.deps.logger): Promise<void> {
     const failures: unknown[] = [];
-    const written = { created: [] as string[], applied: [] as string[] };
+    const written = { created: [] as string[], applied: [] as string[], bundled: [] as string[] };
     const write = async (work: ManifestWork, create: boolean): Promise<void> => {
       const undo = this.expectations.applied(workKeyOf(work), readSpecHash(work), owner);
       this.writesInFlight++;
@@ -192,13 +224,36 @@ export class WorkApplier {
         this.lastWriteEnded = performance.now();
       }
     };
-    await Promise.all([
+    const drops: CopyDrop[] = [];
+    const dropUndos = new Map<string, () => void>();
+    const deleteWork = async (key: WorkKey, preconditions: Required<Preconditions>, done: string): Promise<void> => {
+      const { cluster, name } = parseWorkKey(key);
+      const undo = this.expectations.deleted(key, owner);
+      try {
+        const deleted = await deleteObject(this.deps.http, RESOURCES.manifestWorks, cluster, name, preconditions);
+        log.info({ cluster, work: name }, deleted ? done : 'ManifestWork already gone');
+      } catch (err) {
+        undo();
+        if (isConflict(err)) {
+          log.info({ cluster, work: name, observed: preconditions }, 'ManifestWork not deleted: it changed or was re-created since it was observed; its next reconcile sees it as it is');
+          return;
+        }
+        failures.push(err);
+        log.error({ cluster, work: name, err: String(err) }, 'ManifestWork delete failed');
+      }
+    };
+    const writes = [
       ...plan.create.map((work) => write(work, true)),
       ...plan.apply.map((work) => write(work, false)),
+      ...(plan.retire ?? []).map((work) => {
+        const { uid, resourceVersion } = work.metadata;
+        return uid && resourceVersion ? deleteWork(workKeyOf(work), { uid, resourceVersion }, 'ManifestWork retired: its copy is carried by a bundle, applied there') : Promise.resolve();
+      }),
       ...plan.delete.map(async (key) => {
         const { cluster, name } = parseWorkKey(key);
         const preconditions = plan.observed.get(key);
-        if (!preconditions) {
+        const drop = plan.drops?.get(key);
+        if (!preconditions && !drop) {
           failures.push(new Error(`ManifestWork ${key} not deleted: its uid and resourceVersion were not observed`));
           return;
         }
@@ -208,23 +263,36 @@ export class WorkApplier {
           return;
         }
         if (since !== undefined && plan.takingUp?.has(key)) log.warn({ cluster, work: name, waitedMs: TAKE_UP_WAIT_MS }, 'the work agent did not report the work Applied in time: ManifestWork deleted without it');
-        const undo = this.expectations.deleted(key, owner);
-        try {
-          const deleted = await deleteObject(this.deps.http, RESOURCES.manifestWorks, cluster, name, preconditions);
-          log.info({ cluster, work: name }, deleted ? 'ManifestWork deleted' : 'ManifestWork already gone');
-        } catch (err) {
-          undo();
-          if (isConflict(err)) {
-            log.info({ cluster, work: name, observed: preconditions }, 'ManifestWork not deleted: it changed or was re-created since it was observed; its next reconcile sees it as it is');
-            return;
-          }
-          failures.push(err);
-          log.error({ cluster, work: name, err: String(err) }, 'ManifestWork delete failed');
+        if (drop) {
+          drops.push(drop);
+          dropUndos.set(key, this.expectations.deleted(key, owner));
         }
+        if (preconditions) await deleteWork(key, preconditions, 'ManifestWork deleted');
       }),
-    ]);
+    ];
+    await Promise.all(writes);
+    const puts = plan.put ?? [];
+    if (this.deps.bundles && puts.length + drops.length > 0) {
+      const undos = [...puts.map((work) => this.expectations.applied(workKeyOf(work), readSpecHash(work), owner)), ...dropUndos.values()];
+      this.writesInFlight++;
+      try {
+        const stale = await this.deps.bundles.submit(owner, puts, drops);
+        // Not dropped (the copy changed since it was planned): not expected gone either.
+        for (const key of stale) dropUndos.get(key)?.();
+        written.bundled.push(...puts.map(workKeyOf));
+      } catch (err) {
+        for (const undo of undos) undo();
+        failures.push(err);
+        log.error({ puts: puts.length, drops: drops.length, err: String(err) }, 'bundle write failed');
+      } finally {
+        this.writesInFlight--;
+        this.lastWriteEnded = performance.now();
+      }
+    }
     // One line per reconcile, not per cluster (a policy on 100 clusters); each deletion has its own.
-    if (written.created.length + written.applied.length > 0) log.info({ created: written.created.sort(), applied: written.applied.sort() }, 'ManifestWorks written');
+    if (written.created.length + written.applied.length + written.bundled.length > 0) {
+      log.info({ created: written.created.sort(), applied: written.applied.sort(), ...(written.bundled.length > 0 ? { bundled: written.bundled.sort() } : {}) }, 'ManifestWorks written');
+    }
     if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
   }
 

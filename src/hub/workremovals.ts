@@ -18,6 +18,7 @@ import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput }
 import { readCrd } from '../kube/discovery.ts';
 import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isForbidden, isNotFound, type KubeHttp } from '../kube/http.ts';
+import type { DerivedStore } from '../kube/derivedstore.ts';
 import type { Informer } from '../kube/informer.ts';
 import { objectPath } from '../kube/resource.ts';
 import { mergePatch } from '../kube/writes.ts';
@@ -34,7 +35,7 @@ export interface WorkRemovalsDeps {
   decisions: Informer;
   managedClusters: Informer;
   placed: GatewayPlacements;
-  works: Informer;
+  works: DerivedStore;
   configs: ClassConfigs;
   applier: WorkApplier;
   controllerName: string;

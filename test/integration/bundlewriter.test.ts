@@ -104,12 +104,13 @@ test('a drop of a copy that changed since its owner saw it is not sent; with wha
   const x = carried.get('x')!;
   const stale: string[] = [];
   const w = writer({ onStale: (owner) => stale.push(owner) });
-  await w.submit('owner-x', [], [{ key: workKey(SPOKE, x.copy.metadata.name), namespace: ns, specHash: 'not-what-it-is', bundleUid: x.bundle.metadata.uid }]);
+  const notSent = await w.submit('owner-x', [], [{ key: workKey(SPOKE, x.copy.metadata.name), namespace: ns, specHash: 'not-what-it-is', bundleUid: x.bundle.metadata.uid }]);
   assert.deepEqual(stale, ['owner-x']);
+  assert.deepEqual(notSent, [workKey(SPOKE, x.copy.metadata.name)], 'the stale drop is named to its submitter');
   assert.ok(await get(spoke, AUTH_POLICIES, ns, 'x'), 'x runs on');
 
   const audit = AuditCursor.at(sandbox, SPOKE);
-  await w.submit('owner-x', [], [{ key: workKey(SPOKE, x.copy.metadata.name), namespace: ns, specHash: readSpecHash(x.copy), bundleUid: x.bundle.metadata.uid }]);
+  assert.deepEqual(await w.submit('owner-x', [], [{ key: workKey(SPOKE, x.copy.metadata.name), namespace: ns, specHash: readSpecHash(x.copy), bundleUid: x.bundle.metadata.uid }]), []);
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, 'x')) === undefined, { what: 'x deleted on the spoke', timeoutMs: WITHIN_MS, context: () => workAgentLogs(sandbox) });
   await untilApplied(ns, ['y']);
   const deletes = audit.since().filter((d) => d.verb === 'delete' && d.resource === 'authpolicies' && d.namespace === ns);

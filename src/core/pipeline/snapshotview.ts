@@ -11,6 +11,7 @@ import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
 import type { SpokeReport } from '../spoke/spokereport.ts';
 import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from './hubview.ts';
+import { copyWorks } from '../works/bundle.ts';
 
 /** The hub as its lists show it, for one or more policies' decisions. */
 export interface HubSnapshot {
@@ -61,7 +62,8 @@ export class SnapshotView implements HubView {
 
   constructor(private readonly hub: HubSnapshot) {
     this.spokeAgents = hub.spokeAgents === true;
-    for (const w of hub.works ?? []) push(this.works, w.metadata.namespace ?? '', w);
+    // The works as the hub reads them: one per copy, bundles unpacked.
+    for (const w of copyWorks(hub.works ?? [])) push(this.works, w.metadata.namespace ?? '', w);
     for (const g of hub.gateways) {
       this.gateways.set(namespacedKey(g.metadata.namespace ?? '', g.metadata.name), g);
       push(this.byName, g.metadata.name, g);

@@ -21,7 +21,7 @@ import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
 import type { Condition } from '../k8s/conditions.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
-import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWN_KEY_PREFIX, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
+import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWN_KEY_PREFIX, SOURCE_LABEL, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestConfig, type ManifestWork } from './manifestwork.ts';
 import { workState } from './workstate.ts';
 
@@ -29,6 +29,17 @@ import { workState } from './workstate.ts';
 export const BUNDLE_COPIES_ANNOTATION = `${OWN_KEY_PREFIX}copies`;
 /** On a bundle: the hash of the downstream namespace whose copies it carries. */
 export const BUNDLE_LABEL = `${OWN_KEY_PREFIX}bundle`;
+/**
+ * On a bundle, one label per policy it carries a copy of (the key ends with the copy's SOURCE_LABEL value): a
+ * reader of one policy's copies (`policy-sync status`, `wait`, `diff`) selects the few bundles carrying it rather
+ * than list the fleet's.
+ */
+export const BUNDLE_SOURCE_PREFIX = `source.${OWN_KEY_PREFIX}`;
+
+/** The label selector of the bundles carrying a copy of the policy whose SOURCE_LABEL value is `source`. */
+export function bundleSourceSelector(source: string): string {
+  return `${BUNDLE_SOURCE_PREFIX}${source}`;
+}
 
 /** What a bundle records of each copy besides its manifest: what its copy work carried, and since when it is as it is. */
 export interface BundleEntry {
@@ -167,6 +178,23 @@ export function bundleOf(copy: KubeObject): string | undefined {
 /** The copy works a work carries: a bundle's (none when its entries do not parse: nobody's), else the work itself. */
 export function copiesOf(work: KubeObject): readonly KubeObject[] {
   return isBundle(work) ? (unpackBundle(work) ?? []) : [work];
+}
+
+/**
+ * The copy works of a list of works (bundles unpacked, works of their own as they are), one per copy: where two
+ * works carry one copy (a copy on the move), the one preferredCopy picks. For readers of a listed snapshot.
+ */
+export function copyWorks(works: readonly KubeObject[]): KubeObject[] {
+  const byKey = new Map<string, KubeObject[]>();
+  for (const work of works) {
+    for (const copy of copiesOf(work)) {
+      const key = `${copy.metadata.namespace ?? ''}/${copy.metadata.name}`;
+      const carriers = byKey.get(key);
+      if (carriers) carriers.push(copy);
+      else byKey.set(key, [copy]);
+    }
+  }
+  return [...byKey.values()].map((carriers) => (carriers.length === 1 ? carriers[0]! : preferredCopy(carriers)));
 }
 
 /**
@@ -314,7 +342,11 @@ function buildBundle(changes: BundleChanges, index: number, entries: BundleEntry
   const orphaningRules = items.filter((item) => item.orphan).map((item) => identifierOf(item));
   const deleteOption: BundleDeleteOption = orphaningRules.length > 0 ? { propagationPolicy: 'SelectivelyOrphan', selectivelyOrphans: { orphaningRules } } : { propagationPolicy: 'Foreground' };
   const spec: BundleWork['spec'] = { workload: { manifests }, deleteOption, manifestConfigs: sharedConfigs(changes.namespace, items) };
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: changes.controller, [BUNDLE_LABEL]: namespaceHash(changes.namespace) };
+  const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: changes.controller, [BUNDLE_LABEL]: namespaceHash(changes.namespace) };
+  for (const { entry } of items) {
+    const source = entry.labels[SOURCE_LABEL];
+    if (source) labels[`${BUNDLE_SOURCE_PREFIX}${source}`] = 'true';
+  }
   const annotations: Record<string, string> = { [BUNDLE_COPIES_ANNOTATION]: JSON.stringify(entries) };
   annotations[SPEC_HASH_ANNOTATION] = specHash({ metadata: { labels, annotations }, spec });
   return { apiVersion: WORK_API_VERSION, kind: WORK_KIND, metadata: { name: bundleName(changes.controller, changes.namespace, index), namespace: changes.cluster, labels, annotations }, spec };
