@@ -40,8 +40,15 @@ export function testHubOptions(kubeConfig: KubeConfig, options: Partial<HubOptio
     // The tests write PlacementDecisions themselves (fixtures.placementDecision) for clusters of any name;
     // the files about placement and tenancy run with the default (owned decisions, bound sets).
     trustDecisionLabels: true,
+    // The tiers can be run on bundles (docs/design/fleet.md): POLICY_SYNC_TEST_WORK_SHAPE=bundled.
+    ...(process.env.POLICY_SYNC_TEST_WORK_SHAPE === 'bundled' ? { workShape: 'bundled' as const } : {}),
     ...options,
   };
+}
+
+/** The `policy-sync hub` flags of the work shape the tiers run on (see testHubOptions). */
+export function workShapeArgs(): string[] {
+  return process.env.POLICY_SYNC_TEST_WORK_SHAPE === 'bundled' ? ['--work-shape=bundled'] : [];
 }
 
 export async function startHub(kubeConfig: KubeConfig, options: Partial<HubOptions> & { controllerName: string }): Promise<RunningHub> {

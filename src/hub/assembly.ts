@@ -97,10 +97,10 @@ export interface HubOptions {
 
 export const DEFAULT_CONTROLLER_NAME = 'kuadrant.io/policy-sync-controller';
 /**
- * A bundle's cap, in bytes of its entries (each copy's manifest and record): about six typical AuthPolicy copies,
- * the size chosen by measurement (docs/design/fleet.md#how-the-shape-is-chosen).
+ * A bundle's cap, in bytes of its entries (each copy's manifest and record, ~1 KiB for the bench's AuthPolicy):
+ * six such copies per bundle, the size chosen by measurement (docs/design/fleet.md#how-the-shape-is-chosen).
  */
-export const DEFAULT_BUNDLE_CAP_BYTES = 8 * 1024;
+export const DEFAULT_BUNDLE_CAP_BYTES = 6 * 1024;
 
 /** How long a status write yields to ManifestWork writes at most. */
 const STATUS_YIELD_MAX_MS = 60_000;

@@ -16,7 +16,7 @@ import { eventually } from '../../testkit/eventually.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, patchData, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { compactEtcd } from '../../testkit/etcd.ts';
 import { ourWorks } from '../../testkit/works.ts';
-import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
+import { hubHttp, quiescent, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, workShapeArgs, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 import { copyUids, deletionWatch, report, timed } from '../../testkit/faults.ts';
 
@@ -84,7 +84,8 @@ test('f. the controller SIGKILLed in the middle of a fan-out, then restarted: ex
   const start = (): ChildProcess => {
     // 20 writes/s: the fan-out of 80 works takes seconds, long enough to be cut in the middle.
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'policy-sync.js'), 'hub', `--kubeconfig=${sandbox.hub.kubeconfig}`, `--controller-name=${controllerName}`,
-      '--spoke-config=none', '--trust-decision-labels', '--qps=20', '--burst=1', '--health-probe-bind-address=127.0.0.1:0', '--metrics-bind-address=0'], { stdio: 'ignore' });
+      '--spoke-config=none', '--trust-decision-labels', '--qps=20', '--burst=1', '--health-probe-bind-address=127.0.0.1:0', '--metrics-bind-address=0',
+      ...workShapeArgs()], { stdio: 'ignore' });
     children.push(child);
     return child;
   };

@@ -21,7 +21,7 @@ import { hubHttp, quiescent, startHub, testControllerName, uniqueName, type Runn
 import type { HubOptions } from '../../src/hub/assembly.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
-import { ourWorks } from '../../testkit/works.ts';
+import { ourWorkObjects } from '../../testkit/works.ts';
 
 const SPOKES = ['spoke-1', 'spoke-2'];
 const WITHIN_MS = 90_000;
@@ -54,8 +54,8 @@ after(async () => {
   await hub?.stop();
   for (const name of ['p1', 'p2', 'p3', 'p4']) await remove(http, authPolicy(ns, name, 'gw'));
   // The agents take their finalizers off as they delete the copies.
-  for (const w of await ourWorks(http, { controllerName })) await remove(http, w);
-  await eventually(async () => (await ourWorks(http, { controllerName })).length === 0 || undefined, { what: 'our works gone', timeoutMs: WITHIN_MS });
+  for (const w of await ourWorkObjects(http, { controllerName })) await remove(http, w);
+  await eventually(async () => (await ourWorkObjects(http, { controllerName })).length === 0 || undefined, { what: 'our works gone', timeoutMs: WITHIN_MS });
   await remove(http, gatewayClass(className, { namespace: ns, name: 'params' }));
   await removeNamespace(http, ns);
   for (const spoke of spokes.values()) {
@@ -73,7 +73,7 @@ async function run(options: Partial<HubOptions> = {}): Promise<RunningHub> {
 
 /** This file's works (its controller's), split into bundles and works of their own. */
 async function works(): Promise<{ bundles: KubeObject[]; own: KubeObject[] }> {
-  const all = (await ourWorks(http, { controllerName })).filter((w) => !w.metadata.deletionTimestamp);
+  const all = (await ourWorkObjects(http, { controllerName })).filter((w) => !w.metadata.deletionTimestamp);
   return { bundles: all.filter(isBundle), own: all.filter((w) => !isBundle(w)) };
 }
 

@@ -13,7 +13,7 @@ import { freePort } from '../sandbox/ports.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { samples } from '../metrics.ts';
 import type { Spoke } from './ops.ts';
-import { startSpoke, type RunningSpoke } from '../hub.ts';
+import { startSpoke, workShapeArgs, type RunningSpoke } from '../hub.ts';
 import type { SoakNames } from './world.ts';
 
 export const LEASE = 'soak-hub';
@@ -70,6 +70,7 @@ export class SoakProcesses {
           '--leader-election-lease-duration=15s',
           '--leader-election-renew-deadline=10s',
           '--leader-election-retry-period=2s',
+          ...workShapeArgs(),
         ],
       });
     }

@@ -13,7 +13,7 @@ import { AuditCursor } from '../audit.ts';
 import { compactEtcd } from '../etcd.ts';
 import { registrationAgent } from '../sandbox/registration.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import { ourWorks } from '../works.ts';
+import { ourWorkObjects } from '../works.ts';
 import {
   checkCrossings,
   checkDeletions,
@@ -360,7 +360,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await availability.stop();
     await processes.stop();
     if (!options.keep) {
-      await tearDownWorld(hub, spokes, names, () => ourWorks(hub, { controllerName: names.controllerName })).catch((err: unknown) => log(`tear-down: ${String(err)}`));
+      await tearDownWorld(hub, spokes, names, () => ourWorkObjects(hub, { controllerName: names.controllerName })).catch((err: unknown) => log(`tear-down: ${String(err)}`));
     }
     hub.destroy();
     for (const s of spokes.values()) s.destroy();
