@@ -27,6 +27,8 @@ export const CLEANUP_REQUEST_TIMEOUT_MS = 120_000;
 export interface BenchConfig {
   quick: boolean;
   SCALE: boolean;
+  /** --fleet: workloads/fleet.ts (bundles at a fleet's size, against today's shape's floor). */
+  FLEET: boolean;
   P: number;
   C: number;
   K: number;
@@ -85,6 +87,7 @@ export function parseConfig(args: string[]): BenchConfig {
     options: {
       quick: { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
+      fleet: { type: 'boolean', default: false },
       policies: { type: 'string', short: 'P' },
       clusters: { type: 'string', short: 'C' },
       changes: { type: 'string', short: 'K' },
@@ -102,13 +105,18 @@ export function parseConfig(args: string[]): BenchConfig {
     },
   });
   if (flags.quick && flags.scale) throw new Error('--quick and --scale exclude each other');
+  if (flags.fleet && (flags.quick || flags.scale || flags.only !== undefined || flags['cpu-prof'] || flags.rounds !== undefined)) {
+    throw new Error('--fleet excludes --quick, --scale, --only, --cpu-prof and --rounds');
+  }
+  const FLEET = flags.fleet;
   if (flags.only !== undefined && flags.only !== 'variants') throw new Error(`--only takes one workload, \`variants\`; got ${flags.only}`);
   if (flags.only !== undefined && (flags.scale || flags['skip-variants'])) throw new Error('--only variants excludes --scale and --skip-variants');
   // A profile of a 100k-work fan-out would be hundreds of MB, and the profiler's cost would bend the curve.
   if (flags.scale && flags['cpu-prof']) throw new Error('--cpu-prof is not supported with --scale');
   const SCALE = flags.scale;
-  const P = count('policies', flags.policies, flags.quick ? 20 : SCALE ? 5000 : 1000);
-  const C = count('clusters', flags.clusters, flags.quick ? 3 : SCALE ? 20 : 10);
+  const P = count('policies', flags.policies, flags.quick ? 20 : SCALE ? 5000 : FLEET ? 30 : 1000);
+  const C = count('clusters', flags.clusters, flags.quick ? 3 : SCALE ? 20 : FLEET ? 1000 : 10);
+  const LARGE = SCALE || FLEET;
   const K = count('changes', flags.changes, flags.quick ? 3 : 100);
   const CONCURRENCY = count('concurrency', flags.concurrency, 4);
   if (flags.scale && flags.rounds !== undefined) throw new Error('--rounds is not supported with --scale (policy-sync alone, one fan-out)');
@@ -124,15 +132,16 @@ export function parseConfig(args: string[]): BenchConfig {
   return {
     quick: flags.quick,
     SCALE,
+    FLEET,
     P,
     C,
     K,
     CONCURRENCY,
     BARE_IN_FLIGHT: Math.min(hubRequestsInFlight(CONCURRENCY), CONCURRENCY * C),
     ROUNDS,
-    FANOUT_TIMEOUT_MS: flags.quick ? 180_000 : SCALE ? 60 * 60_000 : 30 * 60_000,
-    PASS_TIMEOUT_MS: SCALE ? 15 * 60_000 : 300_000,
-    QUIET_TIMEOUT_MS: SCALE ? 600_000 : 120_000,
+    FANOUT_TIMEOUT_MS: flags.quick ? 180_000 : LARGE ? 60 * 60_000 : 30 * 60_000,
+    PASS_TIMEOUT_MS: LARGE ? 15 * 60_000 : 300_000,
+    QUIET_TIMEOUT_MS: LARGE ? 600_000 : 120_000,
     root: resolve(flags.root ?? join(repoRoot, '.local', 'bench-sandbox')),
     json: flags.json,
     cpuProf: flags['cpu-prof'],

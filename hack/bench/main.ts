@@ -23,6 +23,9 @@
 //   7. the evidence gate: the fan-out with the spoke configuration placed and every cluster's report (as a
 //      work agent would feed it back) read before the clock, against the no-agent mode's, back to back; run
 //      between 3 and 6.
+// With --fleet (P=30 × C=1000 by default; -C 3500 for the telco hub's fleet): policy-sync writing bundles
+// (--work-shape bundled) against the bare creates of today's one-work-per-placement shape, a restart, one policy's
+// edit on every cluster, memory, etcd per placement, the CLI on one policy, and the scale curve (workloads/fleet.ts).
 // With --scale (P=5000 × C=20 = 100k works), policy-sync alone (no baselines, no feedback): the fan-out
 // with its cost curve at 10 %, 50 % and 100 % of the works (elapsed, works/s, RSS, CPU), peak RSS, and a
 // restart on all the works (caches synced, no-op pass, writes); JSON in .local/bench/scale-<timestamp>.json.
@@ -34,6 +37,7 @@
 //   npm run bench                                   P=1000, C=10, K=100
 //   npm run bench -- --quick                        P=20, C=3, K=3 (the test suite runs this)
 //   npm run bench -- --scale                        P=5000, C=20: 100k works (half an hour or more on 2 vCPUs)
+//   npm run bench -- --fleet [-C 3500]              P=30, C=1000: 30k placements in bundles
 //   npm run bench -- -P 2000 -C 5 -K 50 --concurrency 8 --rounds 5
 //   options: --root DIR (sandbox, default .local/bench-sandbox), --json PATH, --cpu-prof (profile the
 //   controller of the fan-out and the restarted one; timings then carry the profiler's cost; not with
@@ -55,20 +59,21 @@ import { CLEANUP_REQUEST_TIMEOUT_MS, LIFTED_QPS, MANAGER_COMPONENT, PS_COMPONENT
 import { buildCli, profileOf } from './controller.ts';
 import { formatProfile } from './cpuprofile.ts';
 import { cleanLeftovers, cleanRun, machineInfo } from './harness.ts';
-import { formatScaleTable, formatTable, formatVariantsTable, type BenchResult, type VariantsOnlyResult } from './report.ts';
+import { formatFleetTable, formatScaleTable, formatTable, formatVariantsTable, type BenchResult, type VariantsOnlyResult } from './report.ts';
 import { changeOnePolicy } from './workloads/change.ts';
 import { fanout, policySyncTrackers, profileDir, ratios } from './workloads/fanout.ts';
 import { feedback } from './workloads/feedback.ts';
 import { restartUnchanged } from './workloads/restart.ts';
 import { rollout } from './workloads/rollout.ts';
 import { scale } from './workloads/scale.ts';
+import { fleet } from './workloads/fleet.ts';
 import { variants } from './workloads/variants.ts';
 import { evidence } from './workloads/evidence.ts';
 
 async function main(cfg: BenchConfig): Promise<number> {
-  const { P, C, K, SCALE, CONCURRENCY, root, runId, ns } = cfg;
+  const { P, C, K, SCALE, FLEET, CONCURRENCY, root, runId, ns } = cfg;
   const startedAt = new Date();
-  log(`P=${P} policies × C=${C} clusters${SCALE ? ' (scale: policy-sync alone)' : `, K=${K} feedback changes`}, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
+  log(`P=${P} policies × C=${C} clusters${SCALE ? ' (scale: policy-sync alone)' : FLEET ? ' (fleet: bundles)' : `, K=${K} feedback changes`}, concurrency ${CONCURRENCY}; sandbox ${root}; run ${runId}`);
   // Built before any connection opens: tsc blocks this process for minutes on a loaded machine, long past the
   // apiserver's idle timeout, and a kept-alive socket closed meanwhile fails the next request (EPIPE).
   log('building the CLI (tsc, as the container image runs it)');
@@ -86,16 +91,18 @@ async function main(cfg: BenchConfig): Promise<number> {
   try {
     await cleanLeftovers({ cfg, http, cleanupHttp, spokeHttp });
     const bench: Bench = { cfg, sandbox, kubeConfig, http, cleanupHttp, spokeHttp, cli };
-    const result = SCALE ? await scale(bench, startedAt) : cfg.onlyVariants ? await runVariantsOnly(bench, startedAt) : await runDefault(bench, startedAt);
+    const result = SCALE ? await scale(bench, startedAt) : FLEET ? await fleet(bench, startedAt) : cfg.onlyVariants ? await runVariantsOnly(bench, startedAt) : await runDefault(bench, startedAt);
     result.finishedAt = new Date().toISOString();
     const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-    const out = join(repoRoot, '.local', 'bench', `${SCALE ? 'scale' : 'result'}-${stamp}.json`);
+    const out = join(repoRoot, '.local', 'bench', `${SCALE ? 'scale' : FLEET ? 'fleet' : 'result'}-${stamp}.json`);
     mkdirSync(join(repoRoot, '.local', 'bench'), { recursive: true });
     const json = `${JSON.stringify(result, null, 2)}\n`;
     writeFileSync(out, json);
     if (cfg.json) writeFileSync(resolve(cfg.json), json);
     if (result.mode === 'scale') {
       console.log(formatScaleTable(result));
+    } else if (result.mode === 'fleet') {
+      console.log(formatFleetTable(result));
     } else if (result.mode === 'variants') {
       console.log(formatVariantsTable(result));
       if (result.profile?.fanout) console.log(`\nCPU profile, variants fan-out: ${formatProfile(result.profile.fanout)}`);

@@ -295,6 +295,31 @@ export interface ScaleResult {
   plane: { apiserverPeakRssMiB: number; apiserverPeakSinceFanout: boolean; etcdDbMiB?: number; etcdDbInUseMiB?: number; etcdQuotaMiB: number };
 }
 
+/** `npm run bench -- --fleet`: policy-sync writing bundles at a fleet's size, against today's shape's floor (workloads/fleet.ts). */
+export interface FleetResult {
+  version: 1;
+  mode: 'fleet';
+  startedAt: string;
+  finishedAt?: string;
+  command: string;
+  machine: BenchResult['machine'];
+  params: { policies: number; clusters: number; concurrency: number; bareInFlight: number; qps: number; runId: string };
+  /** Today's shape (one work per placement) written by a bare client: every placement created; one policy's C works edited. */
+  floor: { createMs: number; createApiserverCpuSeconds: number; editMs: number; editBytes: number };
+  fanout: { ms: number; placements: number; bundles: number; annotatedMs: number; cpuSeconds: Record<string, number>; curve: ScalePoint[]; writes: WriteReport };
+  restart: BenchResult['startup'] & { peakRssMiB: number; writes: WriteReport };
+  /** One policy edited until every cluster's copy has it: the bundles rewritten and their bytes. */
+  edit: { ms: number; bundles: number; bytes: number };
+  memory: { fanoutPeakRssMiB: number; restartPeakRssMiB: number };
+  /** etcd in use per placement (compacted before and after the fan-out), and in all. */
+  etcd: { bytesPerPlacement: number; inUseMiB: number; quotaMiB: number };
+  cli: { statusMs: number; explainMs: number };
+  annotation: { bytes: number; budgetBytes: number; summary?: unknown };
+}
+
+/** The fleet mode's goals (issue 32). */
+export const FLEET_TARGET = { fanoutOverBareCreates: 0.5, restartMs: 10_000, editOverBareWrites: 1, rssMiB: 300, etcdBytesPerPlacement: 1536, cliMs: 2_000 } as const;
+
 const r1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
@@ -501,4 +526,41 @@ export function formatScaleTable(r: ScaleResult): string {
   const db = pl.etcdDbMiB === undefined ? 'n/a' : `${r1(pl.etcdDbInUseMiB ?? NaN)} MiB in use, ${r1(pl.etcdDbMiB)} MiB allocated`;
   rows.push(['', `etcd database (quota ${r1(pl.etcdQuotaMiB)} MiB)`, db, '', '']);
   return table(rows);
+}
+
+export function formatFleetTable(r: FleetResult): string {
+  const T = FLEET_TARGET;
+  const { policies: P, clusters: C } = r.params;
+  const fanoutRatio = r.fanout.ms / r.floor.createMs;
+  const editRatio = r.edit.ms / r.floor.editMs;
+  const rss = Math.max(r.memory.fanoutPeakRssMiB, r.memory.restartPeakRssMiB);
+  const kib = (b: number): string => `${(b / 1024).toFixed(0)} KiB`;
+  const rows: Row[] = [
+    ['fan-out', `policy-sync in ${r.fanout.bundles} bundles (${(r.fanout.placements / Math.max(1, r.fanout.bundles)).toFixed(1)} copies each)`, secs(r.fanout.ms), '', ''],
+    ['', `bare client, POST one work per placement, ${r.params.bareInFlight} in flight`, secs(r.floor.createMs), '', ''],
+    ['', 'ratio policy-sync / bare creates', fanoutRatio.toFixed(2), `≤ ${T.fanoutOverBareCreates}`, verdict(fanoutRatio <= T.fanoutOverBareCreates)],
+    ['', '  … and all P annotated', secs(r.fanout.annotatedMs), '', ''],
+    ['restart', 'start → caches synced', secs(r.restart.cachesSyncedMs), '', ''],
+    ['', `start → no-op pass done (${r.restart.reconciles} reconciles)`, secs(r.restart.passMs), `≤ ${T.restartMs / 1000} s`, verdict(r.restart.passMs <= T.restartMs)],
+    ['', 'writes', String(r.restart.writes.total), '= 0', verdict(r.restart.writes.total === 0)],
+    ['edit', `one policy on ${C} clusters (${r.edit.bundles} bundles, ${kib(r.edit.bytes)} sent)`, secs(r.edit.ms), '', ''],
+    ['', `bare client, ${C} works of one copy applied (${kib(r.floor.editBytes)} sent)`, secs(r.floor.editMs), '', ''],
+    ['', 'ratio policy-sync / bare writes', editRatio.toFixed(2), `≤ ${T.editOverBareWrites}`, verdict(editRatio <= T.editOverBareWrites)],
+    ['memory', 'controller peak RSS (fan-out, restart)', `${r1(r.memory.fanoutPeakRssMiB)}, ${r1(r.memory.restartPeakRssMiB)} MiB`, `≤ ${T.rssMiB} MiB`, verdict(rss <= T.rssMiB)],
+    ['etcd', `in use per placement (${r1(r.etcd.inUseMiB)} of ${r1(r.etcd.quotaMiB)} MiB in all)`, `${r.etcd.bytesPerPlacement.toFixed(0)} B`, `≤ ${T.etcdBytesPerPlacement} B`, verdict(r.etcd.bytesPerPlacement <= T.etcdBytesPerPlacement)],
+    ['CLI', 'policy-sync status on one policy', secs(r.cli.statusMs), `≤ ${T.cliMs / 1000} s`, verdict(r.cli.statusMs <= T.cliMs)],
+    ['', 'policy-sync explain on one policy', secs(r.cli.explainMs), `≤ ${T.cliMs / 1000} s`, verdict(r.cli.explainMs <= T.cliMs)],
+    ['', 'its status annotation', `${r.annotation.bytes} B`, `≤ ${r.annotation.budgetBytes} B`, verdict(r.annotation.bytes <= r.annotation.budgetBytes)],
+    ['feedback', 'one spoke status change back (p99, ours)', 'not measured: no agent on the bench clusters (workload 4 of the default run)', '≤ 100 ms', ''],
+  ];
+  for (const p of r.fanout.curve) {
+    rows.push([
+      p === r.fanout.curve[0] ? 'scale curve' : '',
+      `${p.works} placements: ${p.segmentWorksPerSecond.toFixed(0)}/s since the last point, controller ${r1(p.controllerRssMiB)} MiB, apiserver CPU ${r1(p.cpuSeconds.apiserver ?? NaN)} s, etcd ${p.etcdDbInUseMiB === undefined ? 'n/a' : `${r1(p.etcdDbInUseMiB)} MiB`}`,
+      secs(p.elapsedMs),
+      '',
+      '',
+    ]);
+  }
+  return [`policy-sync fleet: P=${P} policies × C=${C} clusters = ${r.fanout.placements} placements`, table(rows)].join('\n');
 }

@@ -12,6 +12,11 @@ export interface TrackerOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * What an object stands for, when it stands for several (a bundle for the copy works it carries:
+   * core/works/bundle.ts copiesOf): each is tracked under its own key. Default: the object itself.
+   */
+  expand?: (o: KubeObject) => readonly KubeObject[];
 }
 
 interface Goal {
@@ -27,6 +32,8 @@ export class Tracker {
   private expected: ReadonlyMap<string, string> | undefined;
   private matching = 0;
   private goals: Goal[] = [];
+  /** By watched object's key: the keys it stands for (with `expand`). */
+  private readonly given = new Map<string, string[]>();
 
   constructor(
     http: KubeHttp,
@@ -34,22 +41,29 @@ export class Tracker {
     options: TrackerOptions,
     private readonly derive: (o: KubeObject) => string | undefined,
   ) {
+    const { expand, ...query } = options;
+    const take = (object: KubeObject, deleted: boolean): string[] => {
+      const source = keyOf(object);
+      const now = deleted ? [] : (expand ? expand(object) : [object]);
+      const keys = now.map(keyOf);
+      for (const k of this.given.get(source) ?? []) if (!keys.includes(k)) this.remove(k);
+      for (const o of now) this.set(keyOf(o), this.derive(o));
+      if (keys.length > 0) this.given.set(source, keys);
+      else this.given.delete(source);
+      return keys;
+    };
     this.watcher = new Watcher(http, resource, {
       replace: (items) => {
-        const keys = new Set<string>();
-        for (const item of items) {
-          keys.add(keyOf(item));
-          this.set(keyOf(item), this.derive(item));
-        }
-        for (const k of [...this.seen.keys()]) if (!keys.has(k)) this.remove(k);
+        const sources = new Set(items.map(keyOf));
+        for (const source of [...this.given.keys()]) if (!sources.has(source)) take({ metadata: splitKey(source) } as KubeObject, true);
+        for (const item of items) take(item, false);
         this.check();
       },
       event: (type, object) => {
-        if (type === 'DELETED') this.remove(keyOf(object));
-        else this.set(keyOf(object), this.derive(object));
+        take(object, type === 'DELETED');
         this.check();
       },
-    }, { ...options, pageSize: 500 });
+    }, { ...query, pageSize: 500 });
   }
 
   async start(): Promise<this> {
@@ -60,6 +74,11 @@ export class Tracker {
 
   stop(): Promise<void> {
     return this.watcher.stop();
+  }
+
+  /** Objects the watch shows (with `expand`: the watched objects, not what they stand for). */
+  get objects(): number {
+    return this.given.size;
   }
 
   /** Objects whose derived value equals the one expected for them (see expect()). */
@@ -129,4 +148,9 @@ export class Tracker {
 
 function keyOf(o: KubeObject): string {
   return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }

@@ -226,9 +226,10 @@ export class WorkApplier {
     };
     const drops: CopyDrop[] = [];
     const dropUndos = new Map<string, () => void>();
-    const deleteWork = async (key: WorkKey, preconditions: Required<Preconditions>, done: string): Promise<void> => {
+    // A retired work's copy stays (a bundle carries it): its key is not expected gone.
+    const deleteWork = async (key: WorkKey, preconditions: Required<Preconditions>, done: string, copyGoes = true): Promise<void> => {
       const { cluster, name } = parseWorkKey(key);
-      const undo = this.expectations.deleted(key, owner);
+      const undo = copyGoes ? this.expectations.deleted(key, owner) : () => undefined;
       try {
         const deleted = await deleteObject(this.deps.http, RESOURCES.manifestWorks, cluster, name, preconditions);
         log.info({ cluster, work: name }, deleted ? done : 'ManifestWork already gone');
@@ -247,7 +248,7 @@ export class WorkApplier {
       ...plan.apply.map((work) => write(work, false)),
       ...(plan.retire ?? []).map((work) => {
         const { uid, resourceVersion } = work.metadata;
-        return uid && resourceVersion ? deleteWork(workKeyOf(work), { uid, resourceVersion }, 'ManifestWork retired: its copy is carried by a bundle, applied there') : Promise.resolve();
+        return uid && resourceVersion ? deleteWork(workKeyOf(work), { uid, resourceVersion }, 'ManifestWork retired: its copy is carried by a bundle, applied there', false) : Promise.resolve();
       }),
       ...plan.delete.map(async (key) => {
         const { cluster, name } = parseWorkKey(key);

@@ -20,7 +20,7 @@ import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
+import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
@@ -247,7 +247,7 @@ test('an edited file: revision 2, the canary wave written first, the spec diff o
 
   assert.deepEqual(cliWrites(cursor), []);
   assert.deepEqual(await versions(), before, 'the policy and its works are as they were');
-  assert.equal((await list(hub, RESOURCES.manifestWorks, 'spoke-1')).filter((w) => readSourceRef(w)?.namespace === ns).length, 1);
+  assert.equal((await ourWorks(hub, { controllerName, namespace: 'spoke-1' })).filter((w) => readSourceRef(w)?.namespace === ns).length, 1);
 });
 
 test('bad input: one error line naming the file and the field, exit code 2', async () => {
