@@ -193,6 +193,8 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     capBytes: o.bundleCapBytes ?? DEFAULT_BUNDLE_CAP_BYTES,
     bundles: (cluster, namespace) => caches.bundles(cluster, namespace),
     onStale: (key) => queues.policies.add(key),
+    // A fan-out under way: the policies still queued hand their copies of the same bundles over soon.
+    busy: () => queues.policies.len() > 0,
   });
   const policyWorks = new WorkApplier({
     http,
@@ -201,6 +203,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     bundles,
     shape: o.workShape ?? 'per-placement',
     carriers: (key) => caches.works.carriers(key),
+    onWriteFailed: (key, afterMs) => queues.policies.addAfter(key, afterMs),
   });
   // Enforcement first: while a burst of ManifestWork writes is under way (policies waiting, works
   // written within the last second), the annotation writes wait — the apiserver is the bottleneck of a

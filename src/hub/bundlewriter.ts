@@ -1,6 +1,7 @@
 // Writes bundles (docs/design/fleet.md#how-it-is-built). Copy changes decided per copy — puts, and the drops the
 // deletion rule allowed — are handed over by their owner and coalesced per bundle key (one cluster, one downstream
-// namespace) for `lingerMs`, so that the policies of a fan-out write each bundle once rather than once each. A
+// namespace) for `lingerMs` — longer, up to `maxLingerMs`, while `busy()` says more owners are on their way (a
+// fan-out's policies queued) — so that the policies of a fan-out write each bundle once rather than once each. A
 // flush packs them (core/works/bundle.ts packBundles) over the bundles as the cache shows them — or as this writer
 // last wrote them, while the cache has not caught up — and writes: a create, an update fenced on the observed
 // resourceVersion, a delete fenced on uid and resourceVersion. A conflict packs again from what is known next.
@@ -37,6 +38,10 @@ export interface BundleWriterDeps {
   capBytes: number;
   /** How long a bundle key gathers submissions before it is written; default 20 ms. */
   lingerMs?: number;
+  /** While this holds (owners waiting to hand changes over), a bundle key lingers on, up to maxLingerMs in all. */
+  busy?: () => boolean;
+  /** Longest a bundle key lingers while busy; default 1 s. */
+  maxLingerMs?: number;
   /** This controller's bundles of one cluster and downstream namespace, as the cache shows them. */
   bundles(cluster: string, namespace: string): readonly KubeObject[];
   /** A drop not sent because the copy changed since its owner saw it: reconcile the owner again. */
@@ -56,21 +61,26 @@ interface Pending {
   stale: WorkKey[];
 }
 
-/** What this writer last wrote of a bundle, until the cache shows something else than what it was written over. */
+/**
+ * What this writer last wrote of a bundle, until the cache shows a version it did not write. The cache catches
+ * up with a run of writes one at a time: while it shows any version this writer's last write superseded, the
+ * last write is the bundle as it is.
+ */
 interface Written {
-  /** The bundle key it belongs to. */
-  key: string;
   /** The bundle as the write answered, or undefined once deleted. */
   object: KubeObject | undefined;
-  /** The resourceVersion it replaced (undefined: created). */
-  over: string | undefined;
+  /** The resourceVersions the last write superseded, directly or through this writer's earlier writes. */
+  superseded: ReadonlySet<string>;
+  /** The run of writes began with this writer's create: the cache may not show the bundle at all yet. */
+  created: boolean;
 }
 
 export class BundleWriter {
   private readonly pending = new Map<string, Pending>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly flushing = new Map<string, Promise<void>>();
-  private readonly written = new Map<string, Written>();
+  /** By bundle key (`cluster/namespace`), by bundle (`cluster/name`). */
+  private readonly written = new Map<string, Map<string, Written>>();
 
   constructor(private readonly deps: BundleWriterDeps) {}
 
@@ -120,19 +130,25 @@ export class BundleWriter {
     this.pending.clear();
   }
 
-  private schedule(key: string): void {
+  private schedule(key: string, since = performance.now()): void {
     if (this.timers.has(key)) return;
+    const linger = this.deps.lingerMs ?? 20;
     this.timers.set(
       key,
       setTimeout(() => {
         this.timers.delete(key);
+        // A fan-out under way: more copies for this bundle are coming; written together, it is written once.
+        if (this.deps.busy?.() && performance.now() - since + linger <= (this.deps.maxLingerMs ?? 1_000)) {
+          this.schedule(key, since);
+          return;
+        }
         const previous = this.flushing.get(key) ?? Promise.resolve();
         const next = previous.then(() => this.flush(key));
         this.flushing.set(key, next);
         void next.finally(() => {
           if (this.flushing.get(key) === next) this.flushing.delete(key);
         });
-      }, this.deps.lingerMs ?? 20),
+      }, linger),
     );
   }
 
@@ -157,28 +173,30 @@ export class BundleWriter {
     }
   }
 
-  /** The bundles of one key as known now: the cache's, or what this writer wrote while the cache shows what that replaced. */
+  /** The bundles of one key as known now: the cache's, or what this writer wrote while the cache shows what that superseded. */
   private observed(cluster: string, namespace: string): KubeObject[] {
     const cached = this.deps.bundles(cluster, namespace);
+    const mine = this.written.get(`${cluster}/${namespace}`) ?? new Map<string, Written>();
     const seen = new Set<string>();
     const out: KubeObject[] = [];
     for (const bundle of cached) {
       const name = `${cluster}/${bundle.metadata.name}`;
       seen.add(name);
-      const mine = this.written.get(name);
-      if (mine && mine.over === bundle.metadata.resourceVersion) {
-        if (mine.object) out.push(mine.object);
+      const last = mine.get(name);
+      if (last && last.superseded.has(bundle.metadata.resourceVersion ?? '')) {
+        if (last.object) out.push(last.object);
         continue;
       }
-      this.written.delete(name);
+      mine.delete(name);
       out.push(bundle);
     }
-    for (const [name, mine] of this.written) {
-      if (mine.key !== `${cluster}/${namespace}` || seen.has(name)) continue;
+    for (const [name, last] of mine) {
+      if (seen.has(name)) continue;
       // Created here, not in the cache yet; or deleted here, gone from the cache too.
-      if (mine.over === undefined && mine.object) out.push(mine.object);
-      else if (!mine.object) this.written.delete(name);
+      if (last.created && last.object) out.push(last.object);
+      else if (!last.object) mine.delete(name);
     }
+    if (mine.size === 0) this.written.delete(`${cluster}/${namespace}`);
     return out;
   }
 
@@ -211,24 +229,32 @@ export class BundleWriter {
     const name = `${bundle.metadata.namespace}/${bundle.metadata.name}`;
     if (!observed) {
       const created = await createObject<KubeObject>(this.deps.http, RESOURCES.manifestWorks, bundle);
-      this.written.set(name, { key, object: created, over: undefined });
+      this.remember(key, name, { object: created, superseded: new Set(), created: true });
       return;
     }
     const replaced = await replaceObject<KubeObject>(this.deps.http, RESOURCES.manifestWorks, { ...bundle, metadata: { ...bundle.metadata, resourceVersion: observed.metadata.resourceVersion } });
-    this.written.set(name, { key, object: replaced, over: this.overOf(name, observed) });
+    this.remember(key, name, { object: replaced, ...this.supersededBy(key, name, observed) });
   }
 
   private async deleteOne(key: string, observed: KubeObject): Promise<void> {
     const name = `${observed.metadata.namespace}/${observed.metadata.name}`;
     const { uid, resourceVersion } = observed.metadata;
     await deleteObject(this.deps.http, RESOURCES.manifestWorks, observed.metadata.namespace, observed.metadata.name, { uid, resourceVersion });
-    this.written.set(name, { key, object: undefined, over: this.overOf(name, observed) });
+    this.remember(key, name, { object: undefined, ...this.supersededBy(key, name, observed) });
   }
 
-  /** The resourceVersion the cache shows until it catches up with a write over `observed`. */
-  private overOf(name: string, observed: KubeObject): string | undefined {
-    const earlier = this.written.get(name);
-    // Written over our own earlier write that the cache has not shown yet: the cache still shows what that one replaced.
-    return earlier && earlier.object === observed ? earlier.over : observed.metadata.resourceVersion;
+  private remember(key: string, name: string, written: Written): void {
+    let mine = this.written.get(key);
+    if (!mine) this.written.set(key, (mine = new Map<string, Written>()));
+    mine.set(name, written);
+  }
+
+  /** What a write over `observed` supersedes: its version, and what this writer's write of it superseded. */
+  private supersededBy(key: string, name: string, observed: KubeObject): Pick<Written, 'superseded' | 'created'> {
+    const earlier = this.written.get(key)?.get(name);
+    const chained = earlier !== undefined && earlier.object === observed;
+    const superseded = new Set(chained ? earlier.superseded : []);
+    superseded.add(observed.metadata.resourceVersion ?? '');
+    return { superseded, created: chained && earlier.created };
   }
 }

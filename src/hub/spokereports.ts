@@ -143,6 +143,7 @@ export class SpokeReports {
         if (parsed.report.version === 3) {
           entry.digest = reportDigest(text);
           this.settle(cluster, entry);
+          this.options.logger.debug({ cluster, digest: entry.digest, freshForMs: Math.max(0, entry.freshUntil - seenAt) }, 'spoke agent report seen');
         } else entry.cancel = this.clock.setTimer(() => this.expire(cluster, entry), this.options.staleAfterMs);
         if (previous?.refused !== undefined) this.options.logger.info({ cluster }, 'spoke agent report readable again');
       } else {
@@ -179,6 +180,7 @@ export class SpokeReports {
     }
     const entry = this.entries.get(cluster);
     if (entry?.digest !== undefined) this.settle(cluster, entry);
+    this.options.logger.debug({ cluster, names: this.heartbeats.get(cluster)?.heartbeat?.report, holds: entry?.digest, freshForMs: entry ? Math.max(0, entry.freshUntil - this.clock.now()) : undefined }, 'spoke agent heartbeat seen');
     this.notify(cluster, before, this.fresh(cluster));
   }
 

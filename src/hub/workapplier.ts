@@ -31,6 +31,7 @@ import { agentTakingUp } from '../core/works/workstate.ts';
 import { bundleOf } from '../core/works/bundle.ts';
 import { routeCopies, type WorkShape } from '../core/works/copyroutes.ts';
 import type { BundleWriter, CopyDrop } from './bundlewriter.ts';
+import { Backoff } from '../runtime/backoff.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { isAlreadyExists, isConflict, type KubeHttp } from '../kube/http.ts';
@@ -71,6 +72,8 @@ export interface WorkApplierDeps {
   shape?: WorkShape;
   /** Every work carrying the copy of a key, bundles' entries included (HubCaches.works.carriers). */
   carriers?: (key: WorkKey) => readonly KubeObject[];
+  /** Copies handed to the bundle writer failed to be written after the owner's reconcile: reconcile it again after `afterMs`. */
+  onWriteFailed?: (owner: string, afterMs: number) => void;
 }
 
 export class WorkApplier {
@@ -81,6 +84,8 @@ export class WorkApplier {
   /** Deletes waiting for the agent to take their work up: since when, and the timer that brings the owner back. */
   private readonly held = new Map<string, { since: number; timer?: NodeJS.Timeout }>();
   private readonly now: () => number;
+  /** Per owner, the backoff of bundle puts failing after its reconcile returned. */
+  private readonly putBackoff = new Map<string, Backoff>();
 
   constructor(private readonly deps: WorkApplierDeps) {
     this.now = deps.now ?? (() => performance.now());
@@ -276,18 +281,41 @@ export class WorkApplier {
     if (this.deps.bundles && puts.length + drops.length > 0) {
       const undos = [...puts.map((work) => this.expectations.applied(workKeyOf(work), readSpecHash(work), owner)), ...dropUndos.values()];
       this.writesInFlight++;
-      try {
-        const stale = await this.deps.bundles.submit(owner, puts, drops);
-        // Not dropped (the copy changed since it was planned): not expected gone either.
-        for (const key of stale) dropUndos.get(key)?.();
-        written.bundled.push(...puts.map(workKeyOf));
-      } catch (err) {
-        for (const undo of undos) undo();
-        failures.push(err);
-        log.error({ puts: puts.length, drops: drops.length, err: String(err) }, 'bundle write failed');
-      } finally {
+      const submitted = this.deps.bundles.submit(owner, puts, drops).then(
+        (stale) => {
+          // Not dropped (the copy changed since it was planned): not expected gone either.
+          for (const key of stale) dropUndos.get(key)?.();
+          this.putBackoff.delete(owner);
+        },
+        (err: unknown) => {
+          for (const undo of undos) undo();
+          throw err;
+        },
+      );
+      void submitted.finally(() => {
         this.writesInFlight--;
         this.lastWriteEnded = performance.now();
+      }).catch(() => undefined);
+      written.bundled.push(...puts.map(workKeyOf));
+      if (drops.length > 0) {
+        // A deletion is awaited, as a work's delete is: its outcome is the reconcile's.
+        try {
+          await submitted;
+        } catch (err) {
+          failures.push(err);
+          log.error({ puts: puts.length, drops: drops.length, err: String(err) }, 'bundle write failed');
+        }
+      } else {
+        // Puts do not hold the reconcile: the policies of a fan-out hand theirs over together, and the writer writes
+        // each bundle once (bundlewriter.ts). The expectations stand for them meanwhile; a failure undoes them and
+        // brings the owner back, with a backoff of its own (its reconcile already succeeded).
+        submitted.catch((err: unknown) => {
+          const backoff = this.putBackoff.get(owner) ?? new Backoff({ initialMs: 200, maxMs: 60_000 });
+          this.putBackoff.set(owner, backoff);
+          const retryMs = backoff.next();
+          log.error({ puts: puts.length, retryMs, err: String(err) }, 'bundle write failed; reconciling the policy again');
+          this.deps.onWriteFailed?.(owner, retryMs);
+        });
       }
     }
     // One line per reconcile, not per cluster (a policy on 100 clusters); each deletion has its own.

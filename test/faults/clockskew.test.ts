@@ -24,6 +24,7 @@ import { report, timed } from '../../testkit/faults.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
+import { CapturedLog } from '../../testkit/capturedlog.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('skew');
@@ -37,6 +38,13 @@ let sandbox: Sandbox;
 let hub: KubeHttp;
 let spokes: Map<string, KubeHttp>;
 let controller: RunningHub;
+/** The hub's log: what it saw of spoke-1's reports and heartbeats, for a failure message. */
+const hubLog = new CapturedLog();
+const reportTrail = (): string =>
+  hubLog.lines
+    .filter((l) => l.includes('"spoke agent report') || l.includes('"spoke agent heartbeat'))
+    .slice(-30)
+    .join('');
 
 before(async () => {
   sandbox = await testSandbox();
@@ -51,7 +59,7 @@ before(async () => {
   await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
   await apply(hub, gateway(ns, 'gw', className, 'spoke-1'));
   await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
-  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, spokeReportStaleAfterMs: STALE_MS });
+  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, spokeReportStaleAfterMs: STALE_MS, logger: hubLog.logger('debug') });
   await apply(hub, authPolicy(ns, POLICY, 'gw'));
   // The first copy needs a report that shows its name free: an agent in step with the hub, stopped once it is placed.
   const agent = await startSpoke(sandbox.kubeConfig('spoke-1'), 'spoke-1', SPOKE_CONFIG, { reportHeartbeatMs: 1_000 });
@@ -116,7 +124,7 @@ async function reportedBySkewedAgent(skewMs: number, localName: string): Promise
 test('l. a spoke clock an hour behind: its report still counts while fresh on the hub clock, then stops counting', async () => {
   const withdrawnMs = await timed(() => reportedBySkewedAgent(-HOUR_MS, 'local-behind'));
   const staleMs = await timed(() => awaitingStaleReport());
-  assert.ok(staleMs >= STALE_MS / 2, `the report counted for a while (${staleMs} ms) before it went stale`);
+  assert.ok(staleMs >= STALE_MS / 2, `the report counted for a while (${staleMs} ms) before it went stale; what the hub saw of spoke-1's reports and heartbeats:\n${reportTrail()}`);
   assert.equal(await copy(), undefined, 'the stale report places nothing: the copy the local policy kept off stays off');
   report('l (spoke clock an hour behind)', { withdrawnMs, staleMs });
   await remove(spokes.get('spoke-1')!, authPolicy(ns, 'local-behind', 'gw'));

@@ -13,6 +13,7 @@
 // spoke's agent): the bench clusters have no agent.
 import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { CONTROLLER_LABEL, POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../../../src/core/metadatakeys.ts';
@@ -44,7 +45,10 @@ function edited(policy: KubeObject): KubeObject {
   return authPolicy(policy.metadata.namespace ?? '', policy.metadata.name, 'gw', { rules: { authorization: { deny: { opa: { rego: 'allow = input.context.request.http.method == "GET"' } } } } });
 }
 
-async function inUseBytes(url: string): Promise<number> {
+/** etcd's bytes in use after a physical compaction, once its backend committed it. */
+async function inUseBytes(sandbox: Bench['sandbox'], url: string): Promise<number> {
+  await compactEtcd(sandbox);
+  await sleep(2_000);
   const db = await etcdDb(url);
   return db ? db.inUseMiB * 2 ** 20 : NaN;
 }
@@ -95,8 +99,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
   }
 
   // ---- 2. policy-sync's fan-out in bundles ----
-  await compactEtcd(sandbox);
-  const inUseBefore = await inUseBytes(etcd.url);
+  const inUseBefore = await inUseBytes(sandbox, etcd.url);
   const expected = hashes(worksFor(policies, ns, clusters, controllerName, crdUid));
   const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)}`, expand: copiesOf }, readSpecHash).start();
   const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
@@ -142,8 +145,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     log(`policy-sync: ${N} copies in ${bundles} bundles in ${(ms / 1000).toFixed(2)} s (${(ms / floor.createMs).toFixed(2)} × the bare creates), ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
     const afterFanout = await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS });
     const fanoutRss = rssOf(controller.pid);
-    await compactEtcd(sandbox);
-    const inUseAfter = await inUseBytes(etcd.url);
+    const inUseAfter = await inUseBytes(sandbox, etcd.url);
 
     // ---- 3. restart on the unchanged world ----
     await sandbox.remove(PS_COMPONENT, 15_000);
