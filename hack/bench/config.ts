@@ -105,8 +105,8 @@ export function parseConfig(args: string[]): BenchConfig {
     },
   });
   if (flags.quick && flags.scale) throw new Error('--quick and --scale exclude each other');
-  if (flags.fleet && (flags.quick || flags.scale || flags.only !== undefined || flags['cpu-prof'] || flags.rounds !== undefined)) {
-    throw new Error('--fleet excludes --quick, --scale, --only, --cpu-prof and --rounds');
+  if (flags.fleet && (flags.quick || flags.scale || flags.only !== undefined || flags.rounds !== undefined)) {
+    throw new Error('--fleet excludes --quick, --scale, --only and --rounds');
   }
   const FLEET = flags.fleet;
   if (flags.only !== undefined && flags.only !== 'variants') throw new Error(`--only takes one workload, \`variants\`; got ${flags.only}`);

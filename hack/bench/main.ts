@@ -103,6 +103,7 @@ async function main(cfg: BenchConfig): Promise<number> {
       console.log(formatScaleTable(result));
     } else if (result.mode === 'fleet') {
       console.log(formatFleetTable(result));
+      if (result.profile?.restart) console.log(`\nCPU profile, restarted controller (start-up, edit, CLI reads): ${formatProfile(result.profile.restart)}`);
     } else if (result.mode === 'variants') {
       console.log(formatVariantsTable(result));
       if (result.profile?.fanout) console.log(`\nCPU profile, variants fan-out: ${formatProfile(result.profile.fanout)}`);

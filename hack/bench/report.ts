@@ -315,6 +315,8 @@ export interface FleetResult {
   etcd: { bytesPerPlacement: number; inUseMiB: number; quotaMiB: number };
   cli: { statusMs: number; explainMs: number };
   annotation: { bytes: number; budgetBytes: number; summary?: unknown };
+  /** With --cpu-prof: the restarted controller's profile. */
+  profile?: { restart?: ProfileSummary };
 }
 
 /** The fleet mode's goals (issue 32). */

@@ -382,6 +382,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     reporter.workChanged(c, keys.policies);
     if (keys.spokeConfig) pokeSpokeConfig();
     if (c.type === 'ADDED' && keys.policies.length > 0 && policyWorks.confirmsCreate(c.object)) return;
+    if (keys.policies.length > 0 && policyWorks.confirmsBundledPut(c)) return;
     // Often a status change: its policy at once, or at the end of its coalescing window — but at once while
     // a Progressive rollout of it waits on that verdict (the window would delay each wave, not just a write).
     for (const key of keys.policies) queues.policies.addAfter(key, rollouts.progressing(key) ? 0 : reporter.delay(key));

@@ -29,6 +29,7 @@ import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
 import { readSpecHash, type ManifestWork } from '../core/works/manifestwork.ts';
 import { agentTakingUp } from '../core/works/workstate.ts';
 import { bundleOf } from '../core/works/bundle.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
 import { routeCopies, type WorkShape } from '../core/works/copyroutes.ts';
 import type { BundleWriter, CopyDrop } from './bundlewriter.ts';
 import { Backoff } from '../runtime/backoff.ts';
@@ -126,6 +127,19 @@ export class WorkApplier {
    */
   confirmsCreate(work: KubeObject): boolean {
     return work.status === undefined && this.expectations.confirm(workKeyOf(work), readSpecHash(work));
+  }
+
+  /**
+   * The same for a copy put into a bundle: a bundled copy that changed to exactly the spec-hash still expected,
+   * its status as it was (the agent has not written since), is this writer's echo and ends its expectation.
+   * Without it, each bundle of a fan-out or an edit coming back reconciles its policy again — C times for one
+   * policy's edit on C clusters.
+   */
+  confirmsBundledPut(change: { type: string; object: KubeObject; old?: KubeObject }): boolean {
+    const { object: copy, old } = change;
+    if (change.type !== 'MODIFIED' || !old || bundleOf(copy) === undefined) return false;
+    if (readSpecHash(old) === readSpecHash(copy) || canonicalJson(old.status ?? null) !== canonicalJson(copy.status ?? null)) return false;
+    return this.expectations.confirm(workKeyOf(copy), readSpecHash(copy));
   }
 
   /**

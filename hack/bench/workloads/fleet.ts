@@ -9,6 +9,7 @@
 //   4. one policy edited, until every cluster's copy has the edit, and the bytes of the bundles it rewrote;
 //   5. `policy-sync status` and `explain` on that policy, each timed as a user runs them; its status annotation's
 //      size and summary.
+// With --cpu-prof the restarted controller is profiled (start-up, the edit, the CLI's reads).
 // Not measured here: the status change of one spoke copy back on the hub (the default run's workload 4, on a real
 // spoke's agent): the bench clusters have no agent.
 import { execFile } from 'node:child_process';
@@ -31,7 +32,8 @@ import { compactEtcd, etcdAlarms, etcdDb, etcdQuotaBytes, etcdUrl } from '../../
 import { AUTH_POLICIES, apply, authPolicy, gateway } from '../../../testkit/fixtures.ts';
 import { FIELD_MANAGER, deleteWorks, hashes, pool, setUpWorld, worksFor } from '../../../testkit/world.ts';
 import { LIFTED_QPS, PS_COMPONENT, STALL_MS, log, type Bench } from '../config.ts';
-import { CpuWindow, planePids, rssOf, startController, startupPass } from '../controller.ts';
+import { CpuWindow, planePids, profileOf, rssOf, startController, startupPass } from '../controller.ts';
+import { profileDir } from './fanout.ts';
 import { machineInfo } from '../harness.ts';
 import type { FleetResult, ScalePoint } from '../report.ts';
 import { Tracker } from '../tracker.ts';
@@ -151,7 +153,9 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     await sandbox.remove(PS_COMPONENT, 15_000);
     const beforeRestart = (await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS })).snapshot;
     log(`restart: starting the controller on ${N} copies in ${bundles} bundles`);
-    controller = await startController(bench, undefined, BUNDLED);
+    // With --cpu-prof, the restarted controller is profiled: its start-up, the edit and the CLI's reads.
+    const restartProfile = profileDir(bench, 'fleet-restart');
+    controller = await startController(bench, restartProfile, BUNDLED);
     const pass = await startupPass(controller, P, PASS_TIMEOUT_MS);
     const afterRestart = await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS });
     const restartRss = rssOf(controller.pid);
@@ -179,6 +183,9 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     const annotation = ((await http.request<KubeObject>('GET', objectPath(AUTH_POLICIES, ns, first.metadata.name))).metadata.annotations ?? {})[STATUS_ANNOTATION] ?? '';
     const summary = readPolicyStatus(annotation)?.summary;
     log(`cli: status ${statusMs.toFixed(0)} ms, explain ${explainMs.toFixed(0)} ms; status annotation ${annotation.length} B`);
+    // The profile is written when the process exits.
+    if (restartProfile) await sandbox.remove(PS_COMPONENT, 15_000);
+    const profile = restartProfile ? profileOf(restartProfile) : undefined;
 
     return {
       version: 1,
@@ -195,6 +202,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       etcd: { bytesPerPlacement: (inUseAfter - inUseBefore) / N, inUseMiB: inUseAfter / 2 ** 20, quotaMiB: etcd.quotaBytes / 2 ** 20 },
       cli: { statusMs, explainMs },
       annotation: { bytes: Buffer.byteLength(annotation), budgetBytes: MAX_STATUS_ANNOTATION_BYTES, ...(summary ? { summary } : {}) },
+      ...(profile ? { profile: { restart: profile } } : {}),
     };
   } finally {
     clearInterval(stallTimer);

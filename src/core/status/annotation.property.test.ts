@@ -151,7 +151,8 @@ test('property: the status annotation always fits its budget, always parses back
 
 test('property: a cut annotation keeps what the CLI rebuilds the rest around: counts, problems, rollout, the clusters no work shows, then those not settled, the failing first', (t) => {
   checkProperty(t, 100, [policyStatus], (status) => {
-    const read = readPolicyStatus(policyStatusAnnotation(status))!;
+    const annotation = policyStatusAnnotation(status);
+    const read = readPolicyStatus(annotation)!;
     const { truncated, ...counts } = read.summary;
     assert.deepEqual(counts, status.summary, 'the counts are the true ones, whatever is cut');
     if (truncated === undefined) return;
@@ -197,6 +198,13 @@ test('property: a cut annotation keeps what the CLI rebuilds the rest around: co
     assert.deepEqual(keptApplied, notSettled.slice(0, keptApplied.length), 'the applied ones kept are the first by rank');
     if (keptApplied.length > 0) assert.equal(keptUnapplied.length, unapplied.length, 'an applied cluster only once every one no work shows is kept');
     assert.equal(kept.size, keptUnapplied.length + keptApplied.length, 'no enforced or overridden applied cluster is kept');
+    // As many as fit: the next cluster in that order would not have.
+    const next = keptUnapplied.length < unapplied.length ? unapplied[keptUnapplied.length] : notSettled[keptApplied.length];
+    if (next !== undefined) {
+      const { statusFeedback: _values, ...entry } = status.clusters![next]!;
+      const grown = Buffer.byteLength(annotation, 'utf8') + Buffer.byteLength(`${JSON.stringify(next)}:${canonicalJson(entry)}`, 'utf8') + (kept.size > 0 ? 1 : 0);
+      assert.ok(grown > MAX_STATUS_ANNOTATION_BYTES, `${next} would have fitted (${grown} bytes)`);
+    }
   });
 });
 

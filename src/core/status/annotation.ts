@@ -42,12 +42,30 @@ export function policyStatusAnnotation(status: PolicyStatus): string {
     // summary counts, and a healthy fleet's annotation stays a summary (a write of it stays small).
     const appliedNotSettled = ranked.filter(([, c]) => c.applied && c.state !== 'Enforced' && c.state !== 'Overridden');
     const withClusters = (entries: readonly [string, ClusterStatus][]): string => canonicalJson({ ...rest, summary, clusters: Object.fromEntries(entries) });
+    // Sizes counted, not texts made: canonical JSON is the base's `"clusters":{}` with each entry's
+    // `"name":value` inside, comma-separated (at a thousand clusters, a text per try cost seconds a reconcile).
+    const base = Buffer.byteLength(withClusters([]), 'utf8');
+    const entryBytes = (entries: readonly [string, ClusterStatus][]): number[] => entries.map(([name, c]) => Buffer.byteLength(`${JSON.stringify(name)}:${canonicalJson(c)}`, 'utf8') + 1);
+    // The largest n in [low, high] whose text — `before` entries already counted in `start`, then the first n of
+    // `bytes` — fits; undefined when even n = low does not.
+    const fitting = (bytes: readonly number[], low: number, high: number, start: number, before: number): number | undefined => {
+      let size = start;
+      let n: number | undefined;
+      for (let i = 0; i <= high; i += 1) {
+        if (i >= low && size - (before + i > 0 ? 1 : 0) <= MAX_STATUS_ANNOTATION_BYTES) n = i;
+        else if (i >= low) break;
+        size += bytes[i] ?? 0;
+      }
+      return n;
+    };
+    const unappliedBytes = entryBytes(unapplied);
     // Every cluster no work shows, and as many of the applied ones not settled as fit, the failing first.
-    const everyUnapplied = largestFitting(unapplied.length > 0 ? 0 : 1, appliedNotSettled.length, (n) => withClusters([...unapplied, ...appliedNotSettled.slice(0, n)]));
-    if (everyUnapplied !== undefined) return everyUnapplied;
+    const allUnapplied = base + unappliedBytes.reduce((a, b) => a + b, 0);
+    const everyUnapplied = fitting(entryBytes(appliedNotSettled), unapplied.length > 0 ? 0 : 1, appliedNotSettled.length, allUnapplied, unapplied.length);
+    if (everyUnapplied !== undefined) return withClusters([...unapplied, ...appliedNotSettled.slice(0, everyUnapplied)]);
     // Not even those: as many of them as fit, the failing first.
-    const someUnapplied = largestFitting(1, unapplied.length - 1, (n) => withClusters(unapplied.slice(0, n)));
-    if (someUnapplied !== undefined) return someUnapplied;
+    const someUnapplied = fitting(unappliedBytes, 1, unapplied.length - 1, base, 0);
+    if (someUnapplied !== undefined) return withClusters(unapplied.slice(0, someUnapplied));
   }
   const withoutClusters = canonicalJson({ ...rest, summary });
   if (fits(withoutClusters) || rest.problems === undefined) return withoutClusters;
