@@ -217,7 +217,8 @@ export class BundleWriter {
       }
       drop.add(name);
     }
-    const { writes, deletes } = packBundles({ cluster: p.cluster, namespace: p.namespace, observed, put: [...p.puts.values()], drop, capBytes: this.deps.capBytes, controller: this.deps.controller });
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { writes, deletes } = packBundles({ cluster: p.cluster, namespace: p.namespace, observed, put: [...p.puts.values()], drop, capBytes: this.deps.capBytes, controller: this.deps.controller, now });
     await Promise.all([...writes.map((w) => this.writeOne(key, w)), ...deletes.map((d) => this.deleteOne(key, d))]);
     for (const name of drop) this.deps.logger.info({ cluster: p.cluster, work: name }, 'copy dropped from its bundle');
     if (writes.length + deletes.length > 0) {

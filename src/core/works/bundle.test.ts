@@ -204,3 +204,21 @@ function withAgentStatus(bundle: KubeObject, generation: number, editedWork?: st
     },
   };
 }
+
+test('a copy is dated by its own entry, not by its bundle: a neighbour’s edit leaves it the same copy work, the edited one dated anew', () => {
+  const written = (bundle: BundleWork, observed: KubeObject | undefined, time: string): KubeObject => {
+    const s = stored(bundle, observed);
+    return { ...s, metadata: { ...s.metadata, managedFields: [{ manager: 'policy-sync', operation: 'Update', time }] } };
+  };
+  const [{ bundle }] = pack({ put: copies(2), now: '2026-11-29T08:00:00Z' }).writes as [{ bundle: BundleWork }];
+  const first = written(bundle, undefined, '2026-11-29T08:00:00Z');
+  const edited = copies(2, 'shop', (i) => (i === 1 ? { rules: { authentication: { other: {} } } } : {}));
+  const [{ bundle: next }] = pack({ observed: [first], put: edited, now: '2026-11-29T09:00:00Z' }).writes as [{ bundle: BundleWork }];
+  const second = written(next, first, '2026-11-29T09:00:00Z');
+  const [a0, a1] = unpackBundle(first)!;
+  const [b0, b1] = unpackBundle(second)!;
+  assert.ok(sameCopy(a0!, b0!), 'the neighbour is the same copy work: no change to reconcile');
+  assert.ok(!sameCopy(a1!, b1!));
+  assert.deepEqual(b0!.metadata.managedFields, [{ manager: 'policy-sync', operation: 'Update', time: '2026-11-29T08:00:00Z' }]);
+  assert.deepEqual(b1!.metadata.managedFields, [{ manager: 'policy-sync', operation: 'Update', time: '2026-11-29T09:00:00Z' }]);
+});

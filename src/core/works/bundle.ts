@@ -52,6 +52,12 @@ export interface BundleEntry {
   resource: string;
   /** The bundle generation from which the agent is asked to apply the copy as it is now. */
   since: number;
+  /**
+   * When (the hub's wall clock, RFC 3339) the hub last wrote this copy as it is: the copy work's own last spec
+   * write, which a neighbour's write leaves alone (feedback.ts dates an apply by it). Absent in entries written
+   * before it was recorded.
+   */
+  at?: string;
 }
 
 const entrySchema = z.object({
@@ -60,6 +66,7 @@ const entrySchema = z.object({
   annotations: z.record(z.string(), z.string()),
   resource: z.string().min(1),
   since: z.number().int().positive(),
+  at: z.string().optional(),
 });
 const entriesSchema = z.array(entrySchema);
 
@@ -136,7 +143,8 @@ export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
   const manifests = spec.workload.manifests;
   const statuses = (bundle.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
   const orphaned = spec.deleteOption.propagationPolicy === 'SelectivelyOrphan' ? spec.deleteOption.selectivelyOrphans.orphaningRules : [];
-  const { labels: _l, annotations: _a, name: _n, ...shared } = bundle.metadata;
+  // The bundle's managed fields date every write of it, a neighbour's too: a copy's are its entry's own `at`.
+  const { labels: _l, annotations: _a, name: _n, managedFields: _m, ...shared } = bundle.metadata;
   return entries.map((entry, i) => {
     const manifest = manifests[i]!;
     const group = apiGroup(manifest.apiVersion);
@@ -154,7 +162,15 @@ export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
     const work: ManifestWork = {
       apiVersion: WORK_API_VERSION,
       kind: WORK_KIND,
-      metadata: { ...shared, name: entry.work, namespace: bundle.metadata.namespace ?? '', generation: entry.since, labels: entry.labels, annotations: entry.annotations },
+      metadata: {
+        ...shared,
+        name: entry.work,
+        namespace: bundle.metadata.namespace ?? '',
+        generation: entry.since,
+        labels: entry.labels,
+        annotations: entry.annotations,
+        ...(entry.at ? { managedFields: [{ manager: 'policy-sync', operation: 'Update', time: entry.at }] } : {}),
+      },
       spec: {
         workload: { manifests: [manifest] },
         deleteOption: { propagationPolicy: orphan ? 'Orphan' : 'Foreground' },
@@ -229,6 +245,8 @@ export interface BundleChanges {
   capBytes: number;
   /** controllerLabelValue of this controller. */
   controller: string;
+  /** The hub's wall clock now (RFC 3339): the `at` of the entries this write changes. */
+  now?: string;
 }
 
 export interface BundleWrite {
@@ -301,7 +319,7 @@ export function packBundles(changes: BundleChanges): PackedBundles {
     const before = home.items[at]!;
     const sameCopy = canonicalJson(before.manifest) === canonicalJson(manifest) && canonicalJson(before.config ?? null) === canonicalJson(config ?? null) && before.orphan === item.orphan;
     // Unchanged content keeps its `since`.
-    home.items[at] = sameCopy ? { ...item, entry: { ...item.entry, since: before.entry.since }, changed: false } : item;
+    home.items[at] = sameCopy ? { ...item, entry: { ...item.entry, since: before.entry.since, ...(before.entry.at ? { at: before.entry.at } : {}) }, changed: false } : item;
   }
   const sizes = new Map(slots.map((slot) => [slot, sizeOf(slot)]));
   for (const item of fresh) {
@@ -329,7 +347,7 @@ export function packBundles(changes: BundleChanges): PackedBundles {
     }
     // A spec change moves the generation by exactly one: the write is an update fenced on the observed resourceVersion.
     const next = slot.observed ? (slot.observed.metadata.generation ?? 0) + 1 : 1;
-    const entries = slot.items.map((item) => (item.changed ? { ...item.entry, since: next } : item.entry));
+    const entries = slot.items.map((item) => (item.changed ? { ...item.entry, since: next, ...(changes.now ? { at: changes.now } : {}) } : item.entry));
     const bundle = buildBundle(changes, slot.index, entries, slot.items);
     if (slot.observed && sameBundle(bundle, slot.observed)) continue;
     writes.push(slot.observed ? { bundle, observed: slot.observed } : { bundle });
