@@ -31,12 +31,13 @@ import { delta, waitQuiet } from '../../../testkit/counters.ts';
 import { compactEtcd, etcdAlarms, etcdDb, etcdQuotaBytes, etcdUrl } from '../../../testkit/etcd.ts';
 import { AUTH_POLICIES, apply, authPolicy, gateway } from '../../../testkit/fixtures.ts';
 import { FIELD_MANAGER, deleteWorks, hashes, pool, setUpWorld, worksFor } from '../../../testkit/world.ts';
-import { LIFTED_QPS, PS_COMPONENT, STALL_MS, log, type Bench } from '../config.ts';
+import { LIFTED_QPS, PS_COMPONENT, log, type Bench } from '../config.ts';
 import { CpuWindow, planePids, profileOf, rssOf, startController, startupPass } from '../controller.ts';
 import { profileDir } from './fanout.ts';
 import { machineInfo } from '../harness.ts';
-import type { FleetResult, ScalePoint } from '../report.ts';
+import type { FleetResult } from '../report.ts';
 import { Tracker } from '../tracker.ts';
+import { costCurve, watchStall } from '../fanoutwatch.ts';
 import { fanoutWrites, report } from '../writes.ts';
 
 const BUNDLED = ['--work-shape=bundled'];
@@ -107,7 +108,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
   const annotations = await new Tracker(http, AUTH_POLICIES, { namespace: ns }, (p) => p.metadata.annotations?.[POLICIES_SYNCED_ANNOTATION]).start();
   const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
   const checkpoints = [...new Set([Math.round(N / 10), Math.round(N / 2), N])].filter((k) => k > 0);
-  let stallTimer: NodeJS.Timeout | undefined;
+  let stall: ReturnType<typeof watchStall> | undefined;
   try {
     log('policy-sync (bundled): starting the controller');
     let controller = await startController(bench, undefined, BUNDLED);
@@ -125,24 +126,14 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
         return { ...point, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}) };
       }),
     );
-    const stalled = new Promise<never>((_, reject) => {
-      let [last, since] = [-1, Date.now()];
-      stallTimer = setInterval(() => {
-        if (works.matched !== last) [last, since] = [works.matched, Date.now()];
-        else if (Date.now() - since > STALL_MS) reject(new Error(`the fan-out stalled at ${works.matched} of ${N} copies (see ${controller.log})`));
-      }, 10_000);
-    });
-    void stalled.catch(() => undefined);
+    stall = watchStall(works, N, 'copies', controller.log, etcd.url);
     await apply(http, gateway(ns, 'gw', className, 'bench'));
-    const ms = (await Promise.race([allCopies, stalled])) - start;
-    clearInterval(stallTimer);
+    const ms = (await Promise.race([allCopies, stall.stalled])) - start;
+    stall.stop();
     const annotatedMs = (await allAnnotated) - start;
     const cpuSeconds = cpu.end();
     const reached = await Promise.all(points);
-    const curve: ScalePoint[] = reached.map((p, i) => {
-      const prev = i === 0 ? { works: 0, elapsedMs: 0 } : reached[i - 1]!;
-      return { ...p, segmentWorksPerSecond: (p.works - prev.works) / Math.max(0.001, (p.elapsedMs - prev.elapsedMs) / 1000) };
-    });
+    const curve = costCurve(reached);
     const bundles = works.objects;
     log(`policy-sync: ${N} copies in ${bundles} bundles in ${(ms / 1000).toFixed(2)} s (${(ms / floor.createMs).toFixed(2)} × the bare creates), ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
     const afterFanout = await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS });
@@ -205,7 +196,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       ...(profile ? { profile: { restart: profile } } : {}),
     };
   } finally {
-    clearInterval(stallTimer);
+    stall?.stop();
     await works.stop();
     await annotations.stop();
   }

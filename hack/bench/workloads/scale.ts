@@ -13,11 +13,12 @@ import { delta, waitQuiet } from '../../../testkit/counters.ts';
 import { etcdAlarms, etcdDb, etcdQuotaBytes, etcdUrl } from '../../../testkit/etcd.ts';
 import { AUTH_POLICIES, apply, gateway } from '../../../testkit/fixtures.ts';
 import { hashes, setUpWorld, worksFor } from '../../../testkit/world.ts';
-import { LIFTED_QPS, PS_COMPONENT, STALL_MS, log, type Bench } from '../config.ts';
+import { LIFTED_QPS, PS_COMPONENT, log, type Bench } from '../config.ts';
 import { CpuWindow, controllerMetrics, metricValue, planePids, resetPeakRss, rssOf, startController, startupPass } from '../controller.ts';
 import { machineInfo } from '../harness.ts';
-import type { ScalePoint, ScaleResult } from '../report.ts';
+import type { ScaleResult } from '../report.ts';
 import { Tracker } from '../tracker.ts';
+import { costCurve, watchStall } from '../fanoutwatch.ts';
 import { fanoutWrites, report } from '../writes.ts';
 
 /**
@@ -73,7 +74,7 @@ export async function scale(bench: Bench, startedAt: Date): Promise<ScaleResult>
   const synced = new Map(policies.map((p) => [`${ns}/${p.metadata.name}`, policiesSyncedAnnotation(clusters.map((cluster) => ({ cluster, name: p.metadata.name, namespace: ns }))) ?? '']));
   // 10k / 50k / 100k of the full run; the same fractions of a smaller world.
   const checkpoints = [...new Set([Math.round(N / 10), Math.round(N / 2), N])].filter((k) => k > 0);
-  let stallTimer: NodeJS.Timeout | undefined;
+  let stall: ReturnType<typeof watchStall> | undefined;
   try {
     log('policy-sync: starting the controller');
     let controller = await startController(bench);
@@ -101,29 +102,14 @@ export async function scale(bench: Bench, startedAt: Date): Promise<ScaleResult>
       }),
     );
     // A fan-out whose works stop appearing fails in minutes rather than at the hour's timeout.
-    const stalled = new Promise<never>((_, reject) => {
-      let [last, since] = [-1, Date.now()];
-      stallTimer = setInterval(() => {
-        if (works.matched !== last) [last, since] = [works.matched, Date.now()];
-        else if (Date.now() - since > STALL_MS) {
-          clearInterval(stallTimer);
-          void etcdAlarms(etcd.url).then((a) =>
-            reject(new Error(`the fan-out stalled: ${works.matched} of ${N} works as expected (${works.seen.size} seen) for ${STALL_MS / 60_000} min${a.length ? `; etcd alarms: ${a.join(', ')}` : ''} (see ${controller.log})`)),
-          );
-        }
-      }, 10_000);
-    });
-    void stalled.catch(() => undefined);
+    stall = watchStall(works, N, 'works', controller.log, etcd.url);
     await apply(http, gateway(ns, 'gw', className, 'bench'));
-    const ms = (await Promise.race([allWorks, stalled])) - start;
-    clearInterval(stallTimer);
+    const ms = (await Promise.race([allWorks, stall.stalled])) - start;
+    stall.stop();
     const annotatedMs = (await allAnnotated) - start;
     const cpuSeconds = cpu.end();
     const reached = await Promise.all(points);
-    const curve: ScalePoint[] = reached.map((p, i) => {
-      const prev = i === 0 ? { works: 0, elapsedMs: 0 } : reached[i - 1]!;
-      return { ...p, segmentWorksPerSecond: (p.works - prev.works) / Math.max(0.001, (p.elapsedMs - prev.elapsedMs) / 1000) };
-    });
+    const curve = costCurve(reached);
     log(`policy-sync: ${N} works in ${(ms / 1000).toFixed(2)} s, ${P} policies annotated in ${(annotatedMs / 1000).toFixed(2)} s`);
     const afterFanout = await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS });
     const reconciles = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' }) - reconcilesBefore;
@@ -187,7 +173,7 @@ export async function scale(bench: Bench, startedAt: Date): Promise<ScaleResult>
       plane: { apiserverPeakRssMiB: apiserverPeakMiB, apiserverPeakSinceFanout, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}), etcdQuotaMiB: etcd.quotaBytes / 2 ** 20 },
     };
   } finally {
-    clearInterval(stallTimer);
+    stall?.stop();
     await works.stop();
     await annotations.stop();
   }
