@@ -65,12 +65,15 @@ export class HubCaches implements HubLookups {
     this.managedClusters = informer('managedclusters', RESOURCES.managedClusters);
     this.clusterSets = informer('managedclustersets', RESOURCES.managedClusterSets);
     this.bindings = informer('managedclustersetbindings', RESOURCES.managedClusterSetBindings);
-    this.workObjects = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workCacheView());
+    // One table for the stored works and the copies unpacked from bundles: the copies of one policy on every
+    // cluster share its manifest, labels, annotations and config, and every copy its condition names.
+    const workView = workCacheView();
+    this.workObjects = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workView);
     this.workObjects.store.addIndex(BY_BUNDLE, (w) => {
       const namespaceHash = w.metadata.labels?.[BUNDLE_LABEL];
       return namespaceHash && isBundle(w) ? [`${w.metadata.namespace ?? ''}/${namespaceHash}`] : [];
     });
-    this.works = new DerivedStore(this.workObjects, { derive: copiesOf, choose: preferredCopy, same: sameCopy });
+    this.works = new DerivedStore(this.workObjects, { derive: (work) => copiesOf(work, workView), choose: preferredCopy, same: sameCopy });
 
     this.variants = informer('policyvariants', RESOURCES.policyVariants);
     this.variants.store.addIndex(BY_VARIANT_TARGET, variantTarget);

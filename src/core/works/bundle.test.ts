@@ -7,6 +7,7 @@ import { BUNDLE_COPIES_ANNOTATION, bundleIndex, bundleName, bundleOf, configFor,
 import { readClusterFeedback } from './feedback.ts';
 import { controllerLabelValue, type ManifestWork } from './manifestwork.ts';
 import { workState } from './workstate.ts';
+import { workCacheView } from '../cacheview.ts';
 
 const CONTROLLER = controllerLabelValue('example.com/policy-sync');
 const CLUSTER = 'c1';
@@ -221,4 +222,40 @@ test('a copy is dated by its own entry, not by its bundle: a neighbour’s edit 
   assert.ok(!sameCopy(a1!, b1!));
   assert.deepEqual(b0!.metadata.managedFields, [{ manager: 'policy-sync', operation: 'Update', time: '2026-11-29T08:00:00Z' }]);
   assert.deepEqual(b1!.metadata.managedFields, [{ manager: 'policy-sync', operation: 'Update', time: '2026-11-29T09:00:00Z' }]);
+});
+
+test('copies unpacked through a cache’s view: one policy’s copies on two clusters share what they hold alike, and every reader answers as on the plain copies', () => {
+  const view = workCacheView();
+  const bundlesOf = (cluster: string) => {
+    const works = worksFor(
+      Array.from({ length: 3 }, (_, i) => ({ ...authPolicy('shop', `p${i}`, 'gw'), metadata: { name: `p${i}`, namespace: 'shop', uid: `uid-${i}`, generation: 1 } })),
+      'shop',
+      [cluster],
+      'example.com/policy-sync',
+    );
+    const [{ bundle }] = packBundles({ cluster, namespace: 'shop', observed: [], put: works, drop: new Set(), capBytes: 16 * 1024, controller: CONTROLLER, now: '2026-11-29T08:00:00Z' }).writes as [{ bundle: BundleWork }];
+    // As the watcher hands it over: parsed, nothing frozen or shared yet.
+    return JSON.parse(JSON.stringify(withAgentStatus(stored(bundle), 1))) as KubeObject;
+  };
+  // The first cluster's objects hold strings the table meets for the first time: kept, not shared (intern.ts).
+  copiesOf(view(bundlesOf('c0')), view);
+  const [c1, c2] = [bundlesOf('c1'), bundlesOf('c2')];
+  const plain = copiesOf(c1);
+  const kept1 = copiesOf(view(c1), view);
+  const kept2 = copiesOf(view(c2), view);
+  assert.equal(kept1.length, 3);
+  kept1.forEach((kept, i) => {
+    const other = kept2[i]!;
+    assert.equal(kept.spec, other.spec, 'one spec object for the policy’s copies on both clusters');
+    assert.equal(kept.metadata.labels, other.metadata.labels);
+    assert.equal(kept.status, other.status, 'alike status, held once');
+    assert.ok(Object.isFrozen(kept.spec));
+    assert.equal(bundleOf(kept), c1.metadata.name, 'still known as carried by its bundle');
+    const whole = plain[i]!;
+    assert.equal(workState(kept), workState(whole));
+    assert.deepEqual(readClusterFeedback(kept), readClusterFeedback(whole));
+    assert.deepEqual(kept.spec!.workload, whole.spec!.workload);
+    assert.deepEqual(kept.metadata.annotations, whole.metadata.annotations);
+    assert.equal(kept.metadata.generation, whole.metadata.generation);
+  });
 });

@@ -135,8 +135,11 @@ export function configFor(configs: readonly ManifestConfig[], group: string, res
  * status — its Applied and Available conditions, an observedGeneration of `since` or later read as `since` (so a
  * neighbour's change leaves this copy applied, and its copy work unchanged but for the resourceVersion), and its
  * manifest status at ordinal 0. Undefined for a bundle whose entries do not parse.
+ *
+ * `view` is what a cache keeps of each copy work (cacheview.ts workCacheView: what the copies of one policy on a
+ * thousand clusters hold alike, held once); the copy work returned is the one it gives.
  */
-export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
+export function unpackBundle(bundle: KubeObject, view: CopyView = (work) => work): ManifestWork[] | undefined {
   const entries = readEntries(bundle);
   if (!entries) return undefined;
   const spec = bundle.spec as BundleWork['spec'];
@@ -178,8 +181,9 @@ export function unpackBundle(bundle: KubeObject): ManifestWork[] | undefined {
       },
     };
     if (reported) work.status = { conditions, resourceStatus: { manifests: [{ ...reported, resourceMeta: { ...reported.resourceMeta, ordinal: 0 }, conditions: (reported.conditions ?? []).map(current) }] } };
-    carriedBy.set(work, bundle.metadata.name);
-    return work;
+    const kept = view(work);
+    carriedBy.set(kept, bundle.metadata.name);
+    return kept;
   });
 }
 
@@ -191,9 +195,15 @@ export function bundleOf(copy: KubeObject): string | undefined {
   return carriedBy.get(copy);
 }
 
-/** The copy works a work carries: a bundle's (none when its entries do not parse: nobody's), else the work itself. */
-export function copiesOf(work: KubeObject): readonly KubeObject[] {
-  return isBundle(work) ? (unpackBundle(work) ?? []) : [work];
+/** What a cache keeps of a copy work (unpackBundle). */
+export type CopyView = (work: ManifestWork) => ManifestWork;
+
+/**
+ * The copy works a work carries: a bundle's (none when its entries do not parse: nobody's), each as `view` keeps
+ * it, else the work itself.
+ */
+export function copiesOf(work: KubeObject, view?: CopyView): readonly KubeObject[] {
+  return isBundle(work) ? (unpackBundle(work, view) ?? []) : [work];
 }
 
 /**
