@@ -123,7 +123,15 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   const targeted = new Set(readTargets(policy).map((t) => namespacedKey(t.namespace ?? policy.metadata.namespace ?? '', t.name)));
   const laneRefused = uniqueByCluster(lanes.filter((c) => targeted.has(c.refused) && !desired.works.has(c.cluster) && !desired.tooLarge.includes(c.cluster)));
   // A work an earlier version named is updated under its name, never renamed (a rename would delete the copy).
-  for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observed));
+  // Each cluster's desired work against that cluster's observed works alone: against all of them, a policy on a
+  // thousand clusters read a million works per reconcile.
+  const observedOn = new Map<string, KubeObject[]>();
+  for (const w of observed) {
+    const on = observedOn.get(w.metadata.namespace ?? '');
+    if (on) on.push(w);
+    else observedOn.set(w.metadata.namespace ?? '', [w]);
+  }
+  for (const [cluster, work] of desired.works) desired.works.set(cluster, adoptLegacyName(work, observedOn.get(work.metadata.namespace ?? '') ?? []));
   // A spoke report refused (schema, caps) says nothing of local policies there: the policy says so (a first
   // copy waits below; a copy already placed is kept and updated).
   // What each cluster's agent vouches for, read once per pass (several stages ask).
