@@ -55,6 +55,7 @@ import { SpokeReports } from './spokereports.ts';
 import { StatusReporter } from './statusreporter.ts';
 import { WorkApplier } from './workapplier.ts';
 import { BundleWriter } from './bundlewriter.ts';
+import { isBundle } from '../core/works/bundle.ts';
 import type { WorkShape } from '../core/works/copyroutes.ts';
 import { controllerLabelValue } from '../core/works/manifestwork.ts';
 
@@ -377,6 +378,10 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       else reports.observe(cluster, work);
     });
   }
+  // What the writer remembers of its own writes goes as soon as the cache shows them.
+  caches.workObjects.onChange((c) => {
+    if (isBundle(c.object)) bundles.cached(c.object, c.type === 'DELETED');
+  });
   caches.works.onChange((c) => {
     const keys = routeWorkChange(c, caches);
     reporter.workChanged(c, keys.policies);

@@ -139,6 +139,31 @@ test('a cache behind the apiserver: the update conflicts, the writer packs again
   for (const wr of [first, other, lagging]) wr.stop();
 });
 
+test('what the writer remembers of its own writes goes once the cache shows them, and the next write packs over the cache', async () => {
+  const ns = await downstream();
+  const w = writer();
+  let wired = true;
+  works.onChange((c) => {
+    if (wired && isBundle(c.object)) w.cached(c.object, c.type === 'DELETED');
+  });
+  try {
+    await w.submit('owner', copies(ns, ['m', 'n']), []);
+    const edited = worksFor([{ ...authPolicy(ns, 'm', 'gw', { edited: true }), metadata: { name: 'm', namespace: ns, uid: 'uid-m', generation: 2 } }], ns, [SPOKE], CONTROLLER_NAME);
+    await w.submit('owner', edited, []);
+    await eventually(() => Promise.resolve(w.remembered === 0), { what: 'the writer to forget the writes the cache shows', timeoutMs: WITHIN_MS });
+    const audit = AuditCursor.at(sandbox, 'hub');
+    const again = worksFor([{ ...authPolicy(ns, 'n', 'gw', { edited: true }), metadata: { name: 'n', namespace: ns, uid: 'uid-n', generation: 2 } }], ns, [SPOKE], CONTROLLER_NAME);
+    await w.submit('owner', again, []);
+    const writes = audit.since().filter((x) => x.resource === 'manifestworks' && x.namespace === SPOKE && x.verb === 'update' && x.name?.startsWith('ps-'));
+    assert.deepEqual(writes.map((x) => x.code), [200], writes.map(describeWrite).join('\n'));
+    const carried = cached(SPOKE, ns).flatMap((b) => unpackBundle(b) ?? []);
+    await eventually(() => Promise.resolve(cached(SPOKE, ns).flatMap((b) => unpackBundle(b) ?? []).map((c) => readSpecHash(c)).sort().join() === [...edited, ...again].map((c) => readSpecHash(c)).sort().join()), { what: 'both edits in the bundle', timeoutMs: WITHIN_MS, context: () => carried.map((c) => c.metadata.name).join() });
+  } finally {
+    wired = false;
+    w.stop();
+  }
+});
+
 test('stopped before its linger ends, the writer writes nothing and tells the owners', async () => {
   const ns = await downstream();
   const w = writer({ lingerMs: 1_000 });
