@@ -14,15 +14,15 @@ export async function hubStatus<T = PolicyStatus>(http: KubeHttp, resource: Reso
   return text === undefined ? undefined : (JSON.parse(text) as T);
 }
 
-/** Accepted and Enforced (with `enforcedMessage`) on a spoke copy, as the spoke's policy controller would write them. */
-export async function writeSpokeStatus(spoke: KubeHttp, resource: ResourceRef, namespace: string, name: string, enforcedMessage: string): Promise<void> {
+/** Accepted and Enforced (`enforced`, with `enforcedMessage`) on a spoke copy, as the spoke's policy controller would write them. */
+export async function writeSpokeStatus(spoke: KubeHttp, resource: ResourceRef, namespace: string, name: string, enforcedMessage: string, enforced: 'True' | 'False' = 'True'): Promise<void> {
   const copy = await get(spoke, resource, namespace, name);
   if (!copy) throw new Error(`no copy ${namespace}/${name} on the spoke`);
   const generation = copy.metadata.generation;
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const conditions: Condition[] = [
     { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'AuthPolicy has been accepted', observedGeneration: generation, lastTransitionTime: now },
-    { type: 'Enforced', status: 'True', reason: 'Enforced', message: enforcedMessage, observedGeneration: generation, lastTransitionTime: now },
+    { type: 'Enforced', status: enforced, reason: enforced === 'True' ? 'Enforced' : 'Unknown', message: enforcedMessage, observedGeneration: generation, lastTransitionTime: now },
   ];
   await mergePatch(spoke, resource, namespace, name, { status: { conditions } }, { subresource: 'status', fieldManager: 'kuadrant-policy-controller' });
 }

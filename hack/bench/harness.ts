@@ -8,19 +8,38 @@ import { CONTROLLER_LABEL } from '../../src/core/metadatakeys.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
+import { mergePatch } from '../../src/kube/writes.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { repoRoot } from '../../testkit/sandbox/layout.ts';
-import { BENCH_LABEL, deleteIfPresent, deleteWorks, listAll, removeReplicaSets } from '../../testkit/world.ts';
-import { SPOKE, log, type Bench } from './config.ts';
+import { BENCH_LABEL, CLUSTER_SET_LABEL, FIELD_MANAGER, applyObject, deleteIfPresent, deleteWorks, listAll, removeReplicaSets } from '../../testkit/world.ts';
+import { SPOKE, SPOKE_CLUSTER_SET, log, type Bench } from './config.ts';
 import type { BenchResult } from './report.ts';
 
-/** What an interrupted run may have left: replica sets (with finalizers), works on the bench clusters, run namespaces. */
+/**
+ * What an interrupted run may have left: replica sets (with finalizers), works on the bench clusters, run
+ * namespaces, the bench's spoke in the fleet's cluster set.
+ */
 export async function cleanLeftovers(bench: Pick<Bench, 'cfg' | 'http' | 'cleanupHttp' | 'spokeHttp'>): Promise<void> {
   const { http, cleanupHttp } = bench;
+  await joinClusterSet(http, SPOKE_CLUSTER_SET);
   await removeReplicaSets(http);
   const benchClusters = (await listAll(http, RESOURCES.namespaces, undefined, `${BENCH_LABEL}=cluster`)).map((n) => n.metadata.name);
   await deleteWorks(cleanupHttp, benchClusters, undefined, log);
   await cleanRun(bench, true, true);
+}
+
+/**
+ * Puts the bench's spoke (the one cluster with a work agent) in cluster set `set` (made if missing): its own
+ * (SPOKE_CLUSTER_SET) for workload 4, the fleet's for the fleet mode's feedback. Each run starts with it in its own.
+ */
+export async function joinClusterSet(http: KubeHttp, set: string): Promise<void> {
+  await applyObject(http, RESOURCES.managedClusterSets, {
+    apiVersion: 'cluster.open-cluster-management.io/v1beta2',
+    kind: 'ManagedClusterSet',
+    metadata: { name: set, labels: { [BENCH_LABEL]: 'cluster' } },
+    spec: { clusterSelector: { selectorType: 'ExclusiveClusterSetLabel' } },
+  });
+  await mergePatch(http, RESOURCES.managedClusters, undefined, SPOKE, { metadata: { labels: { [CLUSTER_SET_LABEL]: set } } }, { fieldManager: FIELD_MANAGER });
 }
 
 /** Deletes the run's objects (all runs' with `everyRun`) and, when `wait`, waits for the namespaces to go. */

@@ -314,13 +314,15 @@ export interface FleetResult {
   /** etcd in use per placement (compacted before and after the fan-out), and in all. */
   etcd: { bytesPerPlacement: number; inUseMiB: number; quotaMiB: number };
   cli: { statusMs: number; explainMs: number };
+  /** K status changes of one fleet policy's copy on the bench's spoke, back to that policy's annotation (absent in runs before it was measured). */
+  feedback?: BenchResult['feedback'];
   annotation: { bytes: number; budgetBytes: number; summary?: unknown };
   /** With --cpu-prof: the restarted controller's profile. */
   profile?: { restart?: ProfileSummary };
 }
 
 /** The fleet mode's goals (issue 32). */
-export const FLEET_TARGET = { fanoutOverBareCreates: 0.5, restartMs: 10_000, editOverBareWrites: 1, rssMiB: 300, etcdBytesPerPlacement: 1536, cliMs: 2_000 } as const;
+export const FLEET_TARGET = { fanoutOverBareCreates: 0.5, restartMs: 10_000, editOverBareWrites: 1, rssMiB: 300, etcdBytesPerPlacement: 1536, cliMs: 2_000, feedbackOursP99Ms: 100 } as const;
 
 const r1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
@@ -553,8 +555,12 @@ export function formatFleetTable(r: FleetResult): string {
     ['CLI', 'policy-sync status on one policy', secs(r.cli.statusMs), `≤ ${T.cliMs / 1000} s`, verdict(r.cli.statusMs <= T.cliMs)],
     ['', 'policy-sync explain on one policy', secs(r.cli.explainMs), `≤ ${T.cliMs / 1000} s`, verdict(r.cli.explainMs <= T.cliMs)],
     ['', 'its status annotation', `${r.annotation.bytes} B`, `≤ ${r.annotation.budgetBytes} B`, verdict(r.annotation.bytes <= r.annotation.budgetBytes)],
-    ['feedback', 'one spoke status change back (p99, ours)', 'not measured: no agent on the bench clusters (workload 4 of the default run)', '≤ 100 ms', ''],
   ];
+  const fb = r.feedback;
+  if (fb) {
+    rows.push(['feedback', `one spoke status change back, ours (K=${fb.changes}; median ${r1(fb.oursMs.median)} ms)`, `p99 ${r1(fb.oursMs.p99)} ms`, `≤ ${T.feedbackOursP99Ms} ms`, verdict(fb.oursMs.p99 <= T.feedbackOursP99Ms)]);
+    rows.push(['', `  … OCM's part (spoke → work feedback), ${fb.annotationWrites} annotation writes`, `median ${r1(fb.ocmMs.median)} ms, p99 ${r1(fb.ocmMs.p99)} ms`, '', '']);
+  } else rows.push(['feedback', 'one spoke status change back (p99, ours)', 'not measured in this run', `≤ ${T.feedbackOursP99Ms} ms`, '']);
   for (const p of r.fanout.curve) {
     rows.push([
       p === r.fanout.curve[0] ? 'scale curve' : '',

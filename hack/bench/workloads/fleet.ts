@@ -10,8 +10,8 @@
 //   5. `policy-sync status` and `explain` on that policy, each timed as a user runs them; its status annotation's
 //      size and summary.
 // With --cpu-prof the restarted controller is profiled (start-up, the edit, the CLI's reads).
-// Not measured here: the status change of one spoke copy back on the hub (the default run's workload 4, on a real
-// spoke's agent): the bench clusters have no agent.
+//   6. the bench's spoke (a real work agent) joins the fleet's cluster set: K status changes of the first policy's
+//      copy there, each timed back to the policy's annotation (the default run's workload 4, on a fleet's policy).
 import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,11 +30,12 @@ import { serverSideApply } from '../../../src/kube/writes.ts';
 import { delta, waitQuiet } from '../../../testkit/counters.ts';
 import { compactEtcd, etcdAlarms, etcdDb, etcdQuotaBytes, etcdUrl } from '../../../testkit/etcd.ts';
 import { AUTH_POLICIES, apply, authPolicy, gateway } from '../../../testkit/fixtures.ts';
-import { FIELD_MANAGER, deleteWorks, hashes, pool, setUpWorld, worksFor } from '../../../testkit/world.ts';
-import { LIFTED_QPS, PS_COMPONENT, log, type Bench } from '../config.ts';
+import { CLUSTER_SET, FIELD_MANAGER, deleteWorks, ensureNamespace, hashes, pool, setUpWorld, waitForDecisions, worksFor } from '../../../testkit/world.ts';
+import { LIFTED_QPS, PS_COMPONENT, SPOKE, SPOKE_CLUSTER_SET, log, type Bench } from '../config.ts';
 import { CpuWindow, planePids, profileOf, rssOf, startController, startupPass } from '../controller.ts';
 import { profileDir } from './fanout.ts';
-import { machineInfo } from '../harness.ts';
+import { joinClusterSet, machineInfo } from '../harness.ts';
+import { spokeChanges } from './feedback.ts';
 import type { FleetResult } from '../report.ts';
 import { Tracker } from '../tracker.ts';
 import { costCurve, watchStall } from '../fanoutwatch.ts';
@@ -174,6 +175,19 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     const annotation = ((await http.request<KubeObject>('GET', objectPath(AUTH_POLICIES, ns, first.metadata.name))).metadata.annotations ?? {})[STATUS_ANNOTATION] ?? '';
     const summary = readPolicyStatus(annotation)?.summary;
     log(`cli: status ${statusMs.toFixed(0)} ms, explain ${explainMs.toFixed(0)} ms; status annotation ${annotation.length} B`);
+
+    // ---- 6. one spoke's status change back on the hub: the bench's spoke joins the fleet ----
+    // Its copies come in bundles too. The policy's annotation is cut (1,000 clusters): it may leave that cluster
+    // out, so the changes turn Enforced False and True in turn, which the fleet's counts show.
+    await ensureNamespace(bench.spokeHttp, ns, 'run');
+    await joinClusterSet(http, CLUSTER_SET);
+    let feedback: FleetResult['feedback'];
+    try {
+      await waitForDecisions(http, ns, 'bench', [...clusters, SPOKE]);
+      feedback = await spokeChanges(bench, ns, first.metadata.name, true);
+    } finally {
+      await joinClusterSet(http, SPOKE_CLUSTER_SET);
+    }
     // The profile is written when the process exits.
     if (restartProfile) await sandbox.remove(PS_COMPONENT, 15_000);
     const profile = restartProfile ? profileOf(restartProfile) : undefined;
@@ -192,6 +206,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, restartPeakRssMiB: restartRss.peakMiB },
       etcd: { bytesPerPlacement: (inUseAfter - inUseBefore) / N, inUseMiB: inUseAfter / 2 ** 20, quotaMiB: etcd.quotaBytes / 2 ** 20 },
       cli: { statusMs, explainMs },
+      feedback,
       annotation: { bytes: Buffer.byteLength(annotation), budgetBytes: MAX_STATUS_ANNOTATION_BYTES, ...(summary ? { summary } : {}) },
       ...(profile ? { profile: { restart: profile } } : {}),
     };
