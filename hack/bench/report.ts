@@ -305,11 +305,11 @@ export interface FleetResult {
   machine: BenchResult['machine'];
   params: { policies: number; clusters: number; concurrency: number; bareInFlight: number; qps: number; runId: string };
   /** Today's shape (one work per placement) written by a bare client: every placement created; one policy's C works edited. */
-  floor: { createMs: number; createApiserverCpuSeconds: number; editMs: number; editBytes: number };
+  floor: { createMs: number; createApiserverCpuSeconds: number; editMs: number; editBytes: number; editApiserverCpuSeconds?: number };
   fanout: { ms: number; placements: number; bundles: number; annotatedMs: number; cpuSeconds: Record<string, number>; curve: ScalePoint[]; writes: WriteReport };
   restart: BenchResult['startup'] & { peakRssMiB: number; writes: WriteReport };
   /** One policy edited until every cluster's copy has it: the bundles rewritten and their bytes. */
-  edit: { ms: number; bundles: number; bytes: number };
+  edit: { ms: number; bundles: number; bytes: number; cpuSeconds?: Record<string, number> };
   memory: { fanoutPeakRssMiB: number; restartPeakRssMiB: number };
   /** etcd in use per placement (compacted before and after the fan-out), and in all. */
   etcd: { bytesPerPlacement: number; inUseMiB: number; quotaMiB: number };
@@ -550,6 +550,9 @@ export function formatFleetTable(r: FleetResult): string {
     ['edit', `one policy on ${C} clusters (${r.edit.bundles} bundles, ${kib(r.edit.bytes)} sent)`, secs(r.edit.ms), '', ''],
     ['', `bare client, ${C} works of one copy applied (${kib(r.floor.editBytes)} sent)`, secs(r.floor.editMs), '', ''],
     ['', 'ratio policy-sync / bare writes', editRatio.toFixed(2), `≤ ${T.editOverBareWrites}`, verdict(editRatio <= T.editOverBareWrites)],
+    ...(r.edit.cpuSeconds && r.floor.editApiserverCpuSeconds !== undefined
+      ? ([['', '  apiserver CPU: policy-sync / bare (controller)', `${r1(r.edit.cpuSeconds.apiserver ?? NaN)} / ${r1(r.floor.editApiserverCpuSeconds)} s (${r1(r.edit.cpuSeconds.controller ?? NaN)} s)`, '', '']] as Row[])
+      : []),
     ['memory', 'controller peak RSS (fan-out, restart)', `${r1(r.memory.fanoutPeakRssMiB)}, ${r1(r.memory.restartPeakRssMiB)} MiB`, `≤ ${T.rssMiB} MiB`, verdict(rss <= T.rssMiB)],
     ['etcd', `in use per placement (${r1(r.etcd.inUseMiB)} of ${r1(r.etcd.quotaMiB)} MiB in all)`, `${r.etcd.bytesPerPlacement.toFixed(0)} B`, `≤ ${T.etcdBytesPerPlacement} B`, verdict(r.etcd.bytesPerPlacement <= T.etcdBytesPerPlacement)],
     ['CLI', 'policy-sync status on one policy', secs(r.cli.statusMs), `≤ ${T.cliMs / 1000} s`, verdict(r.cli.statusMs <= T.cliMs)],

@@ -89,12 +89,14 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     log(`bare client (create): ${(createMs / 1000).toFixed(2)} s`);
     const editWorks = worksFor([edited(first)], ns, clusters, bareName);
     const editBytes = editWorks.reduce((sum, w) => sum + Buffer.byteLength(JSON.stringify(w)), 0);
+    const editCpu = new CpuWindow({ apiserver: apiserverPid });
     start = performance.now();
     seen = bareTracker.expect(new Map([...hashes(bareWorks), ...hashes(editWorks)]), `${C} bare works edited`, FANOUT_TIMEOUT_MS);
     await pool(editWorks, BARE_IN_FLIGHT, (w: ManifestWork) => serverSideApply(bare, RESOURCES.manifestWorks, w, { discardResponse: true }));
     const editMs = (await seen) - start;
-    log(`bare client (one policy's ${C} works edited): ${(editMs / 1000).toFixed(2)} s, ${(editBytes / 1024).toFixed(0)} KiB sent`);
-    floor = { createMs, createApiserverCpuSeconds: createCpu, editMs, editBytes };
+    const editApiserverCpuSeconds = editCpu.end().apiserver ?? NaN;
+    log(`bare client (one policy's ${C} works edited): ${(editMs / 1000).toFixed(2)} s, ${(editBytes / 1024).toFixed(0)} KiB sent, apiserver CPU ${editApiserverCpuSeconds} s`);
+    floor = { createMs, createApiserverCpuSeconds: createCpu, editMs, editBytes, editApiserverCpuSeconds };
     await deleteWorks(cleanupHttp, clusters, bareSelector, log);
     await bareTracker.until(() => bareTracker.seen.size === 0, 'the bare works to go', 600_000);
   } finally {
@@ -157,12 +159,14 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     await apply(http, edited(first));
     const stored = await http.request<KubeObject>('GET', objectPath(AUTH_POLICIES, ns, first.metadata.name));
     const editedExpected = new Map([...expected, ...hashes(worksFor([{ ...stored, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }], ns, clusters, controllerName, crdUid))]);
+    const editCpu = new CpuWindow({ apiserver: apiserverPid, controller: controller.pid });
     const editStart = performance.now();
     const editMs = (await works.expect(editedExpected, `${C} copies of ${first.metadata.name} edited`, FANOUT_TIMEOUT_MS)) - editStart;
+    const editCpuSeconds = editCpu.end();
     const carrying = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.manifestWorks), { query: { labelSelector: bundleSourceSelector(sourceHash(AUTH_POLICIES, ns, first.metadata.name)) } });
     // What an update of each sends: the bundle without its status and managed fields.
     const editBytes = carrying.items.reduce((sum, b) => sum + Buffer.byteLength(JSON.stringify({ ...b, status: undefined, metadata: { ...b.metadata, managedFields: undefined } })), 0);
-    log(`edit: ${C} copies of ${first.metadata.name} in ${(editMs / 1000).toFixed(2)} s (${(editMs / floor.editMs).toFixed(2)} × the bare writes), ${carrying.items.length} bundles, ${(editBytes / 1024).toFixed(0)} KiB`);
+    log(`edit: ${C} copies of ${first.metadata.name} in ${(editMs / 1000).toFixed(2)} s (${(editMs / floor.editMs).toFixed(2)} × the bare writes), ${carrying.items.length} bundles, ${(editBytes / 1024).toFixed(0)} KiB, CPU s ${JSON.stringify(editCpuSeconds)}`);
 
     // ---- 5. the CLI on that policy, and its annotation ----
     const cliTime = async (args: string[]): Promise<number> => {
@@ -202,7 +206,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       floor,
       fanout: { ms, placements: N, bundles, annotatedMs, cpuSeconds, curve, writes: fanoutWrites(delta(beforeFanout, afterFanout.snapshot), afterFanout.quiet, bundles, P) },
       restart: { ...pass, peakRssMiB: restartRss.peakMiB, writes: report(delta(beforeRestart, afterRestart.snapshot), {}, 0, afterRestart.quiet, { text: '= 0', ok: (w) => w.total === 0 }) },
-      edit: { ms: editMs, bundles: carrying.items.length, bytes: editBytes },
+      edit: { ms: editMs, bundles: carrying.items.length, bytes: editBytes, cpuSeconds: editCpuSeconds },
       memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, restartPeakRssMiB: restartRss.peakMiB },
       etcd: { bytesPerPlacement: (inUseAfter - inUseBefore) / N, inUseMiB: inUseAfter / 2 ** 20, quotaMiB: etcd.quotaBytes / 2 ** 20 },
       cli: { statusMs, explainMs },
