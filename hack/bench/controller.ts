@@ -58,7 +58,7 @@ export async function startController(bench: Bench, profileDir?: string, extraAr
   ];
   const log = join(sandbox.layout.logs, 'bench-policy-sync.log');
   const [startedAt, startedAtEpoch] = [performance.now(), Date.now()];
-  const proc = await sandbox.run({ name: PS_COMPONENT, command: process.execPath, args, log }, { url: `http://127.0.0.1:${port}/healthz` });
+  const proc = await sandbox.run({ name: PS_COMPONENT, command: process.execPath, args, log }, { url: `http://127.0.0.1:${port}/healthz` }, undefined, { once: true });
   return { pid: proc.pid, port, startedAt, startedAtEpoch, log, profileDir };
 }
 

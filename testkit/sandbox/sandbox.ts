@@ -93,6 +93,8 @@ interface Component {
   spec: ProcessSpec;
   probe: Probe;
   process?: RunningProcess;
+  /** Run once (run()'s `once`): a later `up` forgets it if it is not running rather than start it again. */
+  once?: boolean;
 }
 
 interface SandboxState {
@@ -151,6 +153,8 @@ export class Sandbox {
     if (existing?.runsRegistration && !registration) {
       throw new Error(`the sandbox under ${existing.layout.root} runs OCM registration: stop it (local-down) and start it again to go without`);
     }
+    // What ran once (a benchmark's controller) and is gone — its run killed midway, say — is not started again.
+    if (existing) existing.forgetStopped(log);
     const sandbox = existing ?? (await Sandbox.plan(sandboxLayout(options.root), options.spokes ?? 2, controllers, registration));
     if (existing && existing.state.registration !== registration) await existing.recordRegistration(registration, log);
     try {
@@ -272,17 +276,26 @@ export class Sandbox {
    * Starts a further process under the sandbox (the demo's controllers, say), unless it already runs:
    * `status` lists it and `down` stops it with the rest.
    */
-  async run(spec: ProcessSpec, probe: Probe, timeoutMs = 90_000): Promise<RunningProcess> {
+  async run(spec: ProcessSpec, probe: Probe, timeoutMs = 90_000, options: { once?: boolean } = {}): Promise<RunningProcess> {
     let c = this.state.components.find((x) => x.spec.name === spec.name);
     if (c?.process && isRunning(c.process)) return c.process;
     if (!c) {
-      c = { spec, probe };
+      c = { spec, probe, ...(options.once ? { once: true } : {}) };
       this.state.components.push(c);
     }
     c.process = startProcess(spec);
     this.save();
     await waitReady(c.process, c.probe, this.pki, timeoutMs);
     return c.process;
+  }
+
+  /** Forgets the components run once that are not running. */
+  private forgetStopped(log: (m: string) => void): void {
+    const stopped = this.state.components.filter((c) => c.once && !(c.process && isRunning(c.process)));
+    if (stopped.length === 0) return;
+    log(`forgetting ${stopped.map((c) => c.spec.name).join(', ')}: run once, not running`);
+    this.state.components = this.state.components.filter((c) => !stopped.includes(c));
+    this.save();
   }
 
   /**

@@ -42,6 +42,8 @@ export async function ocmBaseline(bench: Bench, world: World, label: string): Pr
       log: join(sandbox.layout.logs, 'bench-work-manager.log'),
     },
     { url: `https://127.0.0.1:${port}/healthz` },
+    undefined,
+    { once: true },
   );
   const works = await new Tracker(http, RESOURCES.manifestWorks, { labelSelector: `${MWRS_PLACEMENT_LABEL}=bench-ocm` }, () => 'x').start();
   const decisions = await new Tracker(http, RESOURCES.placementDecisions, { namespace: ns, labelSelector: `${PLACEMENT_LABEL}=bench-ocm` }, (d) => clustersFromDecisions([d]).join(',')).start();
