@@ -32,7 +32,7 @@ import { compactEtcd, etcdAlarms, etcdDb, etcdQuotaBytes, etcdUrl } from '../../
 import { AUTH_POLICIES, apply, authPolicy, gateway } from '../../../testkit/fixtures.ts';
 import { CLUSTER_SET, FIELD_MANAGER, deleteWorks, ensureNamespace, hashes, pool, setUpWorld, waitForDecisions, worksFor } from '../../../testkit/world.ts';
 import { LIFTED_QPS, PS_COMPONENT, SPOKE, SPOKE_CLUSTER_SET, log, type Bench } from '../config.ts';
-import { CpuWindow, planePids, profileOf, rssOf, startController, startupPass } from '../controller.ts';
+import { CpuWindow, controllerMetrics, metricValue, planePids, profileOf, rssOf, startController, startupPass, type Controller } from '../controller.ts';
 import { profileDir } from './fanout.ts';
 import { joinClusterSet, machineInfo } from '../harness.ts';
 import { spokeChanges } from './feedback.ts';
@@ -47,6 +47,12 @@ const run = promisify(execFile);
 /** The world's first policy with another spec: the edit every cluster's copy must take. */
 function edited(policy: KubeObject): KubeObject {
   return authPolicy(policy.metadata.namespace ?? '', policy.metadata.name, 'gw', { rules: { authorization: { deny: { opa: { rego: 'allow = input.context.request.http.method == "GET"' } } } } });
+}
+
+/** The controller's V8 heap in use now (its own metrics), MiB; what RSS holds beyond it is garbage not yet collected, code and buffers. */
+async function heapUsedMiB(controller: Controller): Promise<string> {
+  const text = await controllerMetrics(controller).catch(() => '');
+  return (metricValue(text, 'nodejs_heap_size_used_bytes') / 2 ** 20).toFixed(0);
 }
 
 /** etcd's bytes in use after a physical compaction, once its backend committed it. */
@@ -125,7 +131,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       works.until(() => works.matched >= k, `${k} copies`, FANOUT_TIMEOUT_MS).then(async (at) => {
         const point = { works: k, elapsedMs: at - start, controllerRssMiB: rssOf(controller.pid).rssMiB, cpuSeconds: cpu.end(), apiserverRssMiB: rssOf(apiserverPid).rssMiB };
         const db = await etcdDb(etcd.url);
-        log(`policy-sync: ${k} placements at ${(point.elapsedMs / 1000).toFixed(1)} s, controller RSS ${point.controllerRssMiB.toFixed(0)} MiB`);
+        log(`policy-sync: ${k} placements at ${(point.elapsedMs / 1000).toFixed(1)} s, controller RSS ${point.controllerRssMiB.toFixed(0)} MiB (heap used ${await heapUsedMiB(controller)} MiB)`);
         return { ...point, ...(db ? { etcdDbMiB: db.dbMiB, etcdDbInUseMiB: db.inUseMiB } : {}) };
       }),
     );
@@ -153,7 +159,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     const pass = await startupPass(controller, P, PASS_TIMEOUT_MS);
     const afterRestart = await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: QUIET_TIMEOUT_MS });
     const restartRss = rssOf(controller.pid);
-    log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB`);
+    log(`restart: caches synced ${pass.cachesSyncedMs.toFixed(0)} ms, pass done ${pass.passMs.toFixed(0)} ms; peak RSS ${restartRss.peakMiB.toFixed(1)} MiB (heap used ${await heapUsedMiB(controller)} MiB)`);
 
     // ---- 4. one policy edited, on every cluster ----
     await apply(http, edited(first));

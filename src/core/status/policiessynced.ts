@@ -8,8 +8,16 @@ export interface PolicySyncedEntry {
 }
 
 /**
+ * Past this many bytes the list names the clusters that fit, the first by name. An object's annotations may hold
+ * 256 KiB in all (the apiserver refuses the write past that, status and all); an entry is ~75 bytes, so 3,500
+ * clusters alone would take them all. With the status annotation's 64 KiB, 192 KiB of ours leave the rest to the
+ * policy's own. About 1,700 clusters of the bench's names fit; the status annotation's summary counts them all.
+ */
+export const MAX_POLICIES_SYNCED_BYTES = 128 * 1024;
+
+/**
  * `[{"cluster":"c1","name":"p","namespace":"ns"}]`: sorted by cluster, then namespace, then name,
- * duplicates removed, so the value only changes when placement does.
+ * duplicates removed, so the value only changes when placement does; cut to MAX_POLICIES_SYNCED_BYTES.
  * An empty list yields undefined: the annotation is removed.
  */
 export function policiesSyncedAnnotation(entries: readonly PolicySyncedEntry[]): string | undefined {
@@ -21,7 +29,18 @@ export function policiesSyncedAnnotation(entries: readonly PolicySyncedEntry[]):
   const sorted = [...unique.values()].sort(
     (a, b) => compare(a.cluster, b.cluster) || compare(a.namespace, b.namespace) || compare(a.name, b.name),
   );
-  return canonicalJson(sorted);
+  const text = canonicalJson(sorted);
+  if (Buffer.byteLength(text, 'utf8') <= MAX_POLICIES_SYNCED_BYTES) return text;
+  // Entries are counted, not texts made per try: `[` and `]`, each entry's text, a comma between two.
+  let size = 2;
+  let n = 0;
+  for (const entry of sorted) {
+    const bytes = Buffer.byteLength(canonicalJson(entry), 'utf8') + (n > 0 ? 1 : 0);
+    if (size + bytes > MAX_POLICIES_SYNCED_BYTES) break;
+    size += bytes;
+    n += 1;
+  }
+  return canonicalJson(sorted.slice(0, n));
 }
 
 function compare(a: string, b: string): number {
