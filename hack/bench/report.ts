@@ -309,7 +309,7 @@ export interface FleetResult {
   fanout: { ms: number; placements: number; bundles: number; annotatedMs: number; cpuSeconds: Record<string, number>; curve: ScalePoint[]; writes: WriteReport };
   restart: BenchResult['startup'] & { peakRssMiB: number; writes: WriteReport };
   /** One policy edited until every cluster's copy has it: the bundles rewritten and their bytes. */
-  edit: { ms: number; bundles: number; bytes: number; cpuSeconds?: Record<string, number> };
+  edit: { ms: number; bundles: number; bytes: number; cpuSeconds?: Record<string, number>; reconciles?: number };
   memory: { fanoutPeakRssMiB: number; restartPeakRssMiB: number };
   /** etcd in use per placement (compacted before and after the fan-out), and in all. */
   etcd: { bytesPerPlacement: number; inUseMiB: number; quotaMiB: number };

@@ -221,7 +221,8 @@ export class BundleWriter {
   private async write(p: Pending): Promise<void> {
     const key = `${p.cluster}/${p.namespace}`;
     const observed = this.observed(p.cluster, p.namespace);
-    const carried = new Map(observed.flatMap((b) => (unpackBundle(b) ?? []).map((copy) => [copy.metadata.name, { copy, bundle: b }] as const)));
+    // What each bundle carries, for the drops' fences alone (a fan-out's or an edit's flush puts only).
+    const carried = p.drops.size === 0 ? new Map<string, { copy: ManifestWork; bundle: KubeObject }>() : new Map(observed.flatMap((b) => (unpackBundle(b) ?? []).map((copy) => [copy.metadata.name, { copy, bundle: b }] as const)));
     const drop = new Set<string>();
     p.stale = [];
     for (const [name, d] of p.drops) {

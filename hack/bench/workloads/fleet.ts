@@ -165,14 +165,17 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
     await apply(http, edited(first));
     const stored = await http.request<KubeObject>('GET', objectPath(AUTH_POLICIES, ns, first.metadata.name));
     const editedExpected = new Map([...expected, ...hashes(worksFor([{ ...stored, apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy' }], ns, clusters, controllerName, crdUid))]);
+    const reconciles = async (): Promise<number> => metricValue(await controllerMetrics(controller).catch(() => ''), 'controller_runtime_reconcile_total', { controller: 'policy' });
+    const reconcilesBefore = await reconciles();
     const editCpu = new CpuWindow({ apiserver: apiserverPid, controller: controller.pid });
     const editStart = performance.now();
     const editMs = (await works.expect(editedExpected, `${C} copies of ${first.metadata.name} edited`, FANOUT_TIMEOUT_MS)) - editStart;
     const editCpuSeconds = editCpu.end();
+    const editReconciles = (await reconciles()) - reconcilesBefore;
     const carrying = await http.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.manifestWorks), { query: { labelSelector: bundleSourceSelector(sourceHash(AUTH_POLICIES, ns, first.metadata.name)) } });
     // What an update of each sends: the bundle without its status and managed fields.
     const editBytes = carrying.items.reduce((sum, b) => sum + Buffer.byteLength(JSON.stringify({ ...b, status: undefined, metadata: { ...b.metadata, managedFields: undefined } })), 0);
-    log(`edit: ${C} copies of ${first.metadata.name} in ${(editMs / 1000).toFixed(2)} s (${(editMs / floor.editMs).toFixed(2)} × the bare writes), ${carrying.items.length} bundles, ${(editBytes / 1024).toFixed(0)} KiB, CPU s ${JSON.stringify(editCpuSeconds)}`);
+    log(`edit: ${C} copies of ${first.metadata.name} in ${(editMs / 1000).toFixed(2)} s (${(editMs / floor.editMs).toFixed(2)} × the bare writes), ${carrying.items.length} bundles, ${(editBytes / 1024).toFixed(0)} KiB, CPU s ${JSON.stringify(editCpuSeconds)}, ${editReconciles} policy reconciles`);
 
     // ---- 5. the CLI on that policy, and its annotation ----
     const cliTime = async (args: string[]): Promise<number> => {
@@ -212,7 +215,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
       floor,
       fanout: { ms, placements: N, bundles, annotatedMs, cpuSeconds, curve, writes: fanoutWrites(delta(beforeFanout, afterFanout.snapshot), afterFanout.quiet, bundles, P) },
       restart: { ...pass, peakRssMiB: restartRss.peakMiB, writes: report(delta(beforeRestart, afterRestart.snapshot), {}, 0, afterRestart.quiet, { text: '= 0', ok: (w) => w.total === 0 }) },
-      edit: { ms: editMs, bundles: carrying.items.length, bytes: editBytes, cpuSeconds: editCpuSeconds },
+      edit: { ms: editMs, bundles: carrying.items.length, bytes: editBytes, cpuSeconds: editCpuSeconds, reconciles: editReconciles },
       memory: { fanoutPeakRssMiB: fanoutRss.peakMiB, restartPeakRssMiB: restartRss.peakMiB },
       etcd: { bytesPerPlacement: (inUseAfter - inUseBefore) / N, inUseMiB: inUseAfter / 2 ** 20, quotaMiB: etcd.quotaBytes / 2 ** 20 },
       cli: { statusMs, explainMs },
