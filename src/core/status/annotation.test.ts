@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_STATUS_ANNOTATION_BYTES, policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { MAX_OVERRIDDEN_BY, aggregatePolicyStatus } from './policystatus.ts';
-import type { ClusterInput } from './policystatus.ts';
+import type { ClusterInput, ClusterStatus, PolicyStatus } from './policystatus.ts';
+import { canonicalJson } from '../k8s/canonical.ts';
 import { statusTransitions } from './transitions.ts';
 import { NOW, manyClusters, work, one } from '../../../testkit/statusfixtures.ts';
 
@@ -186,4 +187,15 @@ test('readPolicyStatus reads an annotation written before overriddenBy was: no n
   assert.equal(read?.clusters?.c2?.state, 'Overridden');
   assert.equal(read?.clusters?.c2 && 'overriddenBy' in read.clusters.c2, false);
   assert.equal(policyStatusAnnotation(read), old, 'and writes it back as it was');
+});
+
+test('policyStatusAnnotation keeps every cluster of a large fleet whose entries are short enough to fit', () => {
+  // 560 clusters at about the fewest bytes an entry can take (one- and two-character names, empty messages): the
+  // whole text fits (64,472 bytes), so no shortcut past the first step may drop it.
+  const clusters: Record<string, ClusterStatus> = {};
+  for (let i = 0; i < 560; i += 1) clusters[i.toString(36)] = { state: 'Failed', applied: true, available: true, enforced: 'True', reason: '', message: '', upToDate: true };
+  const status: PolicyStatus = { summary: { clusters: 560, applied: 560, enforced: 0, overridden: 0, pending: 0, failed: 560 }, clusters };
+  const text = policyStatusAnnotation(status);
+  assert.ok(Buffer.byteLength(text) > 60 * 1024 && Buffer.byteLength(text) <= MAX_STATUS_ANNOTATION_BYTES, `${Buffer.byteLength(text)} bytes`);
+  assert.ok(text === canonicalJson(status), 'the whole status');
 });

@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { checkProperty, oddText } from '../../../testkit/arbitraries.ts';
+import { canonicalJson } from '../k8s/canonical.ts';
 import { MAX_POLICIES_SYNCED_BYTES, policiesSyncedAnnotation } from './policiessynced.ts';
 
 test('policiesSyncedAnnotation writes the RFC format with keys cluster, name, namespace', () => {
@@ -37,4 +40,14 @@ test('policiesSyncedAnnotation on a fleet too large for it names the first clust
   assert.equal(oneMore, value, 'cut alike whatever lies past the budget');
   // Within the budget: the whole list.
   assert.equal((JSON.parse(policiesSyncedAnnotation(entries.slice(0, 100))!) as unknown[]).length, 100);
+});
+
+test('policiesSyncedAnnotation within its budget is the canonical JSON of the entries sorted and deduplicated, whatever their characters', (t) => {
+  const entry = fc.record({ cluster: oddText({ maxLength: 12 }), name: oddText({ maxLength: 12 }), namespace: oddText({ maxLength: 12 }) });
+  checkProperty(t, 200, [fc.array(entry, { minLength: 1, maxLength: 30 })], (entries) => {
+    const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+    const unique = [...new Map(entries.map((e) => [JSON.stringify([e.cluster, e.namespace, e.name]), e])).values()];
+    const sorted = unique.sort((a, b) => cmp(a.cluster, b.cluster) || cmp(a.namespace, b.namespace) || cmp(a.name, b.name));
+    assert.equal(policiesSyncedAnnotation(entries), canonicalJson(sorted.map(({ cluster, name, namespace }) => ({ namespace, name, cluster }))));
+  });
 });

@@ -1,5 +1,4 @@
 // The RFC's `kuadrant.io/policies-synced` annotation value on the hub policy.
-import { canonicalJson } from '../k8s/canonical.ts';
 
 export interface PolicySyncedEntry {
   cluster: string;
@@ -23,24 +22,22 @@ export const MAX_POLICIES_SYNCED_BYTES = 128 * 1024;
 export function policiesSyncedAnnotation(entries: readonly PolicySyncedEntry[]): string | undefined {
   if (entries.length === 0) return undefined;
   const unique = new Map<string, PolicySyncedEntry>();
-  for (const { cluster, name, namespace } of entries) {
-    unique.set(canonicalJson([cluster, namespace, name]), { cluster, name, namespace });
-  }
+  for (const { cluster, name, namespace } of entries) unique.set(JSON.stringify([cluster, namespace, name]), { cluster, name, namespace });
   const sorted = [...unique.values()].sort(
     (a, b) => compare(a.cluster, b.cluster) || compare(a.namespace, b.namespace) || compare(a.name, b.name),
   );
-  const text = canonicalJson(sorted);
-  if (Buffer.byteLength(text, 'utf8') <= MAX_POLICIES_SYNCED_BYTES) return text;
-  // Entries are counted, not texts made per try: `[` and `]`, each entry's text, a comma between two.
+  // Each entry's canonical JSON, its keys in sorted order; the list is `[` the entries comma-separated `]`, cut
+  // where the next entry would pass the budget (counted, not made per try: thousands of entries each reconcile).
+  const texts: string[] = [];
   let size = 2;
-  let n = 0;
-  for (const entry of sorted) {
-    const bytes = Buffer.byteLength(canonicalJson(entry), 'utf8') + (n > 0 ? 1 : 0);
+  for (const { cluster, name, namespace } of sorted) {
+    const text = JSON.stringify({ cluster, name, namespace });
+    const bytes = Buffer.byteLength(text, 'utf8') + (texts.length > 0 ? 1 : 0);
     if (size + bytes > MAX_POLICIES_SYNCED_BYTES) break;
     size += bytes;
-    n += 1;
+    texts.push(text);
   }
-  return canonicalJson(sorted.slice(0, n));
+  return `[${texts.join(',')}]`;
 }
 
 function compare(a: string, b: string): number {

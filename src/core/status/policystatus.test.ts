@@ -6,6 +6,7 @@ import type { ClusterInput, ClusterStatus } from './policystatus.ts';
 import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { statusTransitions } from './transitions.ts';
 import { NOW, JUST_APPLIED, feedback, work, one } from '../../../testkit/statusfixtures.ts';
+import { deepFreeze } from '../k8s/freeze.ts';
 
 test('aggregatePolicyStatus: the docs/design/status.md#status-on-the-hub example, one enforced and one overridden cluster', () => {
   const status = aggregatePolicyStatus({
@@ -425,4 +426,29 @@ test('judgePolicy: the status and the recheck delay of aggregatePolicyStatus and
   assert.deepEqual(judgement, { status: aggregatePolicyStatus(input), recheckDelay: statusRecheckDelay(input) });
   assert.equal(judgement.recheckDelay, STATUS_GRACE_MS - 30_000);
   assert.deepEqual(judgePolicy({ now: NOW, clusters: { b: work() } }), { status: aggregatePolicyStatus({ now: NOW, clusters: { b: work() } }) }, 'none waits: no delay');
+});
+
+test('clusterVerdict judges frozen feedback once, but judges again while it waits for the grace, and judges a local note each time', () => {
+  const silentFeedback = deepFreeze(feedback({ accepted: undefined, enforced: undefined, enforcedGeneration: undefined, appliedAt: NOW - 1_000 }));
+  const waiting = clusterVerdict({ state: 'work', feedback: silentFeedback }, NOW);
+  assert.equal(waiting.status.state, 'Pending');
+  assert.equal(waiting.recheckAt, NOW - 1_000 + STATUS_GRACE_MS);
+  // The grace ends: the same feedback is judged anew, not answered from the first verdict.
+  const late = clusterVerdict({ state: 'work', feedback: silentFeedback }, NOW + STATUS_GRACE_MS);
+  assert.equal(late.status.state, 'Failed');
+  assert.equal(late.status.reason, 'NoStatus');
+  assert.equal(clusterVerdict({ state: 'work', feedback: silentFeedback }, NOW + 2 * STATUS_GRACE_MS), late, 'settled: judged once');
+
+  const enforced = deepFreeze(feedback());
+  const first = clusterVerdict({ state: 'work', feedback: enforced }, NOW);
+  assert.equal(clusterVerdict({ state: 'work', feedback: enforced }, NOW + 1), first);
+  assert.ok(Object.isFrozen(first.status), 'shared, so frozen');
+  const noted = clusterVerdict({ state: 'work', feedback: enforced, local: { reason: 'PartiallyEnforced', message: 'local ns/a takes part', by: ['ns/a'] } }, NOW);
+  assert.equal(noted.status.reason, 'PartiallyEnforced');
+  assert.equal(clusterVerdict({ state: 'work', feedback: enforced }, NOW).status.reason, 'Enforced', 'the note is not kept for the next reader');
+  // Feedback that can change in place is judged each time.
+  const live = feedback();
+  assert.equal(clusterVerdict({ state: 'work', feedback: live }, NOW).status.state, 'Enforced');
+  live.enforced = { status: 'False', reason: 'Invalid', message: 'bad' };
+  assert.equal(clusterVerdict({ state: 'work', feedback: live }, NOW).status.state, 'Failed');
 });

@@ -3,6 +3,7 @@
 import { judgedPlacedCopy, type ClusterFeedback, type FeedbackCondition, type FeedbackScalar } from '../works/feedback.ts';
 import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
 import { cutMessage, eventReason } from '../k8s/sanitize.ts';
+import { deepFreeze } from '../k8s/freeze.ts';
 
 /**
  * How long after a copy was applied the hub waits for a status it can read (an Enforced or Accepted
@@ -276,16 +277,26 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
         status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'Pending', 'waiting for the ManifestWork status from the cluster'),
       };
     case 'work': {
-      const verdict = fromFeedback(input.feedback, now);
-      const { local } = input;
+      const { local, feedback } = input;
+      // Feedback the caches froze (works/feedback.ts readClusterFeedback) is judged once: a verdict that does not
+      // wait for the grace stays what it is as time goes on.
+      const memo = local === undefined && Object.isFrozen(feedback);
+      const known = memo ? workVerdicts.get(feedback) : undefined;
+      if (known) return known;
+      const verdict = fromFeedback(feedback, now);
       const status =
         local && verdict.status.state === 'Enforced'
           ? { ...verdict.status, reason: local.reason, message: cutMessage(local.message), ...(local.reason === 'PartiallyEnforced' ? overriders(local.by) : {}) }
           : verdict.status;
-      return { ...verdict, status: withValues(status, input.feedback) };
+      const judged = { ...verdict, status: withValues(status, feedback) };
+      if (memo && judged.recheckAt === undefined) workVerdicts.set(feedback, deepFreeze(judged));
+      return judged;
     }
   }
 }
+
+/** The verdicts of frozen feedback with no local note, by feedback (clusterVerdict's 'work'). */
+const workVerdicts = new WeakMap<ClusterFeedback, Verdict>();
 
 /** What a work that is not the desired one last said (if it said anything): never up to date. */
 function notCurrent(feedback: ClusterFeedback | undefined, now: number): Base {

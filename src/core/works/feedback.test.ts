@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_FEEDBACK_VALUES, judgedPlacedCopy, readClusterFeedback } from './feedback.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { deepFreeze } from '../k8s/freeze.ts';
 
 type Value = { name: string; fieldValue: Record<string, unknown> };
 
@@ -465,4 +466,26 @@ test('readClusterFeedback drops a JsonRaw value over 4 KiB (a cut JSON text is n
   const padding = Array.from({ length: MAX_FEEDBACK_VALUES }, (_, i) => str(`pad${i}`, 'p'));
   const late = readClusterFeedback(appliedWork([...padding, str('enforcedStatus', 'True')]));
   assert.equal(late.enforced, undefined);
+});
+
+test('readClusterFeedback reads a work the caches froze once per version, and a work that can change in place each time', () => {
+  const frozen = appliedWork(DEFAULTS);
+  deepFreeze(frozen.status);
+  deepFreeze(frozen.spec);
+  const first = readClusterFeedback(frozen);
+  assert.equal(readClusterFeedback(frozen), first, 'the same version: read once');
+  assert.ok(Object.isFrozen(first), 'shared between readers, so frozen');
+  assert.equal(readClusterFeedback({ ...frozen, metadata: { ...frozen.metadata } }), first, 'another view of the same version');
+  // Another generation of the same status, or another spec: read again.
+  const regenerated = readClusterFeedback({ ...frozen, metadata: { ...frozen.metadata, generation: 4 } });
+  assert.notEqual(regenerated, first);
+  assert.equal(regenerated.appliedObservedCurrent, false, 'Applied observed generation 3, the work is at 4');
+  assert.notEqual(readClusterFeedback({ ...frozen, spec: deepFreeze({}) }), first);
+  // Not frozen: a change in place is seen.
+  const live = appliedWork(DEFAULTS);
+  assert.equal(readClusterFeedback(live).enforced?.reason, 'Overridden');
+  const manifest = (live.status as { resourceStatus: { manifests: { statusFeedback: { values: Value[] } }[] } }).resourceStatus.manifests[0]!;
+  manifest.statusFeedback.values = manifest.statusFeedback.values.map((v) => (v.name === 'enforcedReason' ? str('enforcedReason', 'Enforced') : v));
+  assert.equal(readClusterFeedback(live).enforced?.reason, 'Enforced');
+  assert.ok(!Object.isFrozen(readClusterFeedback(live)));
 });

@@ -9,6 +9,7 @@ import { kubeTimeMillis } from '../k8s/kubetime.ts';
 import { parseRevisionAnnotation } from './revisionannotation.ts';
 import { REVISION_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { deepFreeze } from '../k8s/freeze.ts';
 import { FEEDBACK_RULE_NAME, MAX_FEEDBACK_RULE_NAME_LENGTH, MAX_STATUS_FEEDBACK_RULES } from '../params/params.ts';
 import { MAX_SPOKE_JSON_BYTES, MAX_SPOKE_NAME_LENGTH, eventReason, spokeText } from '../k8s/sanitize.ts';
 
@@ -102,7 +103,30 @@ const RESERVED = new Set(RESERVED_FEEDBACK_NAMES);
  */
 export const MAX_FEEDBACK_VALUES = RESERVED_FEEDBACK_NAMES.length + MAX_STATUS_FEEDBACK_RULES;
 
+/**
+ * What a work's feedback says, read once per version of the work: a status change of one copy reconciles a
+ * policy on thousands of clusters, whose other works the caches hold unchanged. Kept per status object, and
+ * only for works whose read parts the caches froze (core/cacheview.ts): a part that can change in place is read
+ * each time. The feedback kept is frozen: every reader shares it.
+ */
+const readFeedbacks = new WeakMap<object, { spec: unknown; generation: unknown; managedFields: unknown; feedback: ClusterFeedback }>();
+
 export function readClusterFeedback(work: KubeObject): ClusterFeedback {
+  const { status, spec } = work;
+  const { generation, managedFields } = work.metadata;
+  if (!isRecord(status) || !frozenOrAbsent(status) || !frozenOrAbsent(spec) || !frozenOrAbsent(managedFields)) return readFeedbackOf(work);
+  const known = readFeedbacks.get(status);
+  if (known && known.spec === spec && known.generation === generation && known.managedFields === managedFields) return known.feedback;
+  const feedback = deepFreeze(readFeedbackOf(work));
+  readFeedbacks.set(status, { spec, generation, managedFields, feedback });
+  return feedback;
+}
+
+function frozenOrAbsent(value: unknown): boolean {
+  return value === undefined || value === null || typeof value !== 'object' || Object.isFrozen(value);
+}
+
+function readFeedbackOf(work: KubeObject): ClusterFeedback {
   const workConditions = readConditions(work);
   const appliedCondition = findCondition(workConditions, 'Applied');
   const generation = work.metadata.generation;
