@@ -11,6 +11,7 @@ import { isConflict, isNotFound, type KubeHttp } from '../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath, type ResourceRef } from '../src/kube/resource.ts';
 import { mergePatch, serverSideApply } from '../src/kube/writes.ts';
 import { eventually } from './eventually.ts';
+import { readConditions } from '../src/core/k8s/conditions.ts';
 import { AUTH_POLICIES, apply, authPolicy, gatewayClass, paramsConfigMap } from './fixtures.ts';
 
 export const FIELD_MANAGER = 'policy-sync-bench';
@@ -116,6 +117,33 @@ export async function ensureClusters(http: KubeHttp, count: number): Promise<str
  */
 export const BENCH_TOLERATIONS = ['unreachable', 'unavailable'].map((t) => ({ key: `cluster.open-cluster-management.io/${t}`, operator: 'Exists' }));
 
+/**
+ * Every one of `names` judged by OCM's registration: its Available condition set. An agentless cluster gets it
+ * (Unknown, ManagedClusterLeaseUpdateStopped) five lease durations — five minutes — after its lease is created:
+ * on a fresh hub, minutes after the clusters, each a status change the hub reconciles every policy placed there
+ * for. A bench that measures before then measures those reconciles too (a fleet run did: 91 reconciles in one
+ * policy's edit instead of 1).
+ */
+export async function waitForClustersJudged(http: KubeHttp, names: readonly string[], o: { timeoutMs?: number; log?: (line: string) => void } = {}): Promise<void> {
+  const wanted = new Set(names);
+  let left = names.length;
+  let told = 0;
+  await eventually(
+    async () => {
+      const judged = (await listAll(http, RESOURCES.managedClusters, undefined, `${BENCH_LABEL}=cluster`)).filter(
+        (c) => wanted.has(c.metadata.name) && readConditions(c).some((cond) => cond.type === 'ManagedClusterConditionAvailable'),
+      );
+      left = names.length - judged.length;
+      if (left > 0 && Date.now() - told > 60_000) {
+        o.log?.(`${left} of ${names.length} clusters not yet judged by OCM's registration (Available set five minutes after their lease)`);
+        told = Date.now();
+      }
+      return left === 0;
+    },
+    { what: `OCM's registration to judge ${names.length} clusters`, timeoutMs: o.timeoutMs ?? 1_800_000, intervalMs: 5_000, context: () => `${left} not judged` },
+  );
+}
+
 /** Binds `clusterSet` to `namespace` and creates Placement `name` over it (all its clusters). */
 export async function placement(http: KubeHttp, namespace: string, name: string, clusterSet = CLUSTER_SET): Promise<void> {
   await applyObject(http, RESOURCES.managedClusterSetBindings, {
@@ -194,6 +222,11 @@ export interface WorldOptions {
   className: string;
   controllerName: string;
   log?: (message: string) => void;
+  /**
+   * Wait for OCM's registration to judge every cluster (waitForClustersJudged) before the policies are made:
+   * what a measure needs; a quick run that measures nothing skips the minutes it takes on a fresh hub.
+   */
+  judged?: boolean;
 }
 
 /**
@@ -209,6 +242,10 @@ export async function setUpWorld(http: KubeHttp, options: WorldOptions): Promise
   await placement(http, ns, 'bench');
   await waitForDecisions(http, ns, 'bench', clusters);
   log(`${C} clusters decided by Placement ${ns}/bench`);
+  if (options.judged) {
+    await waitForClustersJudged(http, clusters, { log });
+    log(`${C} clusters judged by OCM's registration`);
+  }
   await apply(http, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
   const cls = gatewayClass(className, { namespace: ns, name: 'params' }, controllerName);
   cls.metadata.labels = { [BENCH_LABEL]: 'run' };

@@ -204,7 +204,7 @@ async function runDefault(bench: Bench, startedAt: Date): Promise<BenchResult> {
 
 /** The run's P policies on one Gateway's Placement of C clusters. */
 function benchWorld({ http, cfg }: Bench): ReturnType<typeof setUpWorld> {
-  return setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log });
+  return setUpWorld(http, { clusters: cfg.C, policies: cfg.P, namespace: cfg.ns, className: cfg.className, controllerName: cfg.controllerName, log, judged: !cfg.quick });
 }
 
 function commandLine(): string {

@@ -60,6 +60,11 @@ export interface BareRound {
   ratio: number;
   /** The hub apiserver's CPU seconds in each window: what the writer cost it, as far as the noise lets it show. */
   apiserverCpuSeconds: { bareCreate: number; policySync: number };
+  /**
+   * What the machine spent outside the bench's processes in each window (CpuWindow's `outside`): a round with
+   * seconds there ran beside other work, and its ratio says more about that than about the writer.
+   */
+  outsideCpuSeconds?: { bareCreate: number; policySync: number };
 }
 
 /** One round of the compared fan-outs: OCM, the bare client's creates, then policy-sync, back to back. */
@@ -367,6 +372,8 @@ function writeLine(w: WriteReport): string {
 type Row = [string, string, string, string, string];
 
 const cpuList = (cpu: Record<string, number>): string => Object.entries(cpu).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+/** A round's CPU outside the bench, policy-sync's window / the bare creates'; nothing when not measured. */
+const outside = (round: BareRound): string => (round.outsideCpuSeconds ? `; outside the bench ${r1(round.outsideCpuSeconds.policySync)} / ${r1(round.outsideCpuSeconds.bareCreate)}` : '');
 const cpu = (x: FanoutResult): string => `${secs(x.ms)} (CPU s: ${cpuList(x.cpuSeconds)})`;
 
 function memoryRows(m: BenchResult['memory']): Row[] {
@@ -413,7 +420,7 @@ export function formatTable(r: BenchResult): string {
   const rounds = f.rounds ?? [];
   rounds.forEach((round, i) => {
     const cpuS = round.apiserverCpuSeconds;
-    const result = `${round.ratio.toFixed(2)} (${secs(round.policySyncMs)} / ${secs(round.bareCreateMs)}; apiserver CPU s ${r1(cpuS.policySync)} / ${r1(cpuS.bareCreate)}); ${round.ratioOcm.toFixed(2)} (/ ${secs(round.ocmMs)})`;
+    const result = `${round.ratio.toFixed(2)} (${secs(round.policySyncMs)} / ${secs(round.bareCreateMs)}; apiserver CPU s ${r1(cpuS.policySync)} / ${r1(cpuS.bareCreate)}${outside(round)}); ${round.ratioOcm.toFixed(2)} (/ ${secs(round.ocmMs)})`;
     rows.push(['', `  round ${i + 1}: policy-sync / bare creates; / OCM`, result, '', '']);
   });
   const ofRounds = rounds.length > 1 ? ` (median of ${rounds.length} rounds)` : '';
@@ -453,7 +460,7 @@ function variantsRows(v: VariantsResult, P: number, C: number): Row[] {
   if (v.bareCreate) rows.push(['', `bare client, POST creates of the same works${lastRound}`, cpu(v.bareCreate), '', '']);
   v.rounds.forEach((round, i) => {
     const cpuS = round.apiserverCpuSeconds;
-    rows.push(['', `  round ${i + 1}: policy-sync / bare creates`, `${round.ratio.toFixed(2)} (${secs(round.policySyncMs)} / ${secs(round.bareCreateMs)}; apiserver CPU s ${r1(cpuS.policySync)} / ${r1(cpuS.bareCreate)})`, '', '']);
+    rows.push(['', `  round ${i + 1}: policy-sync / bare creates`, `${round.ratio.toFixed(2)} (${secs(round.policySyncMs)} / ${secs(round.bareCreateMs)}; apiserver CPU s ${r1(cpuS.policySync)} / ${r1(cpuS.bareCreate)}${outside(round)})`, '', '']);
   });
   if (v.ratioBareCreate !== undefined) {
     const ofRounds = v.rounds.length > 1 ? ` (median of ${v.rounds.length} rounds)` : '';

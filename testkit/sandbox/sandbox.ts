@@ -208,6 +208,11 @@ export class Sandbox {
     return p;
   }
 
+  /** The pids of every component running now. */
+  pids(): number[] {
+    return this.state.components.flatMap((c) => (c.process !== undefined && isRunning(c.process) ? [c.process.pid] : []));
+  }
+
   logOf(name: string): string {
     return this.component(name).spec.log;
   }

@@ -110,7 +110,7 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
       : (w: ManifestWork) => bare.request('POST', collectionPath(RESOURCES.manifestWorks, w.metadata.namespace), { query: { fieldManager: FIELD_MANAGER }, body: w });
     const before = (await waitQuiet(kubeConfig)).snapshot;
     log(`${label}: ${N} works, ${bareInFlight} in flight`);
-    const cpu = new CpuWindow({ ...planePids(sandbox), harness: process.pid });
+    const cpu = new CpuWindow({ ...planePids(sandbox), harness: process.pid }, sandbox.pids());
     const start = performance.now();
     const seen = bareTracker!.expect(hashes(bareWorks), `${N} bare works`, FANOUT_TIMEOUT_MS);
     await pool(bareWorks, bareInFlight, write);
@@ -146,8 +146,9 @@ export async function fanout(bench: Bench, world: World, trackers: PolicySyncTra
       const [creates, ocm] = [result.fanout.bareCreate, result.fanout.ocm];
       if (creates) {
         const apiserverCpuSeconds = { bareCreate: creates.cpuSeconds.apiserver ?? NaN, policySync: ps.fanout.cpuSeconds.apiserver ?? NaN };
+        const outsideCpuSeconds = { bareCreate: creates.cpuSeconds.outside ?? NaN, policySync: ps.fanout.cpuSeconds.outside ?? NaN };
         const policySyncMs = ps.fanout.ms;
-        const bareRound: BareRound = { bareCreateMs: creates.ms, policySyncMs, ratio: policySyncMs / creates.ms, apiserverCpuSeconds };
+        const bareRound: BareRound = { bareCreateMs: creates.ms, policySyncMs, ratio: policySyncMs / creates.ms, apiserverCpuSeconds, outsideCpuSeconds };
         rounds.push(ocm ? { ...bareRound, ocmMs: ocm.ms, ratioOcm: policySyncMs / ocm.ms } : bareRound);
       }
       if (!last) await resetPolicySync(bench, world, trackers.works);
@@ -195,7 +196,7 @@ export async function policySyncLeg(bench: Bench, world: World, trackers: Policy
   const before = (await waitQuiet(kubeConfig)).snapshot;
   const reconcilesBefore = metricValue(await controllerMetrics(controller), 'controller_runtime_reconcile_total', { controller: 'policy' });
   log(`${label}: ${P} inert policies reconciled; creating Gateway ${ns}/gw`);
-  const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid });
+  const cpu = new CpuWindow({ ...planePids(sandbox), controller: controller.pid, harness: process.pid }, sandbox.pids());
   const start = performance.now();
   const allWorks = works.expect(expected, `${N} works with the expected spec-hash`, FANOUT_TIMEOUT_MS);
   const allAnnotated = annotations.expect(synced, `${P} policies annotated`, FANOUT_TIMEOUT_MS);

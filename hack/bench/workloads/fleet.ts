@@ -70,7 +70,7 @@ export async function fleet(bench: Bench, startedAt: Date): Promise<FleetResult>
   const etcd = { url: await etcdUrl(sandbox), quotaBytes: etcdQuotaBytes(sandbox) };
   const alarms = await etcdAlarms(etcd.url);
   if (alarms.length > 0) throw new Error(`etcd has alarms raised (${alarms.join(', ')}): start the bench sandbox afresh (--down --purge)`);
-  const world = await setUpWorld(http, { clusters: C, policies: P, namespace: ns, className, controllerName, log });
+  const world = await setUpWorld(http, { clusters: C, policies: P, namespace: ns, className, controllerName, log, judged: true });
   const { clusters, policies } = world;
   const machine = await machineInfo(http);
   const apiserverPid = sandbox.process('kube-apiserver/hub').pid;

@@ -63,7 +63,7 @@ export async function ocmBaseline(bench: Bench, world: World, label: string): Pr
     );
     const before = (await waitQuiet(kubeConfig, { quietMs: 2_000, timeoutMs: 120_000 })).snapshot;
     log(`${label}: ${P} ManifestWorkReplicaSets created; creating Placement ${ns}/bench-ocm`);
-    const cpu = new CpuWindow({ ...planePids(sandbox), 'work manager': manager.pid, harness: process.pid });
+    const cpu = new CpuWindow({ ...planePids(sandbox), 'work manager': manager.pid, harness: process.pid }, sandbox.pids());
     const start = performance.now();
     const decided = decisions.until(() => [...decisions.seen.values()].reduce((n, v) => n + (v ? v.split(',').length : 0), 0) === C, `Placement bench-ocm to decide ${C} clusters`, 120_000);
     const all = works.until(() => works.seen.size === N, `${N} works from the replica sets`, FANOUT_TIMEOUT_MS);

@@ -61,7 +61,7 @@ export async function scale(bench: Bench, startedAt: Date): Promise<ScaleResult>
   }
   const dbAtStart = await etcdDb(etcd.url);
   log(`etcd: database ${dbAtStart ? `${dbAtStart.inUseMiB.toFixed(0)} MiB in use of ${dbAtStart.dbMiB.toFixed(0)} MiB` : 'size unknown'}, quota ${(etcd.quotaBytes / 2 ** 20).toFixed(0)} MiB`);
-  const { clusters, policies } = await setUpWorld(http, { clusters: C, policies: P, namespace: ns, className, controllerName, log });
+  const { clusters, policies } = await setUpWorld(http, { clusters: C, policies: P, namespace: ns, className, controllerName, log, judged: true });
   const machine = await machineInfo(http);
   const apiserverPid = sandbox.process('kube-apiserver/hub').pid;
 
