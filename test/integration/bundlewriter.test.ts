@@ -83,6 +83,26 @@ async function untilApplied(ns: string, names: readonly string[]): Promise<Map<s
   );
 }
 
+/**
+ * The bundles of `ns` as the agent left them: applied at their generation, and no write of anyone's for a second
+ * (the cache showing the same resourceVersions on two reads a second apart).
+ */
+async function untilSettled(ns: string): Promise<void> {
+  let last = '';
+  await eventually(
+    async () => {
+      const bundles = cached(SPOKE, ns);
+      const applied = bundles.every((b) => (b.status as { conditions?: { type: string; status: string; observedGeneration?: number }[] } | undefined)?.conditions?.some((c) => c.type === 'Applied' && c.status === 'True' && c.observedGeneration === b.metadata.generation));
+      const versions = bundles.map((b) => b.metadata.resourceVersion).join();
+      const still = applied && versions === last;
+      last = versions;
+      if (!still) await new Promise((r) => setTimeout(r, 1_000));
+      return still;
+    },
+    { what: `the bundles of ${ns} applied and left alone`, timeoutMs: WITHIN_MS, context: () => workAgentLogs(sandbox) },
+  );
+}
+
 test("two owners' copies handed over together are written in one create, and the agent applies both", async () => {
   const ns = await downstream();
   const [a, b] = copies(ns, ['a', 'b']) as [ManifestWork, ManifestWork];
@@ -151,6 +171,9 @@ test('what the writer remembers of its own writes goes once the cache shows them
     const edited = worksFor([{ ...authPolicy(ns, 'm', 'gw', { edited: true }), metadata: { name: 'm', namespace: ns, uid: 'uid-m', generation: 2 } }], ns, [SPOKE], CONTROLLER_NAME);
     await w.submit('owner', edited, []);
     await eventually(() => Promise.resolve(w.remembered === 0), { what: 'the writer to forget the writes the cache shows', timeoutMs: WITHIN_MS });
+    // The agent's status writes of the edit change the bundle's resourceVersion too: the next write waits for them
+    // (else it may meet the agent's write, not a remembered one of its own, in a conflict).
+    await untilSettled(ns);
     const audit = AuditCursor.at(sandbox, 'hub');
     const again = worksFor([{ ...authPolicy(ns, 'n', 'gw', { edited: true }), metadata: { name: 'n', namespace: ns, uid: 'uid-n', generation: 2 } }], ns, [SPOKE], CONTROLLER_NAME);
     await w.submit('owner', again, []);
