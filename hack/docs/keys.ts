@@ -37,6 +37,8 @@ export const KEY_MEANINGS: Record<string, Meaning> = {
   'policysync.kuadrant.io/revision': { kind: 'annotation', on: 'spoke copy', by: 'hub', says: 'the hub policy\'s `metadata.generation` the copy was rendered from; read back by the feedback rule `revision`' },
   'kubectl.kubernetes.io/last-applied-configuration': { kind: 'annotation', on: 'hub policy', by: 'kubectl', says: 'never copied to the spoke' },
   'app.kubernetes.io/managed-by': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '`policy-sync`: ours' },
+  'policysync.kuadrant.io/digest': { kind: 'annotation', on: 'spoke copy', by: 'hub', says: 'a short hash of each top-level spec field, of the labels and of the annotations the hub sent: the spoke agent reads the copy against it and reports what differs ([what runs on a spoke](../concepts/status.md#what-runs-on-a-spoke))' },
+  'policysync.kuadrant.io/reapply': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'the token of the last drift of its copy the hub asked to put back: a new token makes OCM\'s work agent apply the work again at once' },
   'policysync.kuadrant.io/source': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '16 hex of the source policy' },
   'policysync.kuadrant.io/controller': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '16 hex of `--controller-name`: several hub controllers may share a hub' },
   'policysync.kuadrant.io/spoke-config': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'the spoke-configuration works: `policy-sync-spoke-config` (config and report) and `policy-sync-spoke-heartbeat`' },

@@ -38,6 +38,8 @@ export const PARAM_MEANINGS: Record<string, string> = {
   downstreamClass: 'MGC\'s key, accepted and ignored',
   downstreamNamespace:
     'the spoke namespace of the downstream Gateway and the copies; `{namespace}` (the only placeholder) is the hub Gateway\'s namespace; must render a DNS-1123 label (MGC used `kuadrant-{namespace}`)',
+  drift:
+    'what the hub does with a copy a spoke changed: `Correct` reports the cluster `Drifted` and has the work agent put the copy back at once, `Report` reports it and leaves it ([what runs on a spoke](../concepts/status.md#what-runs-on-a-spoke))',
   rolloutStrategy: 'how a new revision of a policy reaches its clusters ([rollout](../concepts/rollout.md)); a policy may override it by annotation',
   'rolloutStrategy.type': 'at once, or in waves gated on each cluster\'s controller',
   'rolloutStrategy.progressive': 'only with `Progressive`; a field left out takes its default',
@@ -61,6 +63,7 @@ function defaults(): Record<string, string> {
   if (progressive.type !== 'Progressive') throw new Error('toRolloutStrategy no longer gives a Progressive strategy');
   return {
     downstreamNamespace: DEFAULT_DOWNSTREAM_NAMESPACE,
+    drift: 'Correct',
     rolloutStrategy: JSON.stringify(ALL),
     'rolloutStrategy.progressive.maxConcurrency': count(progressive.maxConcurrency),
     'rolloutStrategy.progressive.minSuccessTime': progressive.minSuccessTimeMs === 0 ? '0' : formatDuration(progressive.minSuccessTimeMs),

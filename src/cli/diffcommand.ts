@@ -27,7 +27,7 @@ import { formatDiffs, formatDiffsJson, type PolicyChange, type PolicyDiff } from
 import { isVariantDocument, readFileVariant, variantsTargeting, variantsWith, type FileVariant } from './filevariants.ts';
 import { listAll } from './lists.ts';
 import { kindFacts, readKindCrd, readSnapshot, type KindCrd } from './hubsnapshot.ts';
-import { withSchemaDefaults, type DefaultingSchema } from './schemadefaults.ts';
+import { withSchemaDefaults, type DefaultingSchema } from '../core/k8s/schemadefaults.ts';
 import { parsePolicyReference, policyResource, readPolicyWorks, readSyncedKinds, resolveKind, type PolicyReference, type SyncedKind, type SyncedKinds } from './status.ts';
 
 export const DIFF_OUTPUTS = ['text', 'json'] as const;

@@ -2,6 +2,7 @@
 // a headline, the strategy and waves, one line per cluster (its wave, what is written now, the revision it
 // runs), then per cluster a unified diff of the spoke copy (YAML, keys sorted as kubectl prints objects)
 // against the copy its ManifestWork places now; and the same as JSON for scripts. Pure: previews in, text out.
+import { DIGEST_ANNOTATION } from '../core/metadatakeys.ts';
 import { createTwoFilesPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../core/k8s/objects.ts';
@@ -46,7 +47,18 @@ export interface PolicyDiff {
 /** A copy as YAML with every key sorted (kubectl's order for such objects): equal copies, equal text. */
 export function copyYaml(copy: KubeObject | undefined): string {
   if (copy === undefined) return '';
-  return stringify(JSON.parse(stableJson(copy)), { lineWidth: 0 });
+  return stringify(JSON.parse(stableJson(withoutDigest(copy))), { lineWidth: 0 });
+}
+
+/** The copy without its digest (core/works/copydigest.ts): a hash of the rest, which the diff already shows. */
+function withoutDigest(copy: KubeObject): KubeObject {
+  const annotations = copy.metadata.annotations;
+  if (annotations?.[DIGEST_ANNOTATION] === undefined) return copy;
+  const { [DIGEST_ANNOTATION]: _digest, ...rest } = annotations;
+  const metadata = { ...copy.metadata };
+  if (Object.keys(rest).length > 0) metadata.annotations = rest;
+  else delete metadata.annotations;
+  return { ...copy, metadata };
 }
 
 function side(copy: KubeObject | undefined, what: string): string {

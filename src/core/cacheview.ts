@@ -2,7 +2,7 @@
 // sends every object whole; at 10k ManifestWorks their payloads and managedFields would be most of the
 // controller's memory, and nothing reads them.
 import { Interner } from './k8s/intern.ts';
-import { LAST_APPLIED_ANNOTATION } from './metadatakeys.ts';
+import { LAST_APPLIED_ANNOTATION, POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
 import { isBundle } from './works/bundle.ts';
 import type { KubeObject, ObjectMeta } from './k8s/objects.ts';
 
@@ -12,6 +12,25 @@ import type { KubeObject, ObjectMeta } from './k8s/objects.ts';
  */
 export function cachedObject<T extends KubeObject>(object: T): T {
   return { ...object, metadata: slimMetadata(object.metadata, false) };
+}
+
+/**
+ * The transform of the spoke agent's caches of the synced kinds: as cachedObject, but a synced copy keeps who wrote
+ * which of its fields (managedFields: manager, operation, time, subresource, fieldsV1), which the agent reads to
+ * say what drifted and who changed it (core/spoke/copydrift.ts). Copies are few on a spoke; local policies many.
+ */
+export function spokeObjectView<T extends KubeObject>(object: T): T {
+  const slim = cachedObject(object);
+  const managedFields = object.metadata.managedFields;
+  if (object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] === undefined || !Array.isArray(managedFields)) return slim;
+  slim.metadata.managedFields = managedFields.map(fieldsEntry);
+  return slim;
+}
+
+function fieldsEntry(entry: unknown): Record<string, unknown> {
+  if (entry === null || typeof entry !== 'object') return {};
+  const { manager, operation, time, subresource, fieldsV1 } = entry as Record<string, unknown>;
+  return Object.fromEntries(Object.entries({ manager, operation, time, subresource, fieldsV1 }).filter(([, v]) => v !== undefined));
 }
 
 /**

@@ -16,6 +16,12 @@ export const POLICY_SYNCED_ANNOTATION = 'kuadrant.io/policy-synced';
 /** On a spoke copy: the hub policy's creationTimestamp, for GEP-713 oldest-wins on the spoke. */
 export const ORIGIN_CREATION_ANNOTATION = 'kuadrant.io/origin-creation';
 
+/**
+ * On a spoke copy: the digest of what the hub sent in it (core/works/copydigest.ts): the spoke agent reads the copy
+ * against it and reports what differs (core/spoke/copydrift.ts).
+ */
+export const DIGEST_ANNOTATION = `${OWN_KEY_PREFIX}digest`;
+
 /** kubectl's client-side apply record: large, and meaningless on the spoke. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -28,6 +34,12 @@ export const SOURCE_LABEL = `${OWN_KEY_PREFIX}source`;
 export const CONTROLLER_LABEL = `${OWN_KEY_PREFIX}controller`;
 /** ManifestWork annotation: canonical JSON {group, version, resource, namespace, name, uid} of the source. */
 export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
+/**
+ * ManifestWork label: the token of the last drift of its copy the hub asked to put back (core/spoke/spoketruth.ts).
+ * OCM's work agent applies a work again at once when its labels change (v1.2.1, manifestwork_controller.go
+ * onUpdateFunc), rather than at its next resync.
+ */
+export const REAPPLY_LABEL = `${OWN_KEY_PREFIX}reapply`;
 /** ManifestWork annotation: hash of what we write, for no-op detection. */
 export const SPEC_HASH_ANNOTATION = `${OWN_KEY_PREFIX}spec-hash`;
 

@@ -26,6 +26,7 @@ import { GatewayStatusReconciler, gatewayOfWriteKey } from './gatewaystatusrecon
 import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
+import { LingerClocks } from './lingerclocks.ts';
 import { Rollouts } from './rollouts.ts';
 import { VariantOutcomes } from './variantoutcomes.ts';
 import { VariantStatusReconciler, variantOfWriteKey } from './variantstatusreconciler.ts';
@@ -253,6 +254,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       applier: policyWorks,
       reporter,
       rollouts,
+      lingerClocks: new LingerClocks(),
       variantOutcomes,
       variantsChanged: (keys) => queues.variantStatus.addAll(keys),
       ...(reports ? { reports } : {}),

@@ -13,6 +13,7 @@ import type { ClassConfigs } from './classconfigs.ts';
 import { BY_CLUSTER, BY_NAME, BY_VARIANT_TARGET } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
+import type { ReportedCopyOn } from '../core/spoke/spoketruth.ts';
 import type { UngatedKinds } from './ungatedkinds.ts';
 
 export interface CachedHubViewSources {
@@ -85,6 +86,10 @@ export class CachedHubView implements HubView {
 
   evidence(cluster: string): ReportEvidence {
     return this.sources.reports?.evidence(cluster) ?? NO_REPORT;
+  }
+
+  reportedCopies(kind: string, source: string): readonly ReportedCopyOn[] {
+    return this.sources.reports?.reportedCopies(kind, source) ?? [];
   }
 
   kind(gr: GroupResource): KindFacts {

@@ -15,6 +15,8 @@ import { CachedHubView, type CachedHubViewSources } from './cachedhubview.ts';
 import { BY_SOURCE } from './indexes.ts';
 import type { VariantOutcomes } from './variantoutcomes.ts';
 import type { Rollouts } from './rollouts.ts';
+import type { LingerClocks } from './lingerclocks.ts';
+import { lingerRecheckAt } from '../core/spoke/spoketruth.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
 import { WorkRemovals, type WorkRemovalsDeps } from './workremovals.ts';
@@ -30,6 +32,8 @@ export interface PolicyReconcilerOptions {
 export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'>, Omit<CachedHubViewSources, 'reports'> {
   reporter: StatusReporter;
   rollouts: Rollouts;
+  /** When each copy reported where its policy has no work was first seen so. */
+  lingerClocks: LingerClocks;
   /** What each policy's variants came to, for their status; `variantsChanged` is told the variants whose outcome moved. */
   variantOutcomes: VariantOutcomes;
   variantsChanged: (keys: readonly string[]) => void;
@@ -69,6 +73,7 @@ export class PolicyReconciler {
       // Not a watched kind (any more): its works go only once that is certain.
       this.deps.reporter.forget(key);
       this.deps.rollouts.forget(key);
+      this.deps.lingerClocks.forget(key);
       this.deps.variantsChanged(this.deps.variantOutcomes.forget(key));
       if (observed.length > 0) await this.removals.removeOfUnwatchedKind(log, key, gr, observed);
       return;
@@ -80,6 +85,7 @@ export class PolicyReconciler {
     if (!policy || policy.metadata.deletionTimestamp) {
       this.deps.reporter.forget(key);
       this.deps.rollouts.forget(key);
+      this.deps.lingerClocks.forget(key);
       this.deps.variantsChanged(this.deps.variantOutcomes.forget(key));
       if (observed.length === 0) return;
       const decision = await this.removals.removeOfDeletedPolicy(log, key, kind.gvr, namespace, name, observed);
@@ -94,8 +100,10 @@ export class PolicyReconciler {
       rawFeedback: this.options.rawFeedback,
       maxWorkBytes: this.options.maxWorkBytes,
       soak: this.deps.rollouts.soakOf(key, policy.metadata.generation),
+      lingerSeen: this.deps.lingerClocks.seenOf(key),
       now: Date.now(),
     });
+    this.deps.lingerClocks.record(key, decision.truth.lingering);
     this.deps.rollouts.record(key, policy.metadata.generation, decision.rollout);
     this.deps.variantsChanged(this.deps.variantOutcomes.record(key, decision.variants));
     const { desired, local, rollout, targetClasses } = decision;
@@ -144,10 +152,11 @@ export class PolicyReconciler {
         unknown: removals.unknown,
         lanes: decision.lanes,
         problems: decision.problems,
+        truth: decision.truth,
       }, { read });
     }
     if (failure !== undefined) throw failure;
-    const recheckAt = [removals.recheckAt, rollout?.recheckAt].filter((t) => t !== undefined);
+    const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering)].filter((t) => t !== undefined);
     return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);
   }
 }

@@ -4,7 +4,9 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { buildSpokeConfigWork, buildSpokeHeartbeatWork } from '../core/spoke/spokeconfig.ts';
 import { reportDigest, serializeSpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
-import { buildSpokeReport, serializeSpokeReport, WHOLE_KIND } from '../core/spoke/spokereport.ts';
+import { buildSpokeReport } from '../core/spoke/reportbuild.ts';
+import { serializeSpokeReport } from '../core/spoke/reportwire.ts';
+import { WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
 import { createLogger } from '../runtime/logging.ts';
 import { SpokeReports } from './spokereports.ts';
@@ -159,9 +161,9 @@ test('a report past the schema or a cap is refused whole: no report counts (noth
 
 test('a report of a version this hub does not read is refused, and says so', () => {
   const { reports } = setup();
-  reports.observe('c1', workWithText(JSON.stringify({ version: 4, written: '2026-11-23T10:00:00Z', objects: {} })));
+  reports.observe('c1', workWithText(JSON.stringify({ version: 5, written: '2026-11-23T10:00:00Z', objects: {} })));
   assert.equal(reports.fresh('c1'), undefined);
-  assert.equal(reports.refused('c1'), 'version: unsupported version 4: this hub reads versions 3, 2, and 1 (no version field)');
+  assert.equal(reports.refused('c1'), 'version: unsupported version 5: this hub reads versions 4, 3, 2, and 1 (no version field)');
 });
 
 test("an old agent's report (version 1) still counts", () => {
@@ -192,7 +194,7 @@ test('ages: seconds since each report was last seen to change, on the hub clock;
 
 // Version 3: the report is rewritten only when its content changes; the heartbeat work says the agent is alive.
 
-/** The report a version 3 agent writes of `kinds`, content written at `at`. */
+/** The report a version 4 agent writes of `kinds`, content written at `at`. */
 function v3Text(at: number, kinds: [string, KubeObject[]][]): string {
   return serializeSpokeReport(buildSpokeReport(new Map(kinds), new Date(at)).report);
 }
@@ -212,7 +214,7 @@ test('version 3: a report counts only while a fresh heartbeat names its digest; 
   assert.equal(reports.fresh('c1'), undefined, 'no heartbeat yet: not fresh');
   assert.deepEqual(reports.evidence('c1').state, 'stale');
   reports.observeHeartbeat('c1', heartbeatWork(T0, text));
-  assert.equal(reports.fresh('c1')?.version, 3);
+  assert.equal(reports.fresh('c1')?.version, 4);
   assert.deepEqual(changes, [`c1:${AUTH}/${WHOLE_KIND},${AUTH}/ns`]);
   // Heartbeats every 30 s, the report text unchanged: fresh throughout, nothing re-queued.
   for (let i = 1; i <= 10; i++) {

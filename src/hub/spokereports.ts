@@ -18,7 +18,10 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, type SpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
-import { changedScopes, parseSpokeReport, type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
+import { changedScopes, copiesBySource } from '../core/spoke/reportquery.ts';
+import type { ReportedCopyOn } from '../core/spoke/spoketruth.ts';
+import { parseSpokeReport } from '../core/spoke/reportwire.ts';
+import { type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
 import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
 export interface SpokeReportsOptions {
@@ -64,6 +67,10 @@ export class SpokeReports {
   private readonly entries = new Map<string, Entry>();
   private readonly heartbeats = new Map<string, HeartbeatSeen>();
   private readonly clock: Clock;
+  /** The clusters whose last readable report lists a copy of each hub policy, by its `namespace/name` (reportedCopies). */
+  private readonly bySource = new Map<string, Set<string>>();
+  /** The sources each cluster's indexed report lists, to take it out of bySource again. */
+  private readonly sourcesOf = new Map<string, readonly string[]>();
   /** evidence(): when each stale report went stale (hub wall time), by entry and the freshUntil it passed. */
   private readonly staleSince = new WeakMap<Entry, { freshUntil: number; since: string }>();
 
@@ -111,6 +118,20 @@ export class SpokeReports {
   }
 
   /**
+   * Every copy of hub policy `source` of `kind` that the fresh reports list, by cluster (core/spoke/spoketruth.ts).
+   * Looks only at the clusters whose report lists a copy of it: O(those), not O(clusters).
+   */
+  reportedCopies(kind: string, source: string): ReportedCopyOn[] {
+    const out: ReportedCopyOn[] = [];
+    for (const cluster of this.bySource.get(source) ?? []) {
+      const report = this.fresh(cluster);
+      if (!report) continue;
+      for (const c of copiesBySource(report).get(source) ?? []) if (c.kind === kind) out.push({ cluster, ...c });
+    }
+    return out;
+  }
+
+  /**
    * Seconds since each cluster's report was last seen to change (a new heartbeat or new content), refused
    * ones included, by cluster; a cluster without a report (its work gone, or none written yet) is absent.
    * The policysync_spoke_report_age_seconds gauge: it grows while an agent or the feedback path is stopped.
@@ -140,7 +161,7 @@ export class SpokeReports {
       const entry: Entry = { text, seenAt, freshUntil: seenAt + this.options.staleAfterMs };
       if (parsed.ok) {
         entry.report = parsed.report;
-        if (parsed.report.version === 3) {
+        if (parsed.report.version >= 3) {
           entry.digest = reportDigest(text);
           this.settle(cluster, entry);
           this.options.logger.debug({ cluster, digest: entry.digest, freshForMs: Math.max(0, entry.freshUntil - seenAt) }, 'spoke agent report seen');
@@ -155,7 +176,25 @@ export class SpokeReports {
       }
       this.entries.set(cluster, entry);
     }
+    this.index(cluster, this.entries.get(cluster)?.report);
     this.notify(cluster, before, this.fresh(cluster));
+  }
+
+  /** bySource for `cluster`'s report now (undefined: none readable). */
+  private index(cluster: string, report: SpokeReport | undefined): void {
+    for (const source of this.sourcesOf.get(cluster) ?? []) {
+      const clusters = this.bySource.get(source);
+      clusters?.delete(cluster);
+      if (clusters?.size === 0) this.bySource.delete(source);
+    }
+    const sources = report ? [...copiesBySource(report).keys()] : [];
+    if (sources.length === 0) this.sourcesOf.delete(cluster);
+    else this.sourcesOf.set(cluster, sources);
+    for (const source of sources) {
+      const clusters = this.bySource.get(source);
+      if (clusters) clusters.add(cluster);
+      else this.bySource.set(source, new Set([cluster]));
+    }
   }
 
   /**
@@ -188,6 +227,8 @@ export class SpokeReports {
     for (const entry of this.entries.values()) entry.cancel?.();
     this.entries.clear();
     this.heartbeats.clear();
+    this.bySource.clear();
+    this.sourcesOf.clear();
   }
 
   /**

@@ -5,7 +5,7 @@
 // report; a copy naming keys it still carries wakes the dropped keys; the ConfigMap wakes the kinds. The
 // lifecycle is controller.ts's.
 import type { Logger } from 'pino';
-import { cachedObject } from '../core/cacheview.ts';
+import { cachedObject, spokeObjectView } from '../core/cacheview.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { spokeHeartbeatName } from '../core/spoke/spokeheartbeat.ts';
 import { spokeReportName } from '../core/spoke/spokereport.ts';
@@ -83,7 +83,7 @@ export function assembleSpoke(o: SpokeOptions): SpokeAgent {
     // the gap), and the moment it is delivered — not at the resumed watch's first bookmark, a minute on.
     relistAfterFailure: true,
     onLive: wakeReport,
-    transform: cachedObject,
+    transform: spokeObjectView,
     logger: log,
   });
   const config = o.policies

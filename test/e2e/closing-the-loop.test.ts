@@ -31,7 +31,7 @@ import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
-import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
+import { localPoliciesIn } from '../../src/core/spoke/reportquery.ts';
 
 const SPOKE_CONFIG = { namespace: 'policy-sync-system', name: uniqueName('spoke-config') };
 const controllerName = testControllerName('loop');

@@ -26,7 +26,7 @@ import { startHub, startSpoke, testControllerName, uniqueName, type RunningHub, 
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
-import { localPoliciesIn } from '../../src/core/spoke/spokereport.ts';
+import { localPoliciesIn } from '../../src/core/spoke/reportquery.ts';
 import { componentLog, untilKuadrantSeesGateway, warmUpKuadrant } from '../../testkit/kuadrant.ts';
 
 const root = join(repoRoot, '.local', 'spoke-controllers-sandbox');

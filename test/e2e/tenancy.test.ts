@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
-import { occupantOf } from '../../src/core/spoke/spokereport.ts';
+import { occupantOf } from '../../src/core/spoke/reportquery.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { SPOKE_CONFIG_WORK_NAME, SPOKE_HEARTBEAT_WORK_NAME, readSpokeReport, spokeReportText } from '../../src/core/spoke/spokeconfig.ts';
-import { occupantOf, reportedCount } from '../../src/core/spoke/spokereport.ts';
+import { occupantOf, reportedCount } from '../../src/core/spoke/reportquery.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';

@@ -4,7 +4,7 @@
 // judging is checks.ts.
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
-import { occupantOf } from '../../src/core/spoke/spokereport.ts';
+import { occupantOf } from '../../src/core/spoke/reportquery.ts';
 import { isNotFound, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath } from '../../src/kube/resource.ts';
 import { Watcher } from '../../src/kube/watcher.ts';

@@ -23,7 +23,15 @@ export type SyncParams = {
   downstreamNamespace: string;
   /** How a new revision of a policy reaches its clusters, unless the policy says otherwise (rollout/strategy.ts). */
   rolloutStrategy: RolloutStrategy;
+  /**
+   * What the hub does with a copy a spoke changed (core/spoke/spoketruth.ts): `Correct` (the default) reports it and
+   * has OCM's work agent put it back at once; `Report` reports it and leaves it, until the next apply of its work.
+   */
+  drift: DriftMode;
 };
+
+export type DriftMode = 'Correct' | 'Report';
+export const DRIFT_MODES: readonly DriftMode[] = ['Correct', 'Report'];
 
 export type ParamsResult = { ok: true; params: SyncParams } | { ok: false; errors: string[] };
 
@@ -75,6 +83,7 @@ export const paramsSchema = z.strictObject({
   downstreamClass: shortText.optional(),
   downstreamNamespace: shortText.optional(),
   rolloutStrategy: rolloutStrategySchema.optional(),
+  drift: z.enum(DRIFT_MODES).optional(),
 });
 
 type PolicyKindInput = z.infer<typeof policyKindSchema>;
@@ -108,7 +117,7 @@ export function parseParams(input: unknown): ParamsResult {
     statusFeedback: (statusFeedback ?? []).map(({ name, path }) => ({ name, path })),
   }));
   const rolloutStrategy = doc.rolloutStrategy === undefined ? ALL : toRolloutStrategy(doc.rolloutStrategy);
-  return { ok: true, params: { policiesToSync, downstreamNamespace, rolloutStrategy } };
+  return { ok: true, params: { policiesToSync, downstreamNamespace, rolloutStrategy, drift: doc.drift ?? 'Correct' } };
 }
 
 /** Parses the ConfigMap `params` text; invalid JSON is reported like a schema error. */

@@ -8,6 +8,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
 import type { OpenApiSchema } from '../variants/schemacheck.ts';
+import type { ReportedCopyOn } from '../spoke/spoketruth.ts';
 
 /** What the hub knows of a synced kind itself (its CRD as the class reconciler validated it). */
 export interface KindFacts {
@@ -47,6 +48,11 @@ export interface HubView {
   readonly spokeAgents: boolean;
   /** What the hub holds from the cluster's spoke agent: a fresh report, or which evidence is missing. */
   evidence(cluster: string): ReportEvidence;
+  /**
+   * Every copy of the hub policy `source` (`namespace/name`) of `kind` (`resource.group`) that the fresh spoke
+   * reports list, on every cluster (core/spoke/spoketruth.ts: what runs where the policy has no work).
+   */
+  reportedCopies(kind: string, source: string): readonly ReportedCopyOn[];
   /** What the hub knows of the kind itself. */
   kind(gr: GroupResource): KindFacts;
   /**

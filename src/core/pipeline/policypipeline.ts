@@ -9,7 +9,7 @@
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../k8s/objects.ts';
 import { workKeyOf, type WorkKey } from '../keys.ts';
-import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { REAPPLY_LABEL, ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
 import { OBSERVED_GENERATION_TEXT } from '../params/classparams.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { planRollout, recordedRollout, rolloutVariants, type RolloutPlan, type UnreachedCluster } from '../rollout/plan.ts';
@@ -17,7 +17,8 @@ import { workCopy } from '../rollout/revision.ts';
 import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
 import { awaitingFirstCopies, type AwaitingCluster, type ReportEvidence } from '../spoke/firstcopy.ts';
-import { localPoliciesIn, occupantOf, type SpokeReport } from '../spoke/spokereport.ts';
+import { localPoliciesIn, occupantOf } from '../spoke/reportquery.ts';
+import { type SpokeReport } from '../spoke/spokereport.ts';
 import { readPolicyStatus } from '../status/annotation.ts';
 import type { LocalNote, PolicyProblem } from '../status/policystatus.ts';
 import type { LaneReport, LocalVerdicts } from '../status/statusinput.ts';
@@ -26,12 +27,14 @@ import { possibleRivals } from '../targets/rivals.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, classifyTargets, readTargets } from '../targets/targetrefs.ts';
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
-import { adoptLegacyName, type ManifestWork } from '../works/manifestwork.ts';
+import { adoptLegacyName, withReapplyLabel, type ManifestWork } from '../works/manifestwork.ts';
+import { driftedCopies, driftToken, lingeringCopies, type SpokeTruth } from '../spoke/spoketruth.ts';
 import { parseVariant, type PolicyVariant } from '../variants/policyvariant.ts';
 import { renderCopy, selects, type CopyRendering, type KindSchema } from '../variants/render.ts';
 import { schemaCheck } from '../variants/schemacheck.ts';
 import type { VariantFailure } from '../works/desiredworks.ts';
 import { classOfGateway, type HubView } from './hubview.ts';
+import type { DefaultingSchema } from '../k8s/schemadefaults.ts';
 
 export interface PolicyPipelineInput {
   gvr: GroupVersionResource;
@@ -48,6 +51,11 @@ export interface PolicyPipelineInput {
    * revision); the hub remembers them between passes, a preview starts from none.
    */
   soak?: ReadonlyMap<string, number>;
+  /**
+   * When this process first saw each copy of the policy reported where it has no work (core/spoke/spoketruth.ts
+   * lingerKey): the hub remembers them between passes (the decision's `truth.lingering`), a preview starts from none.
+   */
+  lingerSeen?: ReadonlyMap<string, number>;
   /** Wall time, ms since the epoch. */
   now: number;
 }
@@ -93,6 +101,8 @@ export interface PolicyDecision {
   variantFailures: VariantFailure[];
   /** Each PolicyVariant targeting the policy, as its status reports it. */
   variants: VariantOutcome[];
+  /** What the fresh spoke reports say runs of the policy (drifted and lingering copies). */
+  truth: SpokeTruth;
 }
 
 /** What became of one PolicyVariant of the policy (its status, src/hub/variantstatus.ts). */
@@ -176,6 +186,22 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
     for (const [cluster, work] of rollout.write) desired.works.set(cluster, work);
   }
   const kept = rollout ? observed.filter((w) => rollout.keep.has(w.metadata.namespace ?? '')) : [];
+  // What runs on each spoke, by its fresh report: a copy not as sent is put back at once unless the classes say
+  // `drift: Report`; a copy that runs where no work places it is told (and mended by the deletion rule, in the hub).
+  const truth = spokeTruth(view, input, targetClasses, evidenceOf);
+  if (truth.correct) {
+    for (const d of truth.drifted) {
+      const work = desired.works.get(d.cluster);
+      if (work) desired.works.set(d.cluster, withReapplyLabel(work, driftToken(d.drift)));
+    }
+  }
+  // A token once written stays while no new drift comes: the work is not written again for its going.
+  for (const w of observed) {
+    const cluster = w.metadata.namespace ?? '';
+    const token = w.metadata.labels?.[REAPPLY_LABEL];
+    const work = desired.works.get(cluster);
+    if (token !== undefined && work && work.metadata.labels[REAPPLY_LABEL] === undefined) desired.works.set(cluster, withReapplyLabel(work, token));
+  }
   // A work grown too large is not written; the last good one on that cluster stays in place.
   // A cluster whose variants fail to render keeps the copy it runs: never the base copy in its place.
   const untouched = new Set([...desired.tooLarge, ...desired.variantFailures.map((f) => f.cluster), ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
@@ -197,7 +223,22 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
     problems,
     variantFailures: desired.variantFailures,
     variants: variantOutcomes,
+    truth,
   };
+}
+
+function spokeTruth(view: HubView, input: PolicyPipelineInput, classes: readonly string[], evidenceOf: (cluster: string) => ReportEvidence): SpokeTruth {
+  const kind = groupResourceKey(input.gvr);
+  const source = objectKey(input.policy);
+  const placed = new Map<string, KubeObject>();
+  for (const w of input.observed) {
+    const copy = workCopy(w);
+    if (copy && !w.metadata.deletionTimestamp) placed.set(w.metadata.namespace ?? '', copy);
+  }
+  const drifted = view.spokeAgents ? driftedCopies(kind, source, placed, evidenceOf) : [];
+  const lingering = view.spokeAgents ? lingeringCopies(view.reportedCopies(kind, source), placed, input.lingerSeen ?? new Map(), input.now) : [];
+  const correct = classes.every((c) => (view.params(c)?.drift ?? 'Correct') === 'Correct');
+  return { drifted, lingering, correct };
 }
 
 function uniqueByCluster(conflicts: readonly LaneConflict[]): ClusterRefusal[] {
@@ -270,6 +311,7 @@ function desiredWorks(
     controller: input.controller,
     ...(facts.crdUid === undefined ? {} : { crdUid: facts.crdUid }),
     updateStrategy: facts.statusSubresource ? ('Update' as const) : ('ServerSideApply' as const),
+    ...specSchemaOf(facts.schema),
     ...(sent ? { sentCopy: (cluster: string) => sent.get(cluster) } : {}),
     ...(render ? { render } : {}),
   };
@@ -280,6 +322,12 @@ function desiredWorks(
     .flatMap((c) => view.kindInForce(c, gvr)?.statusFeedback ?? [])
     .filter((rule, i, all) => all.findIndex((r) => r.name === rule.name) === i);
   return desiredWorksForPolicy({ ...base, statusFeedback });
+}
+
+/** The `spec` property of a kind's schema, what a copy's digest defaults its spec by; none when not known. */
+function specSchemaOf(schema: Readonly<Record<string, unknown>> | undefined): { specSchema?: DefaultingSchema } {
+  const spec = (schema?.properties as Record<string, unknown> | undefined)?.spec;
+  return spec !== null && typeof spec === 'object' && !Array.isArray(spec) ? { specSchema: spec } : {};
 }
 
 /** A Gateway of a class in force, as its tenant lane; undefined otherwise. */

@@ -9,6 +9,8 @@ import { groupResourceKey, type GroupResource } from '../k8s/gvr.ts';
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
+import { copiesBySource } from '../spoke/reportquery.ts';
+import type { ReportedCopyOn } from '../spoke/spoketruth.ts';
 import type { SpokeReport } from '../spoke/spokereport.ts';
 import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from './hubview.ts';
 import { copyWorks } from '../works/bundle.ts';
@@ -147,6 +149,11 @@ export class SnapshotView implements HubView {
     if (report) return { state: 'fresh', report };
     const why = this.hub.refusedReports?.get(cluster);
     return why === undefined ? { state: 'absent' } : { state: 'refused', why };
+  }
+
+  reportedCopies(kind: string, source: string): readonly ReportedCopyOn[] {
+    // A snapshot reads every readable report as fresh (it cannot tell their age).
+    return [...this.hub.reports].flatMap(([cluster, report]) => (copiesBySource(report).get(source) ?? []).filter((c) => c.kind === kind).map((c) => ({ cluster, ...c })));
   }
 
   kind(gr: GroupResource): KindFacts {

@@ -4,7 +4,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { PLACEMENT_LABEL } from '../fleet/placement.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
 import { parseParams, type SyncParams } from '../params/params.ts';
-import { buildSpokeReport } from '../spoke/spokereport.ts';
+import { buildSpokeReport } from '../spoke/reportbuild.ts';
 import { policyStatusAnnotation } from '../status/annotation.ts';
 import { desiredWorksForPolicy } from '../works/desiredworks.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';

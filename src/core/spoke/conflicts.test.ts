@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONFLICTED_REASON, coverage, localPolicyOf, rejectedByController, usesOverrides } from './conflicts.ts';
-import { buildSpokeReport, localPoliciesIn } from './spokereport.ts';
+import { buildSpokeReport } from './reportbuild.ts';
+import { localPoliciesIn } from './reportquery.ts';
 import type { ConflictVerdict } from './conflicts.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';

@@ -7,7 +7,8 @@
 // (core/pipeline/policypipeline.ts) calls it with the evidence its view holds.
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
-import { occupantOf, type SpokeReport } from './spokereport.ts';
+import { occupantOf } from './reportquery.ts';
+import { type SpokeReport } from './spokereport.ts';
 
 /** What the hub holds from one cluster's agent: a fresh report, or the evidence missing. */
 export type ReportEvidence =

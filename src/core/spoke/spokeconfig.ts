@@ -10,7 +10,8 @@ import { gvrKey, type GroupVersionResource } from '../k8s/gvr.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestWork } from '../works/manifestwork.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseParamsJson } from '../params/params.ts';
-import { SPOKE_REPORT_KEY, parseSpokeReport, spokeReportName, type SpokeReport } from './spokereport.ts';
+import { parseSpokeReport } from './reportwire.ts';
+import { SPOKE_REPORT_KEY, spokeReportName, type SpokeReport } from './spokereport.ts';
 import { SPOKE_HEARTBEAT_KEY, spokeHeartbeatName } from './spokeheartbeat.ts';
 import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 

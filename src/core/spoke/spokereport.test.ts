@@ -4,24 +4,10 @@ import { canonicalJson } from '../k8s/canonical.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { buildSpokeConfigWork, readSpokeReport, spokeReportText } from './spokeconfig.ts';
-import {
-  buildSpokeReport,
-  changedScopes,
-  LISTED_WHOLE_MAX,
-  localPoliciesIn,
-  NAMED_PER_TARGET_SET,
-  occupantOf,
-  parseSpokeReport,
-  REPORT_CAPS,
-  reportContent,
-  reportedCount,
-  reportedObjectOf,
-  serializeSpokeReport,
-  spokeReportName,
-  unnamedLocalsIn,
-  WHOLE_KIND,
-  type SpokeReport,
-} from './spokereport.ts';
+import { buildSpokeReport, reportedObjectOf } from './reportbuild.ts';
+import { changedScopes, localPoliciesIn, occupantOf, reportedCount, unnamedLocalsIn } from './reportquery.ts';
+import { parseSpokeReport, reportContent, serializeSpokeReport } from './reportwire.ts';
+import { LISTED_WHOLE_MAX, NAMED_PER_TARGET_SET, REPORT_CAPS, spokeReportName, WHOLE_KIND, type SpokeReport } from './spokereport.ts';
 
 const AUTH = 'authpolicies.kuadrant.io';
 const RLP = 'ratelimitpolicies.kuadrant.io';
@@ -30,7 +16,11 @@ const NOW = new Date('2026-11-23T10:00:00.123Z');
 
 function policy(namespace: string, name: string, target: Record<string, unknown> | null, extra: { synced?: string; status?: unknown; deleting?: boolean } = {}): KubeObject {
   const metadata: KubeObject['metadata'] = { namespace, name };
-  if (extra.synced !== undefined) metadata.annotations = { [POLICY_SYNCED_ANNOTATION]: extra.synced };
+  if (extra.synced !== undefined) {
+    metadata.annotations = { [POLICY_SYNCED_ANNOTATION]: extra.synced };
+    // As OCM's work agent applies a copy: owned by its AppliedManifestWork.
+    metadata.ownerReferences = [{ apiVersion: 'work.open-cluster-management.io/v1', kind: 'AppliedManifestWork', name: 'hubhash-work', uid: 'u1' }];
+  }
   if (extra.deleting) metadata.deletionTimestamp = '2026-11-23T09:00:00Z';
   return {
     apiVersion: 'kuadrant.io/v1',
@@ -71,7 +61,7 @@ test('the report lists, per kind and namespace, every object sorted by name: loc
     ],
   ]);
   assert.deepEqual(report, {
-    version: 3,
+    version: 4,
     heartbeat: '2026-11-23T10:00:00Z',
     objects: {
       [AUTH]: {
@@ -110,10 +100,10 @@ test('a synced annotation that names no policy is reported as a copy of nothing;
   assert.deepEqual(occupantOf(report, AUTH, 'a', 'odd-copy'), { state: 'synced', source: '' });
 });
 
-test('the report survives its own serialisation, written as version 3', () => {
+test('the report survives its own serialisation, written as version 4', () => {
   const report = build([[AUTH, [policy('a', 'l', { name: 'gw', sectionName: 's' }), policy('a', 'm', { name: 'gw' }, { status: REJECTED }), policy('b', 'c', { name: 'gw' }, { synced: 'hub/c' })]]]);
   const text = serializeSpokeReport(report);
-  assert.equal((JSON.parse(text) as { version: unknown }).version, 3);
+  assert.equal((JSON.parse(text) as { version: unknown }).version, 4);
   assert.deepEqual(parsed(text), report);
 });
 
@@ -136,7 +126,7 @@ const many = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length:
 const REFUSED: [string, string, string, string][] = [
   ['not JSON', 'not json', '(report)', 'not JSON'],
   ['not an object', '[]', '(report)', 'not a JSON object'],
-  ['a version this hub does not read', JSON.stringify({ version: 4, heartbeat: HB, objects: {} }), 'version', 'unsupported version 4'],
+  ['a version this hub does not read', JSON.stringify({ version: 5, heartbeat: HB, objects: {} }), 'version', 'unsupported version 5'],
   ['a version of the wrong type', JSON.stringify({ version: '2', heartbeat: HB, objects: {} }), 'version', 'unsupported version "2"'],
   ['over the byte cap', v2({ [AUTH]: { a: [local1('x'.repeat(REPORT_CAPS.bytes))] } }), '(report)', 'over the cap of 524288'],
   ['a heartbeat that is no time', JSON.stringify({ version: 2, heartbeat: 'yesterday', objects: {} }), 'heartbeat', 'RFC 3339'],

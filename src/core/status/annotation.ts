@@ -162,6 +162,15 @@ const clusterStatusSchema = z.object({
   overriddenBy: z.array(z.string()).optional(),
   overriddenByMore: count.optional(),
   variants: z.array(z.string()).optional(),
+  drift: z
+    .object({
+      fields: z.array(z.string()),
+      more: count.optional(),
+      managers: z.array(z.object({ manager: z.string(), operation: z.string().optional(), time: z.string().optional() })),
+      since: z.string().optional(),
+    })
+    .optional(),
+  lingering: z.array(z.string()).optional(),
 });
 const rolloutStatusSchema = z.object({
   strategy: z.enum(['All', 'Progressive']),
@@ -183,6 +192,8 @@ const policyStatusSchema = z.object({
     pending: count,
     failed: count,
     unknown: count.optional(),
+    drifted: count.optional(),
+    lingering: count.optional(),
     truncated: z.literal(true).optional(),
   }),
   clusters: z.record(z.string(), clusterStatusSchema).optional(),

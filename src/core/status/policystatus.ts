@@ -4,6 +4,8 @@ import { judgedPlacedCopy, type ClusterFeedback, type FeedbackCondition, type Fe
 import type { ClusterPhase, RolloutStatus } from './rolloutstatus.ts';
 import { cutMessage, eventReason } from '../k8s/sanitize.ts';
 import { deepFreeze } from '../k8s/freeze.ts';
+import type { CopyDrift } from '../spoke/spokereport.ts';
+import { LINGER_GRACE_MS } from '../spoke/spoketruth.ts';
 
 /**
  * How long after a copy was applied the hub waits for a status it can read (an Enforced or Accepted
@@ -22,7 +24,12 @@ export type ClusterInput =
    * cluster do to the copy by the spoke agent's report (some listeners taken, or taken but overridden by
    * the hub policy), said in place of the controller's own words while the controller enforces the copy.
    */
-  | { state: 'work'; feedback: ClusterFeedback; local?: LocalNote }
+  | { state: 'work'; feedback: ClusterFeedback; local?: LocalNote; drift?: DriftNote }
+  /**
+   * No work of the policy places a copy there, but the spoke agent's fresh report lists one
+   * (core/spoke/spoketruth.ts): being removed for LINGER_GRACE_MS after it was first seen so, lingering past it.
+   */
+  | { state: 'lingering'; copies: readonly LingeringNote[] }
   /** The work was just written and has no status yet. */
   | { state: 'pending' }
   /** A Progressive rollout has not reached the cluster, and it has no copy yet (core/rollout). */
@@ -51,6 +58,28 @@ export type ClusterInput =
    * work is kept as it was (docs/design/deletion.md#never-delete-on-doubt). OCM's reason and since when; the kept work's last feedback, if any.
    */
   | { state: 'unknown'; reason: string; message: string; since?: string; feedback?: ClusterFeedback };
+
+/** A copy that runs not as the hub sent it, by the spoke agent's fresh report; `correcting`: it is being put back. */
+export interface DriftNote {
+  drift: CopyDrift;
+  correcting: boolean;
+}
+
+/** A copy that runs where no work of the policy places it. */
+export interface LingeringNote {
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Seen so for the whole grace: it lingers (else it is only being removed). */
+  lingering: boolean;
+  /** Since when (hub wall time, RFC 3339) this hub has seen it reported so. */
+  since: string;
+}
+
+/** Reasons of the spoke's truth: a copy not as sent, one that runs where no work places it, one on its way out. */
+export const DRIFTED = 'Drifted';
+export const LINGERING = 'Lingering';
+export const REMOVING = 'Removing';
 
 /** The reason of a cluster that gets no first copy until its spoke agent's fresh report vouches for the name. */
 export const AWAITING_SPOKE_REPORT = 'AwaitingSpokeReport';
@@ -102,6 +131,10 @@ export interface ClusterStatus {
   overriddenByMore?: number;
   /** The PolicyVariants the copy placed there carries, `name@generation`; absent when none. */
   variants?: string[];
+  /** Drifted: what differs from what the hub sent, by the spoke agent's report. */
+  drift?: CopyDrift;
+  /** Lingering or Removing: the copies that run there with no work of the policy, `namespace/name`. */
+  lingering?: string[];
 }
 
 export interface StatusSummary {
@@ -114,6 +147,10 @@ export interface StatusSummary {
   failed: number;
   /** Clusters whose works are kept while OCM cannot vouch for them; absent when none (the common case). */
   unknown?: number;
+  /** Clusters whose copy runs not as sent (reason Drifted); absent when none. */
+  drifted?: number;
+  /** Clusters where a copy runs with no work of the policy (reason Lingering); absent when none. */
+  lingering?: number;
   /**
    * Set when the annotation did not hold everything: the statusFeedback values were left out, and when
    * that was not enough, the per-cluster part but for the clusters most in need of a look, or all of it
@@ -217,6 +254,8 @@ export function judgePolicy(input: AggregateInput, verdict: typeof clusterVerdic
     if (status.applied) summary.applied += 1;
     const counter = COUNTER[status.state];
     summary[counter] = (summary[counter] ?? 0) + 1;
+    if (status.reason === DRIFTED) summary.drifted = (summary.drifted ?? 0) + 1;
+    if (status.reason === LINGERING) summary.lingering = (summary.lingering ?? 0) + 1;
     if (judged.recheckAt !== undefined) recheckAt = Math.min(recheckAt ?? judged.recheckAt, judged.recheckAt);
   }
   const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
@@ -276,8 +315,27 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
       return {
         status: entry('Pending', { applied: false, available: false, enforced: 'Unknown', upToDate: false }, 'Pending', 'waiting for the ManifestWork status from the cluster'),
       };
+    case 'lingering': {
+      const settled = input.copies.filter((c) => c.lingering);
+      const named = (copies: readonly LingeringNote[]): string => copies.map((c) => `${c.namespace}/${c.name}`).join(', ');
+      const lingering = input.copies.map((c) => `${c.namespace}/${c.name}`);
+      const base = { applied: false, available: false, enforced: 'Unknown' as const, upToDate: false };
+      if (settled.length > 0) {
+        const since = settled.map((c) => c.since).sort()[0];
+        const message = `${named(settled)} still runs on the cluster, though no ManifestWork of this hub places it (reported so since ${since}): OCM's work agent left it behind; it is removed once the hub knows it is unwanted there`;
+        return { status: { ...entry('Failed', base, LINGERING, message), lingering } };
+      }
+      const message = `${named(input.copies)} is still reported on the cluster; its ManifestWork is gone, and the copy should follow`;
+      const recheckAt = Math.min(...input.copies.map((c) => Date.parse(c.since) + LINGER_GRACE_MS));
+      return { status: { ...entry('Pending', base, REMOVING, message), lingering }, ...(Number.isFinite(recheckAt) ? { recheckAt } : {}) };
+    }
     case 'work': {
-      const { local, feedback } = input;
+      const { local, feedback, drift } = input;
+      if (drift) {
+        const verdict = fromFeedback(feedback, now);
+        const message = `the copy on the cluster is not what the hub sent: ${driftText(drift.drift)}; ${drift.correcting ? 'being put back' : 'left as it is (drift: Report)'}`;
+        return { status: withValues({ ...entry('Failed', { ...verdict.status, upToDate: false }, DRIFTED, message), drift: drift.drift }, feedback) };
+      }
       // Feedback the caches froze (works/feedback.ts readClusterFeedback) is judged once: a verdict that does not
       // wait for the grace stays what it is as time goes on.
       const memo = local === undefined && Object.isFrozen(feedback);
@@ -293,6 +351,13 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
       return judged;
     }
   }
+}
+
+/** `spec.rules changed by kubectl-edit (Update, 2026-…)`, bounded: what a Drifted status says. */
+export function driftText(drift: CopyDrift): string {
+  const fields = `${drift.fields.join(', ')}${drift.more ? ` and ${drift.more} more` : ''}`;
+  const managers = drift.managers.map((m) => `${m.manager}${m.operation || m.time ? ` (${[m.operation, m.time].filter(Boolean).join(', ')})` : ''}`);
+  return managers.length > 0 ? `${fields} changed by ${managers.join(', ')}` : `${fields} differ (no field manager owns the change: a removal, or a default the spoke's schema sets otherwise)`;
 }
 
 /** The verdicts of frozen feedback with no local note, by feedback (clusterVerdict's 'work'). */

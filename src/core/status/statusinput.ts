@@ -5,7 +5,8 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
 import { readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
-import type { AggregateInput, ClusterInput, LocalNote, PolicyProblem } from './policystatus.ts';
+import type { AggregateInput, ClusterInput, LingeringNote, LocalNote, PolicyProblem } from './policystatus.ts';
+import type { SpokeTruth } from '../spoke/spoketruth.ts';
 import type { ClusterRollout, RolloutStatus } from './rolloutstatus.ts';
 
 /** What the reconciler decided for one policy, from which its status is aggregated. */
@@ -30,6 +31,8 @@ export interface StatusInput {
   lanes?: readonly LaneReport[];
   /** Other problems the reconciler found (decisions or clusters of its Gateways' Placements refused). */
   problems?: readonly PolicyProblem[];
+  /** What the fresh spoke reports say runs of the policy: drifted copies, and copies where it has no work. */
+  truth?: SpokeTruth;
 }
 
 
@@ -110,6 +113,20 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
       ...(live?.status !== undefined ? { feedback: readClusterFeedback(live) } : {}),
     };
   }
+  // What the spokes say runs: a placed copy not as sent, and copies where the policy has no work.
+  const truth = input.truth;
+  for (const d of truth?.drifted ?? []) {
+    const c = clusters[d.cluster];
+    if (c?.state === 'work') clusters[d.cluster] = { ...c, drift: { drift: d.drift, correcting: truth!.correct } };
+  }
+  const lingering = new Map<string, LingeringNote[]>();
+  for (const l of truth?.lingering ?? []) {
+    const notes = lingering.get(l.cluster) ?? [];
+    notes.push({ kind: l.kind, namespace: l.namespace, name: l.name, lingering: l.lingering, since: new Date(l.seenSince).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    lingering.set(l.cluster, notes);
+  }
+  // A cluster the policy has a say on keeps that verdict; one it has none on shows what lingers there.
+  for (const [cluster, copies] of lingering) if (clusters[cluster] === undefined) clusters[cluster] = { state: 'lingering', copies };
   const lanes = (input.lanes ?? []).map((l) => ({ reason: LANE_CONFLICT_REASON, message: l.message }));
   return { clusters, problems: [...policyProblems(desired), ...lanes, ...(input.problems ?? [])], now };
 }

@@ -13,6 +13,8 @@ import type { WorkKey } from '../keys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { DROPPED_KEYS_ANNOTATION, withDroppedKeys } from './droppedkeys.ts';
 import { buildSpokeCopy } from './spokecopy.ts';
+import { withCopyDigest } from './copydigest.ts';
+import type { DefaultingSchema } from '../k8s/schemadefaults.ts';
 import { classifyTargets, rewriteTargets } from '../targets/targetrefs.ts';
 import { renderingKey, type CopyRendering, type VariantFailureReason } from '../variants/render.ts';
 import type { GatewayRef, PolicyTargetRef, TargetRejectReason } from '../targets/targetrefs.ts';
@@ -81,6 +83,11 @@ export interface DesiredWorksInput {
    * the policy. A cluster whose rendering fails gets no work here (variantFailures).
    */
   render?: (cluster: string, copy: KubeObject, running: KubeObject | undefined) => CopyRendering;
+  /**
+   * The `spec` schema of the kind as the hub serves it: each copy's digest (core/works/copydigest.ts) hashes its
+   * spec with the schema's defaults, as the spoke apiserver stores it. Undefined when not known.
+   */
+  specSchema?: DefaultingSchema;
 }
 
 /** A cluster whose copy the variants could not render: it gets no new work, and keeps the one it runs. */
@@ -193,7 +200,8 @@ export function desiredWorksForPolicy(input: DesiredWorksInput): DesiredWorks {
     // Update merges labels and annotations into the spoke copy: the ones this cluster's copy had and the new
     // one lacks are named (core/works/droppedkeys.ts), and the spoke agent removes them. ServerSideApply removes them itself.
     const sent = (input.updateStrategy ?? 'Update') === 'Update' ? input.sentCopy?.(cluster) : undefined;
-    const clusterCopy = sent === undefined ? rendered : withDroppedKeys(rendered, sent);
+    // Last, the digest of what is sent: the spoke agent reads the copy against it (core/spoke/copydrift.ts).
+    const clusterCopy = withCopyDigest(sent === undefined ? rendered : withDroppedKeys(rendered, sent), input.specSchema);
     const buildKey = JSON.stringify([shape, renderingKey(rendering), clusterCopy.metadata.annotations?.[DROPPED_KEYS_ANNOTATION] ?? null]);
     let built = shapes.get(buildKey);
     if (built === undefined) {

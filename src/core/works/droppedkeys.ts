@@ -17,7 +17,7 @@
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
-import { ORIGIN_CREATION_ANNOTATION, OWN_KEY_PREFIX, POLICY_SYNCED_ANNOTATION, REVISION_ANNOTATION } from '../metadatakeys.ts';
+import { DIGEST_ANNOTATION, ORIGIN_CREATION_ANNOTATION, OWN_KEY_PREFIX, POLICY_SYNCED_ANNOTATION, REVISION_ANNOTATION } from '../metadatakeys.ts';
 import { z } from 'zod';
 
 /** On a spoke copy (Update strategy): canonical JSON `{annotations: [...], labels: [...]}` of the keys the hub copy dropped. */
@@ -29,7 +29,7 @@ export interface DroppedKeys {
 }
 
 /** Keys the sync writes on every copy (or on none): never named as dropped, whatever an older copy carried. */
-const SYNC_ANNOTATIONS: ReadonlySet<string> = new Set([POLICY_SYNCED_ANNOTATION, ORIGIN_CREATION_ANNOTATION, REVISION_ANNOTATION, DROPPED_KEYS_ANNOTATION]);
+const SYNC_ANNOTATIONS: ReadonlySet<string> = new Set([POLICY_SYNCED_ANNOTATION, ORIGIN_CREATION_ANNOTATION, REVISION_ANNOTATION, DROPPED_KEYS_ANNOTATION, DIGEST_ANNOTATION]);
 
 const droppedSchema = z.object({ labels: z.array(z.string()).default([]), annotations: z.array(z.string()).default([]) });
 

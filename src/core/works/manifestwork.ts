@@ -12,6 +12,7 @@ import {
   MANAGED_BY_VALUE,
   SOURCE_LABEL,
   SOURCE_REF_ANNOTATION,
+  REAPPLY_LABEL,
   SPEC_HASH_ANNOTATION,
 } from '../metadatakeys.ts';
 import type { KubeObject, ObjectMeta } from '../k8s/objects.ts';
@@ -258,6 +259,12 @@ const builtBytes = new WeakMap<ManifestWork, number>();
 
 function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
+}
+
+/** The work with REAPPLY_LABEL at `token` (the spec-hash with it); the work itself when it carries it already. */
+export function withReapplyLabel(work: ManifestWork, token: string): ManifestWork {
+  if (work.metadata.labels[REAPPLY_LABEL] === token) return work;
+  return rehashWork({ ...work, metadata: { ...work.metadata, labels: { ...work.metadata.labels, [REAPPLY_LABEL]: token } } });
 }
 
 /** The work with its spec-hash annotation recomputed, after its labels, annotations or spec were changed. */

@@ -1,0 +1,27 @@
+// When this process first saw each copy of a policy reported on a spoke where the policy has no work
+// (core/spoke/spoketruth.ts): a copy seen so for LINGER_GRACE_MS lingers; before, it is on its way out. Kept
+// between reconciles like a rollout's soak clocks (rollouts.ts); a restart starts them again, which only delays
+// saying `Lingering` by one grace.
+import type { LingeringCopy } from '../core/spoke/spoketruth.ts';
+import { lingerKey } from '../core/spoke/spoketruth.ts';
+
+const NONE: ReadonlyMap<string, number> = new Map();
+
+export class LingerClocks {
+  private readonly byPolicy = new Map<string, ReadonlyMap<string, number>>();
+
+  /** The first-seen times of the policy's copies reported where it has no work, by lingerKey. */
+  seenOf(policy: string): ReadonlyMap<string, number> {
+    return this.byPolicy.get(policy) ?? NONE;
+  }
+
+  /** What the decision found: the copies still reported so keep their clocks, the others' go. */
+  record(policy: string, copies: readonly LingeringCopy[]): void {
+    if (copies.length === 0) this.byPolicy.delete(policy);
+    else this.byPolicy.set(policy, new Map(copies.map((c) => [lingerKey(c.cluster, c.kind, c.namespace, c.name), c.seenSince])));
+  }
+
+  forget(policy: string): void {
+    this.byPolicy.delete(policy);
+  }
+}
