@@ -18,6 +18,8 @@ export const EVENT_MEANINGS: Record<string, string> = {
   Overridden: 'a cluster became Overridden',
   Failed: 'a cluster became Failed; the message names the cluster and its reason',
   ClusterUnknown: 'a cluster became Unknown',
+  Drifted: 'a cluster\'s copy runs not as the hub sent it (its spoke agent\'s fresh report): the fields and the field managers that changed them',
+  Lingering: 'a copy of the policy runs on a cluster where no work of this hub places it (the work agent left it behind)',
   RolloutProgressing: 'a `Progressive` rollout started a wave (a new revision, the next wave, or a halt lifted): the revision, the wave and its clusters',
   RolloutHalted: 'it halted: the cluster, its controller\'s reason and message, and what the halt did',
   RolloutComplete: 'every wave passed and no joined cluster is held (none for a policy first seen complete)',
@@ -60,13 +62,21 @@ export function scanEventReasons(): FoundReason[] {
 
   const transitions = readFileSync(TRANSITIONS, 'utf8');
   const states = /type: ('\w+'(?: \| '\w+')*);/.exec(transitions);
-  const naming = /t\.type === 'Enforced' \? 'Normal' : 'Warning'/.test(transitions) && /reason: t\.type === 'Unknown' \? '(\w+)' : t\.type/.exec(transitions);
+  const naming = /t\.type === 'Enforced' \? 'Normal' : 'Warning'/.test(transitions) && /reason: SPOKE_TRUTH_REASONS\.has\(t\.reason\) \? t\.reason : t\.type === 'Unknown' \? '(\w+)' : t\.type/.exec(transitions);
+  // Reasons of the spoke's truth (a cluster coming to Drifted or Lingering) are Events of their own, Warnings.
+  const truth = /const SPOKE_TRUTH_REASONS[^=]*= new Set\(\[([A-Z_, ]+)\]\)/.exec(transitions);
+  const statusText = readFileSync(join(SRC, 'core', 'status', 'policystatus.ts'), 'utf8');
   const problemsAsWarnings = /type: 'Warning', reason: p\.reason/.test(transitions);
-  if (!states || !naming || !problemsAsWarnings) throw new Error(`hack/docs/events.ts: ${relative(ROOT, TRANSITIONS)} no longer reads as the Event scan expects; update the scan`);
+  if (!states || !naming || !problemsAsWarnings || !truth) throw new Error(`hack/docs/events.ts: ${relative(ROOT, TRANSITIONS)} no longer reads as the Event scan expects; update the scan`);
   for (const state of states[1]!.split(' | ').map((s) => s.slice(1, -1))) {
     add(state === 'Unknown' ? naming[1]! : state, state === 'Enforced' ? 'Normal' : 'Warning', TRANSITIONS);
   }
   for (const m of transitions.matchAll(/type: '(Normal|Warning)', reason: '(\w+)'/g)) add(m[2]!, m[1] as FoundReason['type'], TRANSITIONS);
+  for (const name of truth[1]!.split(',').map((n) => n.trim())) {
+    const value = new RegExp(`export const ${name} = '(\\w+)'`).exec(statusText)?.[1];
+    if (value === undefined) throw new Error(`hack/docs/events.ts: ${name} is no constant of src/core/status/policystatus.ts; update the scan`);
+    add(value, 'Warning', TRANSITIONS);
+  }
 
   const files = sources(SRC);
   const constants = new Map<string, string>();

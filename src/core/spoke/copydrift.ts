@@ -135,8 +135,15 @@ function pathStep(member: string): string | undefined {
       return rest;
     case 'i:':
       return `[${rest}]`;
-    case 'v:':
-      return `[${rest}]`;
+    case 'v:': {
+      // A set member is its value as JSON: a string is named bare, as in a `k:` key.
+      try {
+        const value: unknown = JSON.parse(rest);
+        return `[${typeof value === 'string' ? value : canonicalJson(value)}]`;
+      } catch {
+        return `[${rest}]`;
+      }
+    }
     case 'k:': {
       try {
         const key = JSON.parse(rest) as Record<string, unknown>;
@@ -150,8 +157,11 @@ function pathStep(member: string): string | undefined {
   }
 }
 
-/** Printable ASCII, cut to the report's length for a path or a name (the spoke's text goes to the hub's status). */
+/**
+ * Printable ASCII, cut to the report's length for a path or a name (the spoke's text goes to the hub's status); never
+ * empty (the apiserver allows a field manager named '', the report's schema does not: the kind would be left out).
+ */
 function printable(text: string): string {
-  const ascii = text.replace(/[^\x20-\x7e]/g, '?');
+  const ascii = text === '' ? '?' : text.replace(/[^\x20-\x7e]/g, '?');
   return ascii.length <= REPORT_CAPS.driftText ? ascii : `${ascii.slice(0, REPORT_CAPS.driftText - 1)}~`;
 }

@@ -332,9 +332,9 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
     case 'work': {
       const { local, feedback, drift } = input;
       if (drift) {
-        const verdict = fromFeedback(feedback, now);
+        const { applied, available, enforced } = fromFeedback(feedback, now).status;
         const message = `the copy on the cluster is not what the hub sent: ${driftText(drift.drift)}; ${drift.correcting ? 'being put back' : 'left as it is (drift: Report)'}`;
-        return { status: withValues({ ...entry('Failed', { ...verdict.status, upToDate: false }, DRIFTED, message), drift: drift.drift }, feedback) };
+        return { status: withValues({ ...entry('Failed', { applied, available, enforced, upToDate: false }, DRIFTED, message), drift: drift.drift }, feedback) };
       }
       // Feedback the caches froze (works/feedback.ts readClusterFeedback) is judged once: a verdict that does not
       // wait for the grace stays what it is as time goes on.

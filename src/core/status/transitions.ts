@@ -2,7 +2,7 @@
 // and the Events they make, on the policy and, for a lane conflict, on both Gateways too.
 import type { KubeObject } from '../k8s/objects.ts';
 import { cutMessage } from '../k8s/sanitize.ts';
-import type { PolicyProblem, PolicyStatus } from './policystatus.ts';
+import { DRIFTED, LINGERING, type PolicyProblem, type PolicyStatus } from './policystatus.ts';
 import { LANE_CONFLICT_REASON, type LaneReport } from './statusinput.ts';
 
 export interface StatusTransition {
@@ -23,7 +23,8 @@ export function newProblems(before: PolicyStatus | undefined, after: PolicyStatu
 
 /**
  * Clusters that entered the Enforced, Overridden, Failed or Unknown state, sorted by cluster: one Event
- * each. A cluster staying in its state (even with a new reason) or becoming Pending gives none.
+ * each. A cluster staying in its state (even with a new reason, but for Drifted and Lingering) or becoming Pending
+ * gives none.
  * With no `before`, every cluster is new. A cluster that a truncated `before` (an annotation read
  * back after a restart) does not list gives none: what changed is unknown, and an Event storm on
  * every restart helps nobody.
@@ -41,11 +42,15 @@ export function statusTransitions(before: PolicyStatus | undefined, after: Polic
     const listed = Object.hasOwn(previous, cluster);
     if (!listed && !complete) continue;
     const was = listed ? previous[cluster] : undefined;
-    if (was?.state === now.state) continue;
+    // What the spoke says runs against what the hub sent is news within a state too (Failed, NoStatus → Drifted).
+    if (was?.state === now.state && !(SPOKE_TRUTH_REASONS.has(now.reason) && was.reason !== now.reason)) continue;
     transitions.push({ cluster, type: now.state, reason: now.reason, message: now.message });
   }
   return transitions;
 }
+
+/** Reasons that make an Event whenever a cluster comes to them, whatever its state was. */
+const SPOKE_TRUTH_REASONS: ReadonlySet<string> = new Set([DRIFTED, LINGERING]);
 
 /** An Event to record: on which object, of which type, why. */
 export interface StatusEvent {
@@ -65,7 +70,8 @@ export function statusEvents(policy: KubeObject, before: PolicyStatus | undefine
   const events: StatusEvent[] = [];
   for (const t of statusTransitions(before, after)) {
     const type = t.type === 'Enforced' ? 'Normal' : 'Warning';
-    events.push({ object: policy, type, reason: t.type === 'Unknown' ? 'ClusterUnknown' : t.type, message: `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}` });
+    // A copy that runs not as sent, or where no work places it, says so in the reason: what to alert and search on.
+    events.push({ object: policy, type, reason: SPOKE_TRUTH_REASONS.has(t.reason) ? t.reason : t.type === 'Unknown' ? 'ClusterUnknown' : t.type, message: `cluster ${t.cluster}: ${t.reason}${t.message ? `: ${t.message}` : ''}` });
   }
   const rollout = rolloutEvent(before, after);
   if (rollout) events.push({ object: policy, ...rollout });

@@ -21,7 +21,7 @@ import { canonicalJson, sha256Hex, specHash } from '../k8s/canonical.ts';
 import type { Condition } from '../k8s/conditions.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
-import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWN_KEY_PREFIX, SOURCE_LABEL, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
+import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWN_KEY_PREFIX, REAPPLY_LABEL, SOURCE_LABEL, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
 import { WORK_API_VERSION, WORK_KIND, type ManifestConfig, type ManifestWork } from './manifestwork.ts';
 import { workState } from './workstate.ts';
 
@@ -371,10 +371,16 @@ function buildBundle(changes: BundleChanges, index: number, entries: BundleEntry
   const deleteOption: BundleDeleteOption = orphaningRules.length > 0 ? { propagationPolicy: 'SelectivelyOrphan', selectivelyOrphans: { orphaningRules } } : { propagationPolicy: 'Foreground' };
   const spec: BundleWork['spec'] = { workload: { manifests }, deleteOption, manifestConfigs: sharedConfigs(changes.namespace, items) };
   const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [CONTROLLER_LABEL]: changes.controller, [BUNDLE_LABEL]: namespaceHash(changes.namespace) };
+  const reapply: string[] = [];
   for (const { entry } of items) {
     const source = entry.labels[SOURCE_LABEL];
     if (source) labels[`${BUNDLE_SOURCE_PREFIX}${source}`] = 'true';
+    const token = entry.labels[REAPPLY_LABEL];
+    if (token) reapply.push(token);
   }
+  // A copy to put back (its drift's token, core/spoke/spoketruth.ts) makes the work agent apply the whole bundle
+  // again at once: it does so when a work's labels change, and a bundle has no per-copy label.
+  if (reapply.length > 0) labels[REAPPLY_LABEL] = sha256Hex(reapply.join('\n')).slice(0, 16);
   const annotations: Record<string, string> = { [BUNDLE_COPIES_ANNOTATION]: JSON.stringify(entries) };
   annotations[SPEC_HASH_ANNOTATION] = specHash({ metadata: { labels, annotations }, spec });
   return { apiVersion: WORK_API_VERSION, kind: WORK_KIND, metadata: { name: bundleName(changes.controller, changes.namespace, index), namespace: changes.cluster, labels, annotations }, spec };
