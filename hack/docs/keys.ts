@@ -39,6 +39,7 @@ export const KEY_MEANINGS: Record<string, Meaning> = {
   'app.kubernetes.io/managed-by': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '`policy-sync`: ours' },
   'policysync.kuadrant.io/digest': { kind: 'annotation', on: 'spoke copy', by: 'hub', says: 'a short hash of each top-level spec field, of the labels and of the annotations the hub sent: the spoke agent reads the copy against it and reports what differs ([what runs on a spoke](../concepts/status.md#what-runs-on-a-spoke))' },
   'policysync.kuadrant.io/reapply': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'the token of the last drift of its copy the hub asked to put back: a new token makes OCM\'s work agent apply the work again at once' },
+  'policysync.kuadrant.io/mend': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'a mending work: it takes the name of a lingering copy\'s lost work, holding no copy, so that OCM\'s work agent deletes the copy its AppliedManifestWork still owns; deleted once applied ([what runs on a spoke](../concepts/status.md#what-runs-on-a-spoke))' },
   'policysync.kuadrant.io/source': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '16 hex of the source policy' },
   'policysync.kuadrant.io/controller': { kind: 'label', on: 'ManifestWork', by: 'hub', says: '16 hex of `--controller-name`: several hub controllers may share a hub' },
   'policysync.kuadrant.io/spoke-config': { kind: 'label', on: 'ManifestWork', by: 'hub', says: 'the spoke-configuration works: `policy-sync-spoke-config` (config and report) and `policy-sync-spoke-heartbeat`' },

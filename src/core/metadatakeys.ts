@@ -40,6 +40,11 @@ export const SOURCE_REF_ANNOTATION = `${OWN_KEY_PREFIX}source-ref`;
  * onUpdateFunc), rather than at its next resync.
  */
 export const REAPPLY_LABEL = `${OWN_KEY_PREFIX}reapply`;
+/**
+ * ManifestWork label: a mending work (src/hub/lingeringmender.ts), valued with its policy's SOURCE_LABEL value: it
+ * takes a lingering copy's lost work's name so that OCM's work agent deletes the copy, and holds no copy itself.
+ */
+export const MEND_LABEL = `${OWN_KEY_PREFIX}mend`;
 /** ManifestWork annotation: hash of what we write, for no-op detection. */
 export const SPEC_HASH_ANNOTATION = `${OWN_KEY_PREFIX}spec-hash`;
 

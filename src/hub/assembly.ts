@@ -27,6 +27,7 @@ import { writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { LingerClocks } from './lingerclocks.ts';
+import { LingeringMender } from './lingeringmender.ts';
 import { Rollouts } from './rollouts.ts';
 import { VariantOutcomes } from './variantoutcomes.ts';
 import { VariantStatusReconciler, variantOfWriteKey } from './variantstatusreconciler.ts';
@@ -255,6 +256,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       reporter,
       rollouts,
       lingerClocks: new LingerClocks(),
+      mender: new LingeringMender({ http, workObjects: caches.workObjects, controller: controllerLabelValue(o.controllerName), logger: log }),
       variantOutcomes,
       variantsChanged: (keys) => queues.variantStatus.addAll(keys),
       ...(reports ? { reports } : {}),

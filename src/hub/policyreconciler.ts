@@ -9,13 +9,19 @@ import { namespacedKey } from '../core/k8s/objects.ts';
 import { parsePolicyKey, parseWorkKey } from '../core/keys.ts';
 import type { DesiredWorks } from '../core/works/desiredworks.ts';
 import { decidePolicy } from '../core/pipeline/policypipeline.ts';
-import { controllerLabelValue, sourceHash, workIdentity } from '../core/works/manifestwork.ts';
+import { controllerLabelValue, sourceHash, sourceRefOf, workIdentity, workName } from '../core/works/manifestwork.ts';
 import type { ReconcileResult } from '../runtime/runner.ts';
 import { CachedHubView, type CachedHubViewSources } from './cachedhubview.ts';
 import { BY_SOURCE } from './indexes.ts';
 import type { VariantOutcomes } from './variantoutcomes.ts';
 import type { Rollouts } from './rollouts.ts';
 import type { LingerClocks } from './lingerclocks.ts';
+import type { LingeringMender, MendOutcome } from './lingeringmender.ts';
+import type { PolicyDecision } from '../core/pipeline/policypipeline.ts';
+import type { KubeObject } from '../core/k8s/objects.ts';
+import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
+import type { WorkKey } from '../core/keys.ts';
+import { canonicalJson } from '../core/k8s/canonical.ts';
 import { lingerRecheckAt } from '../core/spoke/spoketruth.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
@@ -34,6 +40,8 @@ export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controller
   rollouts: Rollouts;
   /** When each copy reported where its policy has no work was first seen so. */
   lingerClocks: LingerClocks;
+  /** Hands lingering copies back to OCM's work agent. */
+  mender: LingeringMender;
   /** What each policy's variants came to, for their status; `variantsChanged` is told the variants whose outcome moved. */
   variantOutcomes: VariantOutcomes;
   variantsChanged: (keys: readonly string[]) => void;
@@ -132,6 +140,9 @@ export class PolicyReconciler {
       failure = err instanceof Error ? err : new Error(String(err));
     }
 
+    // A copy that lingers where the policy has no work goes once the deletion rule knows it is unwanted there:
+    // handed back to OCM's work agent (lingeringmender.ts), never deleted by the hub itself.
+    const mends = await this.mendLingering(log, gr, kind.gvr, policy, targetClasses, observed, overriddenOn, decision);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;
@@ -156,8 +167,32 @@ export class PolicyReconciler {
       }, { read });
     }
     if (failure !== undefined) throw failure;
-    const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering)].filter((t) => t !== undefined);
+    const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering), mends.recheckAt].filter((t) => t !== undefined);
     return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);
+  }
+
+  /** The lingering copies the deletion rule lets go, handed to the mender; its mending works converged. */
+  private async mendLingering(
+    log: Logger,
+    gr: GroupResource,
+    gvr: GroupVersionResource,
+    policy: KubeObject,
+    targetClasses: readonly string[],
+    observed: readonly KubeObject[],
+    overriddenOn: ReadonlyMap<string, string>,
+    decision: PolicyDecision,
+  ): Promise<MendOutcome> {
+    const name = workName(gr, policy.metadata.namespace ?? '', policy.metadata.name);
+    const settled = decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster));
+    const byKey = new Map(settled.map((l) => [`${l.cluster}/${name}` as WorkKey, l]));
+    const allowed = byKey.size === 0 ? [] : this.removals.decidePerCluster(log, gr, policy, targetClasses, [...byKey.keys()], observed, overriddenOn).deletions;
+    const mends = allowed.flatMap((key) => {
+      const l = byKey.get(key);
+      return l ? [{ cluster: l.cluster, workName: name, namespace: l.namespace }] : [];
+    });
+    const outcome = await this.deps.mender.converge(log, canonicalJson(sourceRefOf(gvr, policy)), sourceHash(gr, policy.metadata.namespace ?? '', policy.metadata.name), mends);
+    for (const r of outcome.refused) log.warn({ cluster: r.mend.cluster, work: r.mend.workName, why: r.why }, 'lingering copy not handed back');
+    return outcome;
   }
 }
 

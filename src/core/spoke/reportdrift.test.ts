@@ -43,7 +43,7 @@ function copy(namespace: string, name: string, source: string, targetName = 'sho
 /** A copy OCM's agent let go (the Orphan delete option): no AppliedManifestWork owns it. */
 function orphaned(object: KubeObject): KubeObject {
   const { ownerReferences: _owners, ...metadata } = object.metadata;
-  return { ...object, metadata: metadata as KubeObject['metadata'] };
+  return { ...object, metadata };
 }
 
 function local(namespace: string, name: string, targets = true): KubeObject {

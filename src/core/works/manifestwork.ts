@@ -237,9 +237,7 @@ function policyParts(input: BuildManifestWorkInput): PolicyParts {
   const copyNamespace = copy.metadata.namespace ?? '';
   const key = JSON.stringify([gvr.group, gvr.version, gvr.resource, namespace, name, uid, input.crdUid, input.controller, input.deleteOption, copy.metadata.name, copyNamespace, updateStrategy]);
   if (lastParts?.key === key && lastParts.feedbackRules === feedbackRules) return lastParts;
-  const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace, name };
-  if (uid !== undefined) sourceRef.uid = uid;
-  if (input.crdUid !== undefined) sourceRef.crdUid = input.crdUid;
+  const sourceRef = sourceRefOf(gvr, policy, input.crdUid);
   const labels: Record<string, string> = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SOURCE_LABEL]: sourceHash(gvr, namespace, name) };
   if (input.controller !== undefined) labels[CONTROLLER_LABEL] = input.controller;
   const resourceIdentifier = { group: gvr.group, resource: gvr.resource, name: copy.metadata.name, namespace: copyNamespace };
@@ -252,6 +250,15 @@ function policyParts(input: BuildManifestWorkInput): PolicyParts {
     manifestConfigs: sharedCanonical([{ resourceIdentifier, updateStrategy, feedbackRules, feedbackScrapeType: 'Watch' as const }]),
   };
   return lastParts;
+}
+
+/** The source-ref of a work of `policy` (SOURCE_REF_ANNOTATION holds its canonical JSON). */
+export function sourceRefOf(gvr: GroupVersionResource, policy: KubeObject, crdUid?: string): SourceRef {
+  const { name, uid } = policy.metadata;
+  const sourceRef: SourceRef = { group: gvr.group, version: gvr.version, resource: gvr.resource, namespace: policy.metadata.namespace ?? '', name };
+  if (uid !== undefined) sourceRef.uid = uid;
+  if (crdUid !== undefined) sourceRef.crdUid = crdUid;
+  return sourceRef;
 }
 
 /** The JSON size of each work buildManifestWork made, taken from the text it hashed. */
