@@ -236,7 +236,11 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   });
   const reporter = new StatusReporter({ http, events, logger: log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: statusWrites, metrics: o.metrics });
   const reports = o.spokeConfig
-    ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => queues.policies.addAll(routeReportChange(scopes, caches)), logger: log })
+    ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes) => {
+          queues.policies.addAll(routeReportChange(scopes, caches));
+          // Whether the report still lists copies keeps the spoke configuration there (spokeconfigsyncer.ts).
+          queues.spokeConfig.add(SPOKE_CONFIG_KEY);
+        }, logger: log })
     : undefined;
   const rollouts = new Rollouts();
   const variantOutcomes = new VariantOutcomes();
@@ -305,6 +309,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       configs,
       controllerName: o.controllerName,
       configMap: o.spokeConfig,
+      ...(reports ? { reports } : {}),
       logger: log,
     });
     writers.push(new ControllerRunner({ name: 'spoke-config', queue: queues.spokeConfig, reconcile: () => syncer.reconcile(), logger: log, observer: observer('spoke-config') }));

@@ -1,5 +1,5 @@
 // Places the spoke agent's configuration (the policy kinds in force) on every cluster where a managed
-// Gateway is placed, through one ManifestWork per cluster that also reads the agent's report back, and a
+// Gateway is placed, or where a copy of ours may still run, through one ManifestWork per cluster that also reads the agent's report back, and a
 // second that reads its heartbeat back (docs/design/tenancy.md#local-policies-win). Works of clusters that left are
 // deleted — only while every owned GatewayClass has a configuration in force, no Gateway names a class
 // that is absent, no Placement is in flux, and OCM vouches for the cluster (docs/design/deletion.md#never-delete-on-doubt): the agent's report
@@ -17,6 +17,7 @@ import { clusterHealth } from '../core/fleet/clusterhealth.ts';
 import { gatewayClassOf } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { WorkApplier } from './workapplier.ts';
+import type { SpokeReports } from './spokereports.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
 
@@ -30,6 +31,8 @@ export interface SpokeConfigSyncerDeps {
   configs: ClassConfigs;
   controllerName: string;
   configMap: { namespace: string; name: string };
+  /** The spoke agents' reports: a cluster whose last report lists synced copies keeps its configuration. */
+  reports?: Pick<SpokeReports, 'listsCopies'>;
   logger: Logger;
 }
 
@@ -71,7 +74,12 @@ export class SpokeConfigSyncer {
     });
   }
 
-  /** Clusters where some Gateway of an owned class with a configuration in force is placed. */
+  /**
+   * Clusters where some Gateway of an owned class with a configuration in force is placed — and those that may
+   * still run a copy the sync placed: a work of ours is there (a copy on its way out, a mending work), or the
+   * agent's last report lists a synced copy. The report is the only witness of a copy left behind on a cluster the
+   * policies left (core/spoke/spoketruth.ts): it stays until it shows none.
+   */
   private clusters(): string[] {
     const clusters = new Set<string>();
     for (const gateway of this.deps.gateways.store.list()) {
@@ -79,6 +87,11 @@ export class SpokeConfigSyncer {
       if (!className || !this.deps.configs.get(className)) continue;
       for (const c of this.deps.placed.clusters(gateway)) clusters.add(c);
     }
+    for (const work of this.deps.works.store.list()) {
+      const cluster = work.metadata.namespace ?? '';
+      if (!isSpokeConfigWork(work) || this.deps.reports?.listsCopies(cluster)) clusters.add(cluster);
+    }
+    clusters.delete('');
     return [...clusters].sort();
   }
 }

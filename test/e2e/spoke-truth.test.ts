@@ -11,11 +11,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { REAPPLY_LABEL } from '../../src/core/metadatakeys.ts';
+import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
 import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
@@ -133,5 +135,67 @@ test('a copy edited on its spoke by another field manager is reported Drifted, n
   assert.ok(reapplied?.metadata.labels?.[REAPPLY_LABEL], 'the work carries the token of the drift put back');
   report('drift', { 'edit to Drifted on the hub (ms)': toDrifted, 'drift: Correct to copy put back (ms)': toPutBackAfterSwitch, 'edit to copy put back, Correct (ms)': toPutBack });
   assert.ok(toPutBack < 30_000);
+  await remove(hub, authPolicy(ns, name, 'gw'));
+});
+
+test('a copy left on its spoke after its work went is reported Lingering from the fresh report, and handed back to OCM: the work agent deletes it, and nothing else', async () => {
+  const name = 'left';
+  const work = workName(AUTH_POLICIES, ns, name);
+  const spoke = spokes.get('spoke-1')!;
+  await apply(hub, authPolicy(ns, name, 'gw'));
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
+  const copyUid = (await get(spoke, AUTH_POLICIES, ns, name))!.metadata.uid;
+
+  // The end state of the work agent's race (docs/reliability.md, seeds 22, 25, 28, 29): the work, terminating,
+  // loses the agent's finalizer while its AppliedManifestWork stays. The agent is stopped so that its finalizer
+  // stays on while the hub deletes the work; the finalizer is then dropped as the agent's finalize controller does
+  // on its cache miss, and the agent started again: it keeps the AppliedManifestWork (evicting it after an hour)
+  // and the copy with it.
+  await sandbox.stop('work-agent/spoke-1');
+  try {
+    await apply(hub, placementDecision(ns, 'spoke-1', []));
+    await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work))?.metadata.deletionTimestamp, { what: 'the hub deleting the work (the agent keeps its finalizer on)', timeoutMs: 60_000 });
+    await mergePatch(hub, RESOURCES.manifestWorks, 'spoke-1', work, { metadata: { finalizers: null } });
+    await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the work gone from the hub' });
+  } finally {
+    await sandbox.start('work-agent/spoke-1');
+  }
+  const gone = Date.now();
+  const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
+  // Still there, as the agent left it: the hub's record says no copy, the spoke runs one.
+  await new Promise((r) => setTimeout(r, 3_000));
+  assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the agent left the copy behind');
+
+  const lingering = await eventually(async () => {
+    const c = await clusterStatus(name, 'spoke-1');
+    return c?.reason === 'Lingering' || c?.reason === 'Removing' ? c : undefined;
+  }, { what: 'spoke-1 Lingering or Removing on the hub', timeoutMs: 30_000 }).catch(async (err: Error) => {
+    const cm = await get(spoke, RESOURCES.configMaps, SPOKE_CONFIG.namespace, `${SPOKE_CONFIG.name}-report`);
+    throw new Error(`${err.message}; status: ${JSON.stringify(await hubStatus(hub, AUTH_POLICIES, ns, name))}; spoke-1 report: ${String((cm?.data as Record<string, string> | undefined)?.report)}`);
+  });
+  const toSeen = Date.now() - gone;
+  assert.deepEqual(lingering.lingering, [`${ns}/${name}`]);
+  // Past the grace it lingers, said as such (and as an Event) until it is gone.
+  const settled = await eventually(async () => {
+    const c = await clusterStatus(name, 'spoke-1');
+    return c?.reason === 'Lingering' ? c : undefined;
+  }, { what: 'spoke-1 Lingering', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100 });
+  const toLingering = Date.now() - gone;
+  assert.equal(settled.state, 'Failed');
+  assert.match(settled.message, /still runs on the cluster, though no ManifestWork of this hub places it/);
+  assert.equal((await hubStatus(hub, AUTH_POLICIES, ns, name))?.summary.lingering, 1);
+  await eventually(async () => (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering'), { what: 'a Lingering Event on the hub policy' });
+  // Then it is handed back: a mending work of the lost work's name, which the agent takes up, deleting the copy.
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });
+  const toGone = Date.now() - gone;
+  await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
+  await eventually(async () => (await clusterStatus(name, 'spoke-1')) === undefined || undefined, { what: 'spoke-1 no longer in the policy status', timeoutMs: 30_000 });
+  // Nothing the sync did not create was deleted on the spoke: the copy, and OCM's own AppliedManifestWorks, only.
+  const deletes = spokeAudit.since().filter((w) => w.verb === 'delete' || w.verb === 'deletecollection');
+  const ours = deletes.filter((w) => !(w.resource === 'authpolicies' && w.namespace === ns && w.name === name) && w.resource !== 'appliedmanifestworks' && !w.userAgent.includes('/namespace-controller'));
+  assert.deepEqual(ours.map(describeWrite), [], 'no other deletion on spoke-1');
+  assert.ok(deletes.some((w) => w.resource === 'authpolicies' && w.name === name && w.code < 300), 'the copy was deleted by its AppliedManifestWork\'s agent');
+  report('lingering', { 'work gone to Removing on the hub (ms)': toSeen, 'work gone to Lingering (ms)': toLingering, 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
+  await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
   await remove(hub, authPolicy(ns, name, 'gw'));
 });

@@ -30,11 +30,11 @@ test('readParamsRef accepts a ConfigMap and a PolicySyncParams and names what is
 
 test('parseParamsObject reads the `params` key of a ConfigMap and the spec of a PolicySyncParams', () => {
   const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'ns' }, data: { params: '{"policiesToSync":[]}' } };
-  assert.deepEqual(parseParamsObject('ConfigMap', cm), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}', rolloutStrategy: ALL } });
+  assert.deepEqual(parseParamsObject('ConfigMap', cm), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' } });
   const empty: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'ns' }, data: {} };
   assert.deepEqual(parseParamsObject('ConfigMap', empty), { ok: false, errors: ['ConfigMap ns/p has no key "params"'] });
   const psp: KubeObject = { apiVersion: 'policysync.kuadrant.io/v1alpha1', kind: 'PolicySyncParams', metadata: { name: 'p' }, spec: { policiesToSync: [], downstreamNamespace: 'kuadrant-{namespace}' } };
-  assert.deepEqual(parseParamsObject('PolicySyncParams', psp), { ok: true, params: { policiesToSync: [], downstreamNamespace: 'kuadrant-{namespace}', rolloutStrategy: ALL } });
+  assert.deepEqual(parseParamsObject('PolicySyncParams', psp), { ok: true, params: { policiesToSync: [], downstreamNamespace: 'kuadrant-{namespace}', rolloutStrategy: ALL, drift: 'Correct' } });
 });
 
 test('classConditions: valid params with one bad kind give Accepted=True and PoliciesSynced=False naming the entry', () => {

@@ -21,26 +21,38 @@ test('parseParams reads the docs/architecture.md example, normalising statusFeed
       ],
       downstreamNamespace: 'kuadrant-{namespace}',
       rolloutStrategy: ALL,
+      drift: 'Correct',
     },
   });
 });
 
 test('parseParams defaults downstreamNamespace to {namespace} and accepts an empty list', () => {
-  assert.deepEqual(parseParams({ policiesToSync: [] }), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}', rolloutStrategy: ALL } });
+  assert.deepEqual(parseParams({ policiesToSync: [] }), { ok: true, params: { policiesToSync: [], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' } });
+});
+
+test('parseParams reads drift: Report, defaults it to Correct, and names a value that is neither', () => {
+  const read = (drift: unknown) => {
+    const result = parseParams({ policiesToSync: [], drift });
+    return result.ok ? result.params.drift : result.errors;
+  };
+  assert.equal(read('Report'), 'Report');
+  assert.equal(read('Correct'), 'Correct');
+  assert.equal(read(undefined), 'Correct');
+  assert.deepEqual(read('report'), ['drift: Invalid option: expected one of "Correct"|"Report"']);
 });
 
 test('parseParams accepts the core group ""', () => {
   const result = parseParams({ policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps' }] });
   assert.deepEqual(result, {
     ok: true,
-    params: { policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps', statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
+    params: { policiesToSync: [{ group: '', version: 'v1', resource: 'configmaps', statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' },
   });
 });
 
 test('parseParams accepts experimentalPolicySync as an alias of policiesToSync', () => {
   assert.deepEqual(parseParams({ experimentalPolicySync: [auth] }), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' },
   });
 });
 
@@ -54,7 +66,7 @@ test('parseParams rejects both policiesToSync and experimentalPolicySync', () =>
 test('parseParams accepts and ignores MGC downstreamClass', () => {
   assert.deepEqual(parseParams({ policiesToSync: [auth], downstreamClass: 'istio' }), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' },
   });
 });
 
@@ -192,7 +204,7 @@ test('parseParamsJson reports invalid JSON with the parser message', () => {
 test('parseParamsJson parses valid JSON text with the schema', () => {
   assert.deepEqual(parseParamsJson('{"experimentalPolicySync":[{"group":"kuadrant.io","version":"v1","resource":"authpolicies"}],"downstreamClass":"istio"}'), {
     ok: true,
-    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL },
+    params: { policiesToSync: [{ ...auth, statusFeedback: [] }], downstreamNamespace: '{namespace}', rolloutStrategy: ALL, drift: 'Correct' },
   });
   assert.deepEqual(parseParamsJson('{"nope":1}'), { ok: false, errors: ['unrecognized key "nope"'] });
 });

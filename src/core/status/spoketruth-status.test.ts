@@ -170,7 +170,9 @@ test('statusAggregateInput: drift on a cluster whose work has no current status,
 test('statusAggregateInput: a copy lingering where the policy has no say is that cluster\'s verdict, since in RFC 3339 seconds; where it has one, that one stays', () => {
   const d = desired(['c1']);
   const written = [...d.works.values()];
-  const seenSince = NOW - 2 * LINGER_GRACE_MS + 123;
+  // Seen so since 00:08:00.123, well past LINGER_GRACE_MS before NOW (00:10:00): said in whole seconds.
+  const seenSince = Date.parse('2026-01-01T00:08:00.123Z');
+  assert.ok(NOW - seenSince >= LINGER_GRACE_MS);
   const lingering = [
     { cluster: 'c9', kind: 'authpolicies.kuadrant.io', namespace: 'shop', name: 'shop-auth', seenSince, lingering: true },
     { cluster: 'c9', kind: 'authpolicies.kuadrant.io', namespace: 'old', name: 'shop-auth', seenSince: NOW, lingering: false },

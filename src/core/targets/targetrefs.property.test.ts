@@ -9,8 +9,10 @@ import fc from 'fast-check';
 import { checkProperty, isObject, oddText } from '../../../testkit/arbitraries.ts';
 import { isDns1123Label } from '../k8s/dns.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { LAST_APPLIED_ANNOTATION, OWN_KEY_PREFIX, POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, REVISION_ANNOTATION } from '../metadatakeys.ts';
+import { canonicalJson } from '../k8s/canonical.ts';
+import { DIGEST_ANNOTATION, LAST_APPLIED_ANNOTATION, OWN_KEY_PREFIX, POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, REVISION_ANNOTATION } from '../metadatakeys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
+import { copyDigest } from '../works/copydigest.ts';
 import { desiredWorksForPolicy, type GatewayPlacement } from '../works/desiredworks.ts';
 import { rewriteTargets } from './targetrefs.ts';
 
@@ -57,7 +59,8 @@ const policyArb = fc.record({
   rules: fc.jsonValue({ maxDepth: 2 }),
   labels: fc.dictionary(fc.constantFrom('app', 'team', `${OWN_KEY_PREFIX}x`), fc.oneof(oddText({ maxLength: 5 }), fc.constant(3 as unknown as string)), { maxKeys: 3 }),
   annotations: fc.dictionary(
-    fc.constantFrom('note', LAST_APPLIED_ANNOTATION, POLICIES_SYNCED_ANNOTATION, `${OWN_KEY_PREFIX}status`, `${OWN_KEY_PREFIX}rollout-strategy`, POLICY_SYNCED_ANNOTATION),
+    // DIGEST_ANNOTATION on the hub policy (copied by hand, or a stale one): the copy carries its own, never this.
+    fc.constantFrom('note', LAST_APPLIED_ANNOTATION, POLICIES_SYNCED_ANNOTATION, `${OWN_KEY_PREFIX}status`, `${OWN_KEY_PREFIX}rollout-strategy`, POLICY_SYNCED_ANNOTATION, DIGEST_ANNOTATION),
     oddText({ maxLength: 8 }),
     { maxKeys: 4 },
   ),
@@ -174,12 +177,14 @@ test('property: each copy targets exactly the synced targets on its cluster, ren
       assert.equal(copy.metadata.name, policy.metadata.name);
       const annotations = copy.metadata.annotations ?? {};
       for (const key of Object.keys(annotations)) {
-        const ours = key === POLICY_SYNCED_ANNOTATION || key === REVISION_ANNOTATION || key === 'kuadrant.io/origin-creation';
+        const ours = key === POLICY_SYNCED_ANNOTATION || key === REVISION_ANNOTATION || key === DIGEST_ANNOTATION || key === 'kuadrant.io/origin-creation';
         assert.ok(ours || !(key.startsWith(OWN_KEY_PREFIX) || key === LAST_APPLIED_ANNOTATION || key === POLICIES_SYNCED_ANNOTATION), `hub-only annotation ${key} on the copy`);
         if (!ours) assert.equal(annotations[key], p.annotations[key]);
       }
       assert.equal(annotations[POLICY_SYNCED_ANNOTATION], `${p.namespace}/p`);
       assert.equal(annotations[REVISION_ANNOTATION], p.generation === undefined ? undefined : String(p.generation));
+      // The digest is of the copy as sent (its spec, labels and every other annotation), whatever the hub policy carried.
+      assert.equal(annotations[DIGEST_ANNOTATION], canonicalJson(copyDigest(copy)), 'the copy carries the digest of itself');
       for (const [key, value] of Object.entries(copy.metadata.labels ?? {})) assert.equal(value, p.labels[key], `label ${key}`);
     }
   });
