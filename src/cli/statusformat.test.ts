@@ -439,3 +439,25 @@ test('explain: a cluster whose copy carries a variant that selects it no more re
   assert.match(flat, /c1:\n(.*\n)*? {4}renders now: {4}the policy's own copy: no variant selects the cluster now/);
   assert.match(flat, /c2:\n(.*\n)*? {4}variant fields: not known here: the decision read here does not place the policy on this cluster/);
 });
+
+test('explain: a drifted copy names its fields, who changed them and since when; a lingering one its copies', () => {
+  const drifted: ClusterInput = {
+    ...work(ENFORCED_CONDITION),
+    drift: { drift: { fields: ['spec.rules.authorization.deny.opa.rego'], managers: [{ manager: 'kubectl-edit', operation: 'Update', time: '2026-12-02T01:18:05Z' }], since: '2026-12-02T01:18:05Z' }, correcting: false },
+  } as ClusterInput;
+  const removed: ClusterInput = { ...work(ENFORCED_CONDITION), drift: { drift: { fields: ['spec.rules'], managers: [] }, correcting: true } } as ClusterInput;
+  const left: ClusterInput = { state: 'lingering', copies: [{ kind: 'authpolicies.kuadrant.io', namespace: 'payments', name: 'payments-auth', lingering: true, since: '2026-12-02T01:00:00Z' }] };
+  const out = lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': drifted, 'spoke-2': removed, 'spoke-3': left }))));
+  const at = (label: string, cluster: string): string | undefined => {
+    const start = out.indexOf(`  ${cluster}:`);
+    return out.slice(start).find((l) => l.startsWith(`    ${label}:`));
+  };
+  assert.equal(at('state', 'spoke-1'), '    state:          Failed');
+  assert.equal(at('reason', 'spoke-1'), '    reason:         Drifted');
+  assert.equal(at('drifted', 'spoke-1'), '    drifted:        spec.rules.authorization.deny.opa.rego');
+  assert.equal(at('changed by', 'spoke-1'), '    changed by:     kubectl-edit (Update) at 2026-12-02T01:18:05Z');
+  assert.equal(at('since', 'spoke-1'), '    since:          2026-12-02T01:18:05Z');
+  assert.equal(at('changed by', 'spoke-2'), '    changed by:     no field manager (a removal, or a schema default)');
+  assert.equal(at('reason', 'spoke-3'), '    reason:         Lingering');
+  assert.equal(at('lingering', 'spoke-3'), '    lingering:      payments/payments-auth');
+});

@@ -331,6 +331,15 @@ export function formatExplain(row: PolicyRow, variants?: VariantExplanation): st
         const lead = FIELD_INDENT + pad('overridden by:', FIELD_LABEL);
         by.forEach((text, i) => out.push(...wrap(text, i === 0 ? lead : ' '.repeat(width(lead)), ' '.repeat(width(lead) + 2))));
       }
+      // What the spoke agent reported runs there (docs/concepts/status.md#what-runs-on-a-spoke).
+      if (c.drift) {
+        const d = c.drift;
+        out.push(...f('drifted', `${d.fields.join(', ')}${d.more ? ` and ${d.more} more` : ''}`));
+        const by = d.managers.map((m) => `${m.manager}${m.operation ? ` (${m.operation})` : ''}${m.time ? ` at ${m.time}` : ''}`);
+        out.push(...f('changed by', by.length > 0 ? by.join(', ') : 'no field manager (a removal, or a schema default)'));
+        if (d.since) out.push(...f('since', d.since));
+      }
+      if (c.lingering && c.lingering.length > 0) out.push(...f(c.reason === 'Removing' ? 'removing' : 'lingering', c.lingering.join(', ')));
       out.push(...f('upToDate', String(c.upToDate)), ...f('applied', String(c.applied)), ...f('available', String(c.available)));
       if (c.revision !== undefined) out.push(...f('revision', String(c.revision)));
       if (c.rollout) out.push(...f('rollout', c.rollout.message ? `${c.rollout.phase}: ${c.rollout.message}` : c.rollout.phase));

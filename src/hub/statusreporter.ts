@@ -100,7 +100,7 @@ export class StatusReporter {
 
   /** Clusters by state summed over every policy of a watched kind (by groupResourceKey). */
   clusterStates(watched: ReadonlySet<string>): ClusterStateCounts {
-    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 0 };
+    const total: ClusterStateCounts = { enforced: 0, overridden: 0, pending: 0, failed: 0, unknown: 0, drifted: 0, lingering: 0 };
     for (const [key, c] of this.counts) {
       if (!watched.has(groupResourceKey(parsePolicyKey(key).gr))) {
         this.counts.delete(key);
@@ -113,6 +113,8 @@ export class StatusReporter {
       total.pending += c.pending;
       total.failed += c.failed;
       total.unknown += c.unknown;
+      total.drifted += c.drifted;
+      total.lingering += c.lingering;
     }
     return total;
   }

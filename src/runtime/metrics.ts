@@ -14,6 +14,7 @@ export type ClusterStatusLabel = 'enforced' | 'overridden' | 'pending' | 'failed
 const RESULTS: readonly ReconcileOutcome[] = ['success', 'error', 'requeue', 'requeue_after'];
 const WORK_STATES: readonly WorkStateLabel[] = ['applied', 'failed', 'pending'];
 const CLUSTER_STATUSES: readonly ClusterStatusLabel[] = ['enforced', 'overridden', 'pending', 'failed', 'unknown'];
+const COPY_STATES = ['drifted', 'lingering'] as const;
 
 /** controller-runtime's reconcile_time_seconds buckets. */
 const RECONCILE_BUCKETS = [
@@ -36,8 +37,8 @@ export const REQUEST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8
 export interface PolicySyncCollectors {
   /** The hub's ManifestWorks by state (policysync_works). */
   works?: () => Record<WorkStateLabel, number>;
-  /** Clusters by status, summed over policies (policysync_clusters). */
-  clusters?: () => Record<ClusterStatusLabel, number>;
+  /** Clusters by status, summed over policies (policysync_clusters), and those whose copy drifted or lingers (policysync_copies). */
+  clusters?: () => Record<ClusterStatusLabel, number> & Partial<Record<(typeof COPY_STATES)[number], number>>;
   /** Policy kinds watched (policysync_watched_kinds). */
   watchedKinds?: () => number;
   /** Seconds since each cluster's spoke report was last seen to change, by cluster (policysync_spoke_report_age_seconds). */
@@ -170,6 +171,16 @@ export class Metrics {
       collect() {
         const counts = collectors().clusters?.();
         if (counts) for (const status of CLUSTER_STATUSES) this.set({ status }, counts[status]);
+      },
+    });
+    new Gauge({
+      name: 'policysync_copies',
+      help: "(policy, cluster) pairs whose copy runs not as the hub sent it (state drifted) or where no work of this hub places it (state lingering), by the spoke agents' fresh reports, summed over policies",
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = collectors().clusters?.();
+        if (counts) for (const state of COPY_STATES) this.set({ state }, counts[state] ?? 0);
       },
     });
     new Gauge({

@@ -14,7 +14,8 @@ import { workRevision, workVariants } from '../rollout/revision.ts';
 import { statusAggregateInput, type StatusInput } from './statusinput.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */
-export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'> & { unknown: number };
+/** A policy's clusters by state, and of them those whose copy drifted or lingers (docs/concepts/status.md#what-runs-on-a-spoke). */
+export type ClusterStateCounts = Pick<StatusSummary, 'enforced' | 'overridden' | 'pending' | 'failed'> & { unknown: number; drifted: number; lingering: number };
 
 /** The annotations the hub writes on a policy, by key; undefined for one to remove. */
 export type ReportAnnotations = Record<string, string | undefined>;
@@ -92,7 +93,7 @@ export function reportPolicyStatus(input: StatusInput, maxWorkBytes: number, now
   // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
   const inPlace = [...input.written, ...((input.kept ?? []) as ManifestWork[]), ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))];
   const status = withRevisions(judged.status, inPlace, input.rollout);
-  const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status), counts: { enforced, overridden, pending, failed, unknown } };
+  const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status), counts: { enforced, overridden, pending, failed, unknown, drifted: status.summary.drifted ?? 0, lingering: status.summary.lingering ?? 0 } };
   if (recheckDelay !== undefined) report.recheckDelay = recheckDelay;
   return report;
 }
