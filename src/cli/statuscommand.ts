@@ -6,6 +6,16 @@ import { Informer } from '../kube/informer.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
+import { groupResourceKey } from '../core/k8s/gvr.ts';
+import { CONTROLLER_LABEL } from '../core/metadatakeys.ts';
+import { workCopy } from '../core/rollout/revision.ts';
+import { isSpokeConfigWork, spokeReportText } from '../core/spoke/spokeconfig.ts';
+import { parseSpokeReport } from '../core/spoke/reportwire.ts';
+import type { SpokeReport } from '../core/spoke/spokereport.ts';
+import { unplacedCopies } from '../core/spoke/spoketruth.ts';
+import { copyWorks } from '../core/works/bundle.ts';
+import { controllerLabelValue, readSourceRef } from '../core/works/manifestwork.ts';
+import { listAll } from './lists.ts';
 import { CliError, hubOptions, namespaceOf, terminalWidth, withHub, type HubFlags } from './common.ts';
 import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import {
@@ -36,6 +46,8 @@ import {
   clusterHeader,
   columnWidths,
   formatDocument,
+  formatLingeringTable,
+  type LingeringRow,
   formatNames,
   hasRollout,
   hasVariants,
@@ -54,6 +66,7 @@ interface StatusFlags extends HubFlags {
   output: Output;
   allNamespaces?: boolean;
   watch?: boolean;
+  lingering?: boolean;
 }
 
 /** What `status [target]` lists, once the target is read. */
@@ -157,6 +170,10 @@ function nothingFound(selection: Selection): string {
 }
 
 async function runStatus(http: KubeHttp, target: string | undefined, flags: StatusFlags): Promise<string> {
+  if (flags.lingering) {
+    if (target !== undefined || flags.watch) throw new CliError('--lingering lists every copy of the hub; it takes no target and no --watch');
+    return runLingering(http, flags);
+  }
   const synced = await readSyncedKinds(http, flags.controllerName);
   if (synced.classes.length === 0 && (flags.output === 'table' || flags.output === 'wide')) {
     process.stderr.write(`warning: no GatewayClass has spec.controllerName ${flags.controllerName} (see --controller-name)\n`);
@@ -180,6 +197,52 @@ async function runStatus(http: KubeHttp, target: string | undefined, flags: Stat
     return '';
   }
   return printer(flags, selection, false).all(rows);
+}
+
+/**
+ * `status --lingering`: every copy the spoke agents' last reports list where no work of its policy places it, by the
+ * rule the hub applies (core/spoke/spoketruth.ts unplacedCopies), its policy gone from the hub or not. Reports are read
+ * as last written (the CLI cannot tell their age: the hub says Lingering only from fresh ones, after a grace).
+ */
+async function runLingering(http: KubeHttp, flags: StatusFlags): Promise<string> {
+  const controller = controllerLabelValue(flags.controllerName);
+  const works = await listAll(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controller}` });
+  const reports = new Map<string, SpokeReport>();
+  for (const work of works.filter(isSpokeConfigWork)) {
+    const text = spokeReportText(work);
+    const parsed = text === undefined ? undefined : parseSpokeReport(text);
+    if (parsed?.ok) reports.set(work.metadata.namespace ?? '', parsed.report);
+  }
+  const placed = new Map<string, Map<string, KubeObject>>();
+  for (const w of copyWorks(works.filter((w) => !isSpokeConfigWork(w)))) {
+    const ref = readSourceRef(w);
+    const copy = workCopy(w);
+    if (!ref || !copy) continue;
+    const key = `${groupResourceKey(ref)}|${ref.namespace}/${ref.name}`;
+    const byCluster = placed.get(key) ?? new Map<string, KubeObject>();
+    byCluster.set(w.metadata.namespace ?? '', copy);
+    placed.set(key, byCluster);
+  }
+  const copies = unplacedCopies(reports, (kind, source) => placed.get(`${kind}|${source}`) ?? new Map(), new Map(), Date.now());
+  const synced = copies.length > 0 ? await readSyncedKinds(http, flags.controllerName) : undefined;
+  const exists = new Map<string, boolean>();
+  const rows: LingeringRow[] = [];
+  for (const c of copies) {
+    const key = `${c.kind}|${c.source}`;
+    if (!exists.has(key)) {
+      const slash = c.source.indexOf('/');
+      // A kind no longer synced is read at no version: its policy counts as gone from the sync.
+      const kind = synced?.kinds.find((k) => groupResourceKey(k) === c.kind);
+      exists.set(key, kind !== undefined && (await getObject(http, { ...kind, namespaced: true }, c.source.slice(0, slash), c.source.slice(slash + 1))) !== undefined);
+    }
+    rows.push({ cluster: c.cluster, kind: c.kind, namespace: c.namespace, name: c.name, source: c.source, policyExists: exists.get(key)! });
+  }
+  if (flags.output === 'json' || flags.output === 'yaml') return formatDocument({ apiVersion: 'v1', kind: 'List', items: rows }, flags.output);
+  if (rows.length === 0) {
+    process.stderr.write("no copy is reported where no ManifestWork of this hub places it\n");
+    return '';
+  }
+  return `${formatLingeringTable(rows, terminalWidth()).join('\n')}\n`;
 }
 
 /**
@@ -275,6 +338,7 @@ export function statusCommand(): Command {
       new Option('-o, --output <format>', 'table; wide: one line per policy per cluster; json or yaml: a v1 List; name: kind.group/name').choices(OUTPUTS).default('table'),
     )
     .option('-w, --watch', 'after listing, print a policy again each time what it shows changes (until interrupted)')
+    .option('--lingering', "list the copies the spoke agents' reports show where no ManifestWork of this hub places them, the policy gone from the hub or not")
     .action(async (target: string | undefined, flags: StatusFlags) => {
       await withHub(flags, (http) => runStatus(http, target, flags));
     });

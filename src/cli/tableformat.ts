@@ -206,3 +206,24 @@ export function formatDocument(value: unknown, format: 'json' | 'yaml'): string 
   const json = stableJson(value);
   return format === 'json' ? json : stringify(JSON.parse(json), { lineWidth: 0 });
 }
+
+/** A row of `status --lingering`: a copy a spoke agent reports where no work of this hub places it. */
+export interface LingeringRow {
+  cluster: string;
+  /** `resource.group` of the copy. */
+  kind: string;
+  namespace: string;
+  name: string;
+  /** The hub policy it copies, `namespace/name`, and whether it still exists on the hub. */
+  source: string;
+  policyExists: boolean;
+}
+
+/** `status --lingering` as a table: one line per copy, sorted by cluster, kind, namespace and name. */
+export function formatLingeringTable(rows: readonly LingeringRow[], width?: number): string[] {
+  const header = ['CLUSTER', 'KIND', 'COPY', 'POLICY'];
+  const cells = [...rows]
+    .sort((a, b) => (a.cluster + a.kind + a.namespace + a.name < b.cluster + b.kind + b.namespace + b.name ? -1 : 1))
+    .map((r) => [r.cluster, r.kind, `${r.namespace}/${r.name}`, r.policyExists ? r.source : `${r.source} (gone from the hub)`]);
+  return render(header, cells, width);
+}

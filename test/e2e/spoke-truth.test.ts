@@ -8,6 +8,8 @@
 //    terminating work's finalizer dropped while its AppliedManifestWork stays) is reported Lingering, and handed
 //    back to OCM's own machinery: nothing the sync did not create is deleted (audit log).
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { REAPPLY_LABEL } from '../../src/core/metadatakeys.ts';
@@ -53,6 +55,14 @@ async function clusterStatus(name: string, cluster: string): Promise<NonNullable
 /** Edits the copy on spoke-1 as another field manager would: the rego rule the hub sent. */
 async function editOnSpoke(name: string, value: string): Promise<void> {
   await mergePatch(spokes.get('spoke-1')!, AUTH_POLICIES, ns, name, { spec: { rules: { authorization: { deny: { opa: { rego: value } } } } } }, { fieldManager: OTHER });
+}
+
+/** The real CLI, as a child process, against the sandbox hub with this test's controller name; its stdout. */
+function cli(...args: string[]): Promise<string> {
+  const argv = [join(import.meta.dirname, '..', '..', 'bin', 'policy-sync.js'), ...args, '--kubeconfig', sandbox.hub.kubeconfig, '--controller-name', controllerName];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, argv, { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout)));
+  });
 }
 
 async function hubEvents(name: string): Promise<KubeObject[]> {
@@ -152,15 +162,26 @@ test('a copy left on its spoke after its work went is reported Lingering from th
   // on its cache miss, and the agent started again: it keeps the AppliedManifestWork (evicting it after an hour)
   // and the copy with it.
   await sandbox.stop('work-agent/spoke-1');
+  let gone: number;
   try {
     await apply(hub, placementDecision(ns, 'spoke-1', []));
     await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work))?.metadata.deletionTimestamp, { what: 'the hub deleting the work (the agent keeps its finalizer on)', timeoutMs: 60_000 });
     await mergePatch(hub, RESOURCES.manifestWorks, 'spoke-1', work, { metadata: { finalizers: null } });
     await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the work gone from the hub' });
+    gone = Date.now();
+    // While the agent is down nothing can remove it: `policy-sync status --lingering` lists it from the reports, by
+    // the hub's own rule.
+    const listed = await eventually(async () => {
+      const out = await cli('status', '--lingering', '-o', 'json');
+      const items = (JSON.parse(out) as { items: { cluster: string; name: string; source: string; policyExists: boolean }[] }).items;
+      const item = items.find((i) => i.cluster === 'spoke-1' && i.name === name);
+      if (!item) throw new Error(`not listed: ${out}`);
+      return item;
+    }, { what: 'status --lingering listing the copy', timeoutMs: 60_000 });
+    assert.deepEqual([listed.source, listed.policyExists], [`${ns}/${name}`, true]);
   } finally {
     await sandbox.start('work-agent/spoke-1');
   }
-  const gone = Date.now();
   const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
   // Still there, as the agent left it: the hub's record says no copy, the spoke runs one.
   await new Promise((r) => setTimeout(r, 3_000));
@@ -176,14 +197,15 @@ test('a copy left on its spoke after its work went is reported Lingering from th
   const toSeen = Date.now() - gone;
   assert.deepEqual(lingering.lingering, [`${ns}/${name}`]);
   // Past the grace it lingers, said as such (and as an Event) until it is gone.
-  const settled = await eventually(async () => {
-    const c = await clusterStatus(name, 'spoke-1');
-    return c?.reason === 'Lingering' ? c : undefined;
+  const { settled, summary } = await eventually(async () => {
+    const status = await hubStatus(hub, AUTH_POLICIES, ns, name);
+    const c = status?.clusters?.['spoke-1'];
+    return c?.reason === 'Lingering' ? { settled: c, summary: status!.summary } : undefined;
   }, { what: 'spoke-1 Lingering', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100 });
   const toLingering = Date.now() - gone;
   assert.equal(settled.state, 'Failed');
   assert.match(settled.message, /still runs on the cluster, though no ManifestWork of this hub places it/);
-  assert.equal((await hubStatus(hub, AUTH_POLICIES, ns, name))?.summary.lingering, 1);
+  assert.equal(summary.lingering, 1);
   await eventually(async () => (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering'), { what: 'a Lingering Event on the hub policy' });
   // Then it is handed back: a mending work of the lost work's name, which the agent takes up, deleting the copy.
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });

@@ -9,8 +9,8 @@
 // first time each lingering copy was seen is the caller's memory (like a rollout's soak clocks): this is pure.
 import { namespacedKey, type KubeObject } from '../k8s/objects.ts';
 import type { ReportEvidence } from './firstcopy.ts';
-import { copyAt, type ListedCopy } from './reportquery.ts';
-import type { CopyDrift } from './spokereport.ts';
+import { copiesBySource, copyAt, type ListedCopy } from './reportquery.ts';
+import type { CopyDrift, SpokeReport } from './spokereport.ts';
 import { partHash } from '../works/copydigest.ts';
 
 /**
@@ -111,4 +111,41 @@ export function driftToken(drift: CopyDrift): string {
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A copy a spoke report lists where no work of its policy places it, with the policy it copies. */
+export interface UnplacedCopy extends LingeringCopy {
+  /** The hub policy it copies, `namespace/name`. */
+  source: string;
+}
+
+/**
+ * Over the whole hub (`policy-sync status --lingering`): the copies the reports list where no work of their policy
+ * places them, policy by policy by the very rule the hub applies (lingeringCopies), the policy gone or not.
+ * `reports`: by cluster; `placed(kind, source)`: the copy each work of that policy places, by cluster.
+ */
+export function unplacedCopies(
+  reports: ReadonlyMap<string, SpokeReport>,
+  placed: (kind: string, source: string) => ReadonlyMap<string, KubeObject>,
+  seen: ReadonlyMap<string, number>,
+  now: number,
+): UnplacedCopy[] {
+  const bySource = new Map<string, ReportedCopyOn[]>();
+  for (const [cluster, report] of reports) {
+    for (const [source, copies] of copiesBySource(report)) {
+      for (const c of copies) {
+        const key = `${c.kind}|${source}`;
+        const list = bySource.get(key) ?? [];
+        list.push({ cluster, ...c });
+        bySource.set(key, list);
+      }
+    }
+  }
+  const out: UnplacedCopy[] = [];
+  for (const [key, reported] of [...bySource].sort(([a], [b]) => cmp(a, b))) {
+    const bar = key.indexOf('|');
+    const [kind, source] = [key.slice(0, bar), key.slice(bar + 1)];
+    for (const l of lingeringCopies(reported, placed(kind, source), seen, now)) out.push({ ...l, source });
+  }
+  return out;
 }
