@@ -7,7 +7,7 @@ import { cachedObject, workCacheView } from '../core/cacheview.ts';
 import { clustersFromDecisions } from '../core/fleet/placement.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';
-import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SOURCE_LABEL } from '../core/metadatakeys.ts';
+import { CONTROLLER_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, MEND_LABEL, SOURCE_LABEL } from '../core/metadatakeys.ts';
 import { ownedConditionTypes, ownedConditionsEntry } from '../core/status/gatewaystatus.ts';
 import { possibleRivals } from '../core/targets/rivals.ts';
 import { controllerLabelValue } from '../core/works/manifestwork.ts';
@@ -20,7 +20,7 @@ import { RESOURCES, type ResourceRef } from '../kube/resource.ts';
 import { FIELD_MANAGER } from '../kube/writes.ts';
 import type { StoreChange } from '../kube/store.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { BY_BUNDLE, BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, BY_VARIANT_TARGET, gatewayClassOf, variantTarget, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
+import { BY_BUNDLE, BY_CLASS, BY_CLUSTER, BY_GATEWAY, BY_MEND, BY_NAME, BY_NAMESPACE, BY_PLACEMENT, BY_SOURCE, BY_VARIANT_TARGET, gatewayClassOf, variantTarget, gatewayTemplates, placementOfDecision, placementOfGateway, targetedGateways } from './indexes.ts';
 import { GatewayPlacements } from './placements.ts';
 import type { HubLookups, KindedPolicy } from './routes.ts';
 
@@ -69,6 +69,10 @@ export class HubCaches implements HubLookups {
     // cluster share its manifest, labels, annotations and config, and every copy its condition names.
     const workView = workCacheView();
     this.workObjects = informer('manifestworks', RESOURCES.manifestWorks, `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${CONTROLLER_LABEL}=${controllerLabelValue(o.controllerName)}`, workView);
+    this.workObjects.store.addIndex(BY_MEND, (w) => {
+      const source = w.metadata.labels?.[MEND_LABEL];
+      return source === undefined ? [] : [source];
+    });
     this.workObjects.store.addIndex(BY_BUNDLE, (w) => {
       const namespaceHash = w.metadata.labels?.[BUNDLE_LABEL];
       return namespaceHash && isBundle(w) ? [`${w.metadata.namespace ?? ''}/${namespaceHash}`] : [];

@@ -14,6 +14,8 @@ export const BY_NAME = 'name';
 export const BY_CLUSTER = 'cluster';
 /** Bundles by `cluster/namespace hash` (core/works/bundle.ts BUNDLE_LABEL). */
 export const BY_BUNDLE = 'bundle';
+/** Mending works by their policy's SOURCE_LABEL value (src/hub/lingeringmender.ts). */
+export const BY_MEND = 'mend';
 export const BY_NAMESPACE = 'namespace';
 export const BY_CLASS = 'class';
 /** A PolicyVariant by its target: `namespace/group/kind/name` (core/pipeline/hubview.ts variantTargetKey). */

@@ -21,6 +21,7 @@ import type { KubeHttp } from '../kube/http.ts';
 import type { Informer } from '../kube/informer.ts';
 import { RESOURCES } from '../kube/resource.ts';
 import { createObject, deleteObject } from '../kube/writes.ts';
+import { BY_MEND } from './indexes.ts';
 
 /** How long the agent has to take a mending work up (its Applied condition) before the hub deletes it again. */
 export const MEND_TIMEOUT_MS = 60_000;
@@ -38,7 +39,7 @@ export interface Mend {
 
 export interface LingeringMenderDeps {
   http: KubeHttp;
-  /** Our ManifestWorks as cached (works of their own and bundles). */
+  /** Our ManifestWorks as cached (works of their own and bundles), indexed BY_MEND. */
   workObjects: Informer;
   /** The controller label value of this hub controller. */
   controller: string;
@@ -72,7 +73,7 @@ export class LingeringMender {
     const later = (at: number): void => {
       outcome.recheckAt = Math.min(outcome.recheckAt ?? at, at);
     };
-    const existing = this.deps.workObjects.store.list().filter((w) => w.metadata.labels?.[MEND_LABEL] === sourceHash);
+    const existing = this.deps.workObjects.store.byIndex(BY_MEND, sourceHash);
     for (const work of existing) {
       const cluster = work.metadata.namespace ?? '';
       const key = `${cluster}/${work.metadata.name}`;
@@ -117,9 +118,9 @@ export class LingeringMender {
     return outcome;
   }
 
-  /** Forgets a policy's tries (it is gone, or its copies are). */
-  forget(clusters: readonly string[], workName: string): void {
-    for (const c of clusters) this.tries.delete(`${c}/${workName}`);
+  /** Whether mending works of the policy (by its SOURCE_LABEL value) are in the cache: converge must see them through. */
+  pending(sourceHash: string): boolean {
+    return this.deps.workObjects.store.byIndex(BY_MEND, sourceHash).length > 0;
   }
 }
 

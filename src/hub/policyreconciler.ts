@@ -22,7 +22,11 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
 import type { WorkKey } from '../core/keys.ts';
 import { canonicalJson } from '../core/k8s/canonical.ts';
-import { lingerRecheckAt } from '../core/spoke/spoketruth.ts';
+import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
+import { readPolicyStatus } from '../core/status/annotation.ts';
+import { LINGERING } from '../core/status/policystatus.ts';
+import { lingerRecheckAt, lingeringCopies } from '../core/spoke/spoketruth.ts';
+import { workCopy } from '../core/rollout/revision.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
 import { WorkRemovals, type WorkRemovalsDeps } from './workremovals.ts';
@@ -50,6 +54,8 @@ export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controller
   logger: Logger;
 }
 
+/** How soon to look again at a lingering copy whose status write is on its way (the reporter coalesces for a moment). */
+const UNSAID_RECHECK_MS = 1_000;
 /** A policy the cache shows present on the apiserver: the watch will bring it; look again meanwhile. */
 const CACHE_LAG_RETRY_MS = 5_000;
 
@@ -93,11 +99,23 @@ export class PolicyReconciler {
     if (!policy || policy.metadata.deletionTimestamp) {
       this.deps.reporter.forget(key);
       this.deps.rollouts.forget(key);
-      this.deps.lingerClocks.forget(key);
       this.deps.variantsChanged(this.deps.variantOutcomes.forget(key));
-      if (observed.length === 0) return;
+      // Its copies that fresh reports still show where no work places them linger too: handed back to OCM once
+      // the rule confirms the policy gone (a live read, its CRD live), like its works.
+      const lingering = this.view.spokeAgents ? lingeringCopies(this.view.reportedCopies(groupResourceKey(gr), namespacedKey(namespace, name)), placedCopies(observed), this.deps.lingerClocks.seenOf(key), Date.now()) : [];
+      this.deps.lingerClocks.record(key, lingering);
+      const settled = lingering.filter((l) => l.lingering);
+      const pending = this.deps.mender.pending(sourceHash(gr, namespace, name));
+      if (observed.length === 0 && settled.length === 0 && !pending) return withRecheck(undefined, lingerRecheckAt(lingering));
       const decision = await this.removals.removeOfDeletedPolicy(log, key, kind.gvr, namespace, name, observed);
-      return decision.action === 'keep' && decision.reason === 'PolicyExists' ? { requeueAfterMs: CACHE_LAG_RETRY_MS } : undefined;
+      const mendable = decision.action === 'delete' ? settled : [];
+      const wn = workName(gr, namespace, name);
+      const gone: KubeObject = { apiVersion: `${kind.gvr.group}/${kind.gvr.version}`, kind: '', metadata: { namespace, name } };
+      const mends = await this.deps.mender.converge(log, canonicalJson(sourceRefOf(kind.gvr, gone)), sourceHash(gr, namespace, name), mendable.map((l) => ({ cluster: l.cluster, workName: wn, namespace: l.namespace })));
+      for (const r of mends.refused) log.warn({ cluster: r.mend.cluster, work: r.mend.workName, why: r.why }, 'lingering copy of a deleted policy not handed back');
+      const retry = decision.action === 'keep' && decision.reason === 'PolicyExists' ? Date.now() + CACHE_LAG_RETRY_MS : undefined;
+      const at = [retry, lingerRecheckAt(lingering), mends.recheckAt].filter((t) => t !== undefined);
+      return withRecheck(undefined, at.length > 0 ? Math.min(...at) : undefined);
     }
 
     const decision = decidePolicy(this.view, {
@@ -183,7 +201,12 @@ export class PolicyReconciler {
     decision: PolicyDecision,
   ): Promise<MendOutcome> {
     const name = workName(gr, policy.metadata.namespace ?? '', policy.metadata.name);
-    const settled = decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster));
+    // Said before it is mended: a cluster whose Lingering the policy's status does not show yet waits for that write
+    // (and its Event), a moment, so that what was left is on record even when it goes a second later.
+    const said = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.clusters ?? {};
+    const lingering = decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster));
+    const settled = lingering.filter((l) => Object.hasOwn(said, l.cluster) && said[l.cluster]!.reason === LINGERING);
+    const unsaid = lingering.length > settled.length ? Date.now() + UNSAID_RECHECK_MS : undefined;
     const byKey = new Map(settled.map((l) => [`${l.cluster}/${name}` as WorkKey, l]));
     const allowed = byKey.size === 0 ? [] : this.removals.decidePerCluster(log, gr, policy, targetClasses, [...byKey.keys()], observed, overriddenOn).deletions;
     const mends = allowed.flatMap((key) => {
@@ -192,7 +215,8 @@ export class PolicyReconciler {
     });
     const outcome = await this.deps.mender.converge(log, canonicalJson(sourceRefOf(gvr, policy)), sourceHash(gr, policy.metadata.namespace ?? '', policy.metadata.name), mends);
     for (const r of outcome.refused) log.warn({ cluster: r.mend.cluster, work: r.mend.workName, why: r.why }, 'lingering copy not handed back');
-    return outcome;
+    const at = [outcome.recheckAt, unsaid].filter((t) => t !== undefined);
+    return at.length > 0 ? { ...outcome, recheckAt: Math.min(...at) } : outcome;
   }
 }
 
@@ -202,6 +226,16 @@ function withRecheck(result: ReconcileResult, at: number | undefined): Reconcile
   const afterMs = Math.max(1, at - Date.now());
   const current = result?.requeueAfterMs;
   return { requeueAfterMs: current === undefined ? afterMs : Math.min(current, afterMs) };
+}
+
+/** The copy each observed work places, by cluster (a work being deleted places none). */
+function placedCopies(observed: readonly KubeObject[]): Map<string, KubeObject> {
+  const placed = new Map<string, KubeObject>();
+  for (const w of observed) {
+    const copy = workCopy(w);
+    if (copy && !w.metadata.deletionTimestamp) placed.set(w.metadata.namespace ?? '', copy);
+  }
+  return placed;
 }
 
 function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {

@@ -205,6 +205,22 @@ export function routeReportChange(scopes: readonly ReportScope[], l: Pick<HubLoo
 }
 
 /**
+ * The hub policies whose copies a changed report lists (or listed) where it changed, of the watched kinds, whether
+ * or not they still exist: a copy of a policy deleted on the hub may linger, and only its key leads to it
+ * (core/spoke/spoketruth.ts).
+ */
+export function routeReportedCopies(copies: readonly { kind: string; source: string }[], l: Pick<HubLookups, 'watchedKinds'>): PolicyKey[] {
+  const watched = new Map(l.watchedKinds().map((gr) => [groupResourceKey(gr), gr]));
+  const keys: PolicyKey[] = [];
+  for (const c of copies) {
+    const gr = watched.get(c.kind);
+    const slash = c.source.indexOf('/');
+    if (gr && slash > 0) keys.push(policyKey(gr, c.source.slice(0, slash), c.source.slice(slash + 1)));
+  }
+  return unique(keys);
+}
+
+/**
  * The kinds in force changed: every watched policy, and the policies of every work — except the works of a
  * kind still listing, which wait for its sync (routeKindSynced): a reconcile now would decide nothing.
  */

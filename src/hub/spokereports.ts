@@ -19,6 +19,7 @@ import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
 import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, type SpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
 import { changedScopes, copiesBySource } from '../core/spoke/reportquery.ts';
+import { WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import type { ReportedCopyOn } from '../core/spoke/spoketruth.ts';
 import { parseSpokeReport } from '../core/spoke/reportwire.ts';
 import { type ReportScope, type SpokeReport } from '../core/spoke/spokereport.ts';
@@ -26,8 +27,12 @@ import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
 export interface SpokeReportsOptions {
   staleAfterMs: number;
-  /** What counts of `cluster`'s report changed for these (kind, namespace) pairs: look at their policies again. */
-  onChange: (cluster: string, scopes: readonly ReportScope[]) => void;
+  /**
+   * What counts of `cluster`'s report changed for these (kind, namespace) pairs: look at their policies again —
+   * and at the hub policies whose copies either report lists there (`copiesOf`: a deleted policy's lingering copy
+   * has no policy in the namespace to route to).
+   */
+  onChange: (cluster: string, scopes: readonly ReportScope[], copiesOf: readonly { kind: string; source: string }[]) => void;
   logger: Logger;
   /** The hub's clock: freshness and its timers (monotonic). */
   clock?: Clock;
@@ -62,6 +67,25 @@ interface HeartbeatSeen {
 
 /** evidence(): a fresh report, or the evidence missing — none seen, stale since (hub wall time, ISO), refused and why. */
 export type { ReportEvidence } from '../core/spoke/firstcopy.ts';
+
+/** The (kind, hub policy) of every copy the reports list in the scopes (WHOLE_KIND: every namespace of the kind). */
+function sourcesIn(scopes: readonly ReportScope[], reports: readonly (SpokeReport | undefined)[]): { kind: string; source: string }[] {
+  const seen = new Set<string>();
+  const out: { kind: string; source: string }[] = [];
+  for (const report of reports) {
+    if (!report) continue;
+    for (const [source, copies] of copiesBySource(report)) {
+      for (const c of copies) {
+        if (!scopes.some((s) => s.kind === c.kind && (s.namespace === WHOLE_KIND || s.namespace === c.namespace))) continue;
+        const key = `${c.kind}|${source}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ kind: c.kind, source });
+      }
+    }
+  }
+  return out;
+}
 
 export class SpokeReports {
   private readonly entries = new Map<string, Entry>();
@@ -273,6 +297,6 @@ export class SpokeReports {
   private notify(cluster: string, before: SpokeReport | undefined, after: SpokeReport | undefined): void {
     if (before === after) return;
     const scopes = changedScopes(before, after);
-    if (scopes.length > 0) this.options.onChange(cluster, scopes);
+    if (scopes.length > 0) this.options.onChange(cluster, scopes, sourcesIn(scopes, [before, after]));
   }
 }

@@ -148,55 +148,78 @@ test('a copy edited on its spoke by another field manager is reported Drifted, n
   await remove(hub, authPolicy(ns, name, 'gw'));
 });
 
-test('a copy left on its spoke after its work went is reported Lingering from the fresh report, and handed back to OCM: the work agent deletes it, and nothing else', async () => {
+/**
+ * The end state of the work agent's race (docs/reliability.md, seeds 22, 25, 28, 29): a work, terminating, loses the
+ * agent's finalizer while its AppliedManifestWork stays. The agent is stopped so that its finalizer stays on while the
+ * hub deletes the works (`act`); the finalizers are then dropped as the agent's finalize controller does on its cache
+ * miss, and the agent started again: it keeps the AppliedManifestWorks (evicting them after an hour), and the copies
+ * with them. `whileDown` runs before the agent starts again. When the works went (ms since the epoch).
+ */
+async function leaveBehind(works: readonly string[], act: () => Promise<void>, whileDown: () => Promise<void>): Promise<number> {
+  await sandbox.stop('work-agent/spoke-1');
+  try {
+    await act();
+    for (const w of works) {
+      await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', w))?.metadata.deletionTimestamp, { what: `the hub deleting ${w} (the agent keeps its finalizer on)`, timeoutMs: 60_000 });
+      await mergePatch(hub, RESOURCES.manifestWorks, 'spoke-1', w, { metadata: { finalizers: null } });
+      await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', w)) === undefined || undefined, { what: `${w} gone from the hub` });
+    }
+    const gone = Date.now();
+    await whileDown();
+    return gone;
+  } finally {
+    await sandbox.start('work-agent/spoke-1');
+  }
+}
+
+/** `policy-sync status --lingering -o json`, until it lists the copy `name` on spoke-1: [source, policyExists]. */
+async function listedLingering(name: string): Promise<[string, boolean]> {
+  return eventually(async () => {
+    const out = await cli('status', '--lingering', '-o', 'json');
+    const items = (JSON.parse(out) as { items: { cluster: string; name: string; source: string; policyExists: boolean }[] }).items;
+    const item = items.find((i) => i.cluster === 'spoke-1' && i.name === name);
+    if (!item) throw new Error(`not listed: ${out}`);
+    return [item.source, item.policyExists] as [string, boolean];
+  }, { what: `status --lingering listing ${name}`, timeoutMs: 60_000 });
+}
+
+/** The deletions on spoke-1 since `audit` that are not of the copies named, OCM's AppliedManifestWorks or the spoke configuration. */
+function otherDeletions(audit: AuditCursor, copies: readonly string[]): string[] {
+  const deletes = audit.since().filter((w) => w.verb === 'delete' || w.verb === 'deletecollection');
+  const sync = (w: (typeof deletes)[number]): boolean =>
+    (w.resource === 'authpolicies' && w.namespace === ns && copies.includes(w.name ?? '')) ||
+    w.resource === 'appliedmanifestworks' ||
+    (w.resource === 'configmaps' && w.namespace === SPOKE_CONFIG.namespace && (w.name ?? '').startsWith(SPOKE_CONFIG.name));
+  return deletes.filter((w) => !sync(w) && !w.userAgent.includes('/namespace-controller')).map(describeWrite);
+}
+
+test('a copy left on its spoke after its work went is reported Removing, then Lingering from the fresh report, and handed back to OCM: the work agent deletes it, and nothing else', async () => {
   const name = 'left';
   const work = workName(AUTH_POLICIES, ns, name);
   const spoke = spokes.get('spoke-1')!;
   await apply(hub, authPolicy(ns, name, 'gw'));
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
   const copyUid = (await get(spoke, AUTH_POLICIES, ns, name))!.metadata.uid;
-
-  // The end state of the work agent's race (docs/reliability.md, seeds 22, 25, 28, 29): the work, terminating,
-  // loses the agent's finalizer while its AppliedManifestWork stays. The agent is stopped so that its finalizer
-  // stays on while the hub deletes the work; the finalizer is then dropped as the agent's finalize controller does
-  // on its cache miss, and the agent started again: it keeps the AppliedManifestWork (evicting it after an hour)
-  // and the copy with it.
-  await sandbox.stop('work-agent/spoke-1');
-  let gone: number;
-  try {
-    await apply(hub, placementDecision(ns, 'spoke-1', []));
-    await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work))?.metadata.deletionTimestamp, { what: 'the hub deleting the work (the agent keeps its finalizer on)', timeoutMs: 60_000 });
-    await mergePatch(hub, RESOURCES.manifestWorks, 'spoke-1', work, { metadata: { finalizers: null } });
-    await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the work gone from the hub' });
-    gone = Date.now();
-    // While the agent is down nothing can remove it: `policy-sync status --lingering` lists it from the reports, by
-    // the hub's own rule.
-    const listed = await eventually(async () => {
-      const out = await cli('status', '--lingering', '-o', 'json');
-      const items = (JSON.parse(out) as { items: { cluster: string; name: string; source: string; policyExists: boolean }[] }).items;
-      const item = items.find((i) => i.cluster === 'spoke-1' && i.name === name);
-      if (!item) throw new Error(`not listed: ${out}`);
-      return item;
-    }, { what: 'status --lingering listing the copy', timeoutMs: 60_000 });
-    assert.deepEqual([listed.source, listed.policyExists], [`${ns}/${name}`, true]);
-  } finally {
-    await sandbox.start('work-agent/spoke-1');
-  }
   const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
-  // Still there, as the agent left it: the hub's record says no copy, the spoke runs one.
-  await new Promise((r) => setTimeout(r, 3_000));
+  let listed: [string, boolean] = ['', false];
+  // The policy no longer targets spoke-1: the hub deletes its work there, and the race leaves the copy.
+  const gone = await leaveBehind([work], async () => {
+    await apply(hub, placementDecision(ns, 'spoke-1', []));
+  }, async () => {
+    // While the agent is down nothing can remove it: `policy-sync status --lingering` lists it, by the hub's own rule.
+    listed = await listedLingering(name);
+  });
+  assert.deepEqual(listed, [`${ns}/${name}`, true]);
+  await new Promise((r) => setTimeout(r, 2_000));
   assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the agent left the copy behind');
 
-  const lingering = await eventually(async () => {
+  const removing = await eventually(async () => {
     const c = await clusterStatus(name, 'spoke-1');
-    return c?.reason === 'Lingering' || c?.reason === 'Removing' ? c : undefined;
-  }, { what: 'spoke-1 Lingering or Removing on the hub', timeoutMs: 30_000 }).catch(async (err: Error) => {
-    const cm = await get(spoke, RESOURCES.configMaps, SPOKE_CONFIG.namespace, `${SPOKE_CONFIG.name}-report`);
-    throw new Error(`${err.message}; status: ${JSON.stringify(await hubStatus(hub, AUTH_POLICIES, ns, name))}; spoke-1 report: ${String((cm?.data as Record<string, string> | undefined)?.report)}`);
-  });
+    return c?.reason === 'Removing' || c?.reason === 'Lingering' ? c : undefined;
+  }, { what: 'spoke-1 Removing (or Lingering) on the hub', timeoutMs: 30_000 });
   const toSeen = Date.now() - gone;
-  assert.deepEqual(lingering.lingering, [`${ns}/${name}`]);
-  // Past the grace it lingers, said as such (and as an Event) until it is gone.
+  assert.deepEqual(removing.lingering, [`${ns}/${name}`]);
+  // Past the grace it lingers, said as such (and as an Event) before it is mended.
   const { settled, summary } = await eventually(async () => {
     const status = await hubStatus(hub, AUTH_POLICIES, ns, name);
     const c = status?.clusters?.['spoke-1'];
@@ -212,12 +235,27 @@ test('a copy left on its spoke after its work went is reported Lingering from th
   const toGone = Date.now() - gone;
   await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
   await eventually(async () => (await clusterStatus(name, 'spoke-1')) === undefined || undefined, { what: 'spoke-1 no longer in the policy status', timeoutMs: 30_000 });
-  // Nothing the sync did not create was deleted on the spoke: the copy, and OCM's own AppliedManifestWorks, only.
-  const deletes = spokeAudit.since().filter((w) => w.verb === 'delete' || w.verb === 'deletecollection');
-  const ours = deletes.filter((w) => !(w.resource === 'authpolicies' && w.namespace === ns && w.name === name) && w.resource !== 'appliedmanifestworks' && !w.userAgent.includes('/namespace-controller'));
-  assert.deepEqual(ours.map(describeWrite), [], 'no other deletion on spoke-1');
-  assert.ok(deletes.some((w) => w.resource === 'authpolicies' && w.name === name && w.code < 300), 'the copy was deleted by its AppliedManifestWork\'s agent');
+  assert.deepEqual(otherDeletions(spokeAudit, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering', { 'work gone to Removing on the hub (ms)': toSeen, 'work gone to Lingering (ms)': toLingering, 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
   await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
   await remove(hub, authPolicy(ns, name, 'gw'));
+});
+
+test("a copy of a policy deleted on the hub, left behind, is handed back once a live read confirms the policy gone: no policy carries its status, and status --lingering lists it", async () => {
+  const name = 'deleted';
+  const work = workName(AUTH_POLICIES, ns, name);
+  const spoke = spokes.get('spoke-1')!;
+  await apply(hub, authPolicy(ns, name, 'gw'));
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
+  const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
+  let listed: [string, boolean] = ['', true];
+  const gone = await leaveBehind([work], () => remove(hub, authPolicy(ns, name, 'gw')), async () => {
+    listed = await listedLingering(name);
+  });
+  assert.deepEqual(listed, [`${ns}/${name}`, false], 'listed, its policy gone from the hub');
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: "the deleted policy's lingering copy removed", timeoutMs: LINGER_GRACE_MS + 60_000 });
+  const toGone = Date.now() - gone;
+  await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
+  assert.deepEqual(otherDeletions(spokeAudit, [name]), [], 'nothing else deleted on spoke-1');
+  report('lingering, policy deleted', { 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
 });
