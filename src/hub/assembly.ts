@@ -245,6 +245,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
         }, logger: log })
     : undefined;
   const rollouts = new Rollouts();
+  const lingerClocks = new LingerClocks();
   const variantOutcomes = new VariantOutcomes();
   const policies = new PolicyReconciler(
     {
@@ -261,7 +262,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       applier: policyWorks,
       reporter,
       rollouts,
-      lingerClocks: new LingerClocks(),
+      lingerClocks,
       mender: new LingeringMender({ http, workObjects: caches.workObjects, controller: controllerLabelValue(o.controllerName), logger: log }),
       variantOutcomes,
       variantsChanged: (keys) => queues.variantStatus.addAll(keys),
@@ -311,7 +312,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       configs,
       controllerName: o.controllerName,
       configMap: o.spokeConfig,
-      ...(reports ? { reports } : {}),
+      lingering: lingerClocks,
       logger: log,
     });
     writers.push(new ControllerRunner({ name: 'spoke-config', queue: queues.spokeConfig, reconcile: () => syncer.reconcile(), logger: log, observer: observer('spoke-config') }));

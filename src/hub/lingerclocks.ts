@@ -24,4 +24,10 @@ export class LingerClocks {
   forget(policy: string): void {
     this.byPolicy.delete(policy);
   }
+
+  /** Whether a copy of any policy is seen lingering (or being removed) on `cluster`: its agent's report must stay. */
+  watches(cluster: string): boolean {
+    for (const seen of this.byPolicy.values()) for (const key of seen.keys()) if (key.startsWith(`${cluster}|`)) return true;
+    return false;
+  }
 }

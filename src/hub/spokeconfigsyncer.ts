@@ -17,7 +17,9 @@ import { clusterHealth } from '../core/fleet/clusterhealth.ts';
 import { gatewayClassOf } from './indexes.ts';
 import type { GatewayPlacements } from './placements.ts';
 import type { WorkApplier } from './workapplier.ts';
-import type { SpokeReports } from './spokereports.ts';
+import type { LingerClocks } from './lingerclocks.ts';
+import { LINGER_GRACE_MS } from '../core/spoke/spoketruth.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
 
@@ -31,13 +33,26 @@ export interface SpokeConfigSyncerDeps {
   configs: ClassConfigs;
   controllerName: string;
   configMap: { namespace: string; name: string };
-  /** The spoke agents' reports: a cluster whose last report lists synced copies keeps its configuration. */
-  reports?: Pick<SpokeReports, 'listsCopies'>;
+  /** Copies seen lingering, by cluster: the report of such a cluster must stay. */
+  lingering?: Pick<LingerClocks, 'watches'>;
   logger: Logger;
+  clock?: Clock;
 }
 
+/**
+ * How long a cluster keeps its spoke configuration after its last work of ours left: a copy the work agent left
+ * behind is seen by the report that comes back after that (Removing, then Lingering: core/spoke/spoketruth.ts).
+ */
+export const WITNESS_AFTER_WORKS_MS = 2 * LINGER_GRACE_MS;
+
 export class SpokeConfigSyncer {
-  constructor(private readonly deps: SpokeConfigSyncerDeps) {}
+  /** When (monotonic) each cluster was last seen with a work of ours (not counting the spoke configuration). */
+  private readonly lastWorkAt = new Map<string, number>();
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: SpokeConfigSyncerDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   async reconcile(): Promise<ReconcileResult> {
     const kinds = this.deps.configs.kindsToWatch().map((k) => k.gvr);
@@ -61,7 +76,9 @@ export class SpokeConfigSyncer {
       const h = health(key);
       return h.state === 'unavailable' && h.recheckAt !== undefined ? [h.recheckAt] : [];
     });
-    return rechecks.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...rechecks) - now) } : undefined;
+    const witness = this.witnessEnds();
+    const waits = [...rechecks.map((at) => at - now), ...(witness === undefined ? [] : [witness])];
+    return waits.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : undefined;
   }
 
   /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
@@ -76,9 +93,9 @@ export class SpokeConfigSyncer {
 
   /**
    * Clusters where some Gateway of an owned class with a configuration in force is placed — and those that may
-   * still run a copy the sync placed: a work of ours is there (a copy on its way out, a mending work), or the
-   * agent's last report lists a synced copy. The report is the only witness of a copy left behind on a cluster the
-   * policies left (core/spoke/spoketruth.ts): it stays until it shows none.
+   * still run a copy the sync placed: a work of ours is there (a copy on its way out, a mending work), one was less
+   * than WITNESS_AFTER_WORKS_MS ago (this process's memory), or a copy is seen lingering there. The report is the
+   * only witness of a copy left behind on a cluster the policies left (core/spoke/spoketruth.ts).
    */
   private clusters(): string[] {
     const clusters = new Set<string>();
@@ -87,11 +104,30 @@ export class SpokeConfigSyncer {
       if (!className || !this.deps.configs.get(className)) continue;
       for (const c of this.deps.placed.clusters(gateway)) clusters.add(c);
     }
+    const now = this.clock.now();
+    const configured = new Set<string>();
     for (const work of this.deps.works.store.list()) {
       const cluster = work.metadata.namespace ?? '';
-      if (!isSpokeConfigWork(work) || this.deps.reports?.listsCopies(cluster)) clusters.add(cluster);
+      if (isSpokeConfigWork(work)) configured.add(cluster);
+      else {
+        clusters.add(cluster);
+        this.lastWorkAt.set(cluster, now);
+      }
+    }
+    for (const cluster of configured) {
+      const last = this.lastWorkAt.get(cluster);
+      const recent = last !== undefined && now - last < WITNESS_AFTER_WORKS_MS;
+      if (recent || this.deps.lingering?.watches(cluster)) clusters.add(cluster);
+      else this.lastWorkAt.delete(cluster);
     }
     clusters.delete('');
     return [...clusters].sort();
+  }
+
+  /** Ms until the first cluster kept only as a witness stops being one; undefined when none is. */
+  private witnessEnds(): number | undefined {
+    const now = this.clock.now();
+    const left = [...this.lastWorkAt.values()].map((at) => at + WITNESS_AFTER_WORKS_MS - now).filter((ms) => ms > 0);
+    return left.length > 0 ? Math.min(...left) : undefined;
   }
 }

@@ -156,14 +156,6 @@ export class SpokeReports {
   }
 
   /**
-   * The last readable report of `cluster`, fresh or not, lists a synced copy: copies may still run there (a stale
-   * report is doubt, which keeps the witness).
-   */
-  listsCopies(cluster: string): boolean {
-    return this.sourcesOf.has(cluster);
-  }
-
-  /**
    * Seconds since each cluster's report was last seen to change (a new heartbeat or new content), refused
    * ones included, by cluster; a cluster without a report (its work gone, or none written yet) is absent.
    * The policysync_spoke_report_age_seconds gauge: it grows while an agent or the feedback path is stopped.

@@ -5,6 +5,7 @@
 // (gone with the cluster), the feedback latency of the spoke's status reaching the hub annotation, and the
 // apiserver request latency by verb, resource and status class.
 import assert from 'node:assert/strict';
+import { WITNESS_AFTER_WORKS_MS } from '../../src/hub/spokeconfigsyncer.ts';
 import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { HubController } from '../../src/hub/controller.ts';
@@ -192,13 +193,13 @@ test('a hub placing on a real spoke: spoke report age per cluster, feedback late
   const url = `http://127.0.0.1:${(await loop.probes.start()).port}/metrics`;
   const scrapeLoop = async (): Promise<string> => (await fetch(url)).text();
   let last = '';
-  const until = <T>(what: string, probe: (text: string) => T | undefined): Promise<T> =>
+  const until = <T>(what: string, probe: (text: string) => T | undefined, timeoutMs?: number): Promise<T> =>
     eventually(
       async () => {
         last = await scrapeLoop();
         return probe(last);
       },
-      { what, timeoutMs: 60_000, context: () => last.split('\n').filter((l) => /^(policysync_spoke|policysync_feedback_latency_seconds_count|rest_client_request_duration_seconds_count)/.test(l)).join('\n') },
+      { what, timeoutMs: timeoutMs ?? 60_000, context: () => last.split('\n').filter((l) => /^(policysync_spoke|policysync_feedback_latency_seconds_count|rest_client_request_duration_seconds_count)/.test(l)).join('\n') },
     );
 
   // The agent's report comes back through the spoke-config work's feedback, heartbeat after heartbeat.
@@ -244,8 +245,9 @@ test('a hub placing on a real spoke: spoke report age per cluster, feedback late
     assert.ok(!Object.values(s.labels).some((v) => v.includes(ns) || v.includes(SPOKE)), `no namespace or name in ${JSON.stringify(s.labels)}`);
   }
 
-  // spoke-1 leaves the placement: the copy and the spoke configuration go, and the age series with them.
+  // spoke-1 leaves the placement: the copy goes, and once its report has stayed a witness for WITNESS_AFTER_WORKS_MS
+  // (a copy the work agent left would show there), the spoke configuration and the age series with it.
   await remove(http, authPolicy(ns, 'auth', 'gw'));
   await apply(http, placementDecision(ns, 'spoke', []));
-  await until('the report age of spoke-1 to go', (t) => (samples(t, 'policysync_spoke_report_age_seconds').length === 0 ? true : undefined));
+  await until('the report age of spoke-1 to go', (t) => (samples(t, 'policysync_spoke_report_age_seconds').length === 0 ? true : undefined), WITNESS_AFTER_WORKS_MS + 60_000);
 });
