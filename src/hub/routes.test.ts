@@ -21,6 +21,7 @@ import {
   routePlacementChange,
   routePolicyChange,
   routeReportChange,
+  routeReportedCopies,
   routeVariantChange,
   routeWorkChange,
   type KindedPolicy,
@@ -220,6 +221,15 @@ test('a spoke report change maps to the policies of its kind in the hub namespac
   assert.deepEqual(routeReportChange([{ kind: 'dnspolicies.kuadrant.io', namespace: 'team-a' }], lookups), [], 'a kind not watched: nothing');
   const fixed = { ...lookups, downstreamTemplates: () => ['gateways'] };
   assert.deepEqual(routeReportChange([{ kind: 'authpolicies.kuadrant.io', namespace: 'gateways' }], fixed), ['authpolicies.kuadrant.io|team-a/p', 'authpolicies.kuadrant.io|team-b/q'], 'one downstream namespace for all: every hub namespace renders it');
+});
+
+test('a changed report maps to the policies whose copies it lists, gone from the hub or not, of the watched kinds only', () => {
+  const lookups = { watchedKinds: () => [AUTH] };
+  assert.deepEqual(
+    routeReportedCopies([{ kind: 'authpolicies.kuadrant.io', source: 'team-a/gone' }, { kind: 'authpolicies.kuadrant.io', source: 'team-a/gone' }, { kind: 'dnspolicies.kuadrant.io', source: 'team-a/d' }], lookups),
+    ['authpolicies.kuadrant.io|team-a/gone'],
+  );
+  assert.deepEqual(routeReportedCopies([{ kind: 'authpolicies.kuadrant.io', source: '' }], lookups), [], 'a copy of nothing leads nowhere');
 });
 
 test('a configuration change maps to every watched policy and the sources of every work, except works of a kind still listing', () => {

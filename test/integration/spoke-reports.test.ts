@@ -374,7 +374,8 @@ test('every object of the kind is reported: a local policy its controller reject
   }, { what: 'the report of the four objects, the rejection seen', context: agentLogs });
   assert.deepEqual(r.objects[KIND]?.[ns], [
     { name: 'conflicted', targets: [{ gateway: 'gw', sectionName: 'https' }] },
-    { name: 'copy', synced: 'hub-ns/copy' },
+    // Made by hand here, not by OCM's work agent: no AppliedManifestWork owns it (it lingers nowhere, whatever the hub has).
+    { name: 'copy', synced: 'hub-ns/copy', unowned: true },
     { name: 'local-a', targets: [{ gateway: 'gw' }] },
     { name: 'rejected', targets: [{ gateway: 'gw' }], rejected: true },
   ]);

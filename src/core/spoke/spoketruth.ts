@@ -104,9 +104,13 @@ export function lingerRecheckAt(copies: readonly LingeringCopy[]): number | unde
   return waiting.length > 0 ? Math.min(...waiting) : undefined;
 }
 
-/** A short token naming one drift (its fields, managers and since): a new drift, a new token. */
+/**
+ * A short token naming one drift: its fields, the managers' names, and the minute it started. A new drift, a new
+ * token — and so a put-back (the work relabelled); but a hand on the spoke that fights the put-back, writing the same
+ * fields again within the minute, gets the same token: at most one put-back a minute, not a write loop with it.
+ */
 export function driftToken(drift: CopyDrift): string {
-  return partHash([drift.fields, drift.more ?? 0, drift.managers, drift.since ?? null]);
+  return partHash([drift.fields, drift.more ?? 0, drift.managers.map((m) => m.manager), drift.since?.slice(0, 16) ?? null]);
 }
 
 function cmp(a: string, b: string): number {

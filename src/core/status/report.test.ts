@@ -65,7 +65,7 @@ test('reportPolicyStatus: the status, its annotations, the counts and the rechec
   assert.deepEqual(report.status, aggregatePolicyStatus(aggregate));
   assert.equal(report.recheckDelay, statusRecheckDelay(aggregate));
   assert.equal(report.recheckDelay, STATUS_GRACE_MS - 20_000);
-  assert.deepEqual(report.counts, { enforced: 1, overridden: 0, pending: 2, failed: 1, unknown: 1 });
+  assert.deepEqual(report.counts, { enforced: 1, overridden: 0, pending: 2, failed: 1, unknown: 1, drifted: 0, lingering: 0 });
   assert.equal(report.annotations[STATUS_ANNOTATION], policyStatusAnnotation(report.status));
   // The works in place: those written, and the one kept on the cluster in doubt (not the conflicted one).
   assert.deepEqual(
@@ -166,7 +166,7 @@ test('reportPolicyStatus: a Progressive rollout shows each cluster\'s revision a
   });
   assert.deepEqual(report.status.rollout, plan.status);
   assert.deepEqual(report.status.rollout, { strategy: 'Progressive', revision: 3, state: 'Progressing', wave: 1, waves: 3, message: 'wave 1 of 3: c1' });
-  assert.deepEqual(report.counts, { enforced: 1, overridden: 0, pending: 2, failed: 0, unknown: 0 });
+  assert.deepEqual(report.counts, { enforced: 1, overridden: 0, pending: 2, failed: 0, unknown: 0, drifted: 0, lingering: 0 });
   assert.deepEqual((JSON.parse(report.annotations[POLICIES_SYNCED_ANNOTATION]!) as { cluster: string }[]).map((e) => e.cluster), ['c1', 'c2', 'c3']);
   assert.deepEqual(readPolicyStatus(report.annotations[STATUS_ANNOTATION]), report.status, 'the annotation holds it all and reads back');
 });
@@ -187,7 +187,7 @@ test('reportPolicyStatus: a cluster a new policy\'s rollout has not reached has 
   assert.deepEqual(report.status.clusters?.c2, waiting);
   assert.deepEqual(report.status.clusters?.c3, waiting);
   assert.equal(report.status.clusters?.c1?.revision, 3);
-  assert.deepEqual(report.counts, { enforced: 0, overridden: 0, pending: 3, failed: 0, unknown: 0 });
+  assert.deepEqual(report.counts, { enforced: 0, overridden: 0, pending: 3, failed: 0, unknown: 0, drifted: 0, lingering: 0 });
   assert.deepEqual((JSON.parse(report.annotations[POLICIES_SYNCED_ANNOTATION]!) as { cluster: string }[]).map((e) => e.cluster), ['c1'], 'synced only where a copy is');
 });
 
