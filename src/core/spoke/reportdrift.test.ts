@@ -3,11 +3,11 @@
 // and a drift past the schema is refused whole, with the field at fault named (the spoke's text reaches the hub's
 // status only through this schema).
 import { test } from 'node:test';
+import { builtReport, parsedReport } from '../../../testkit/reports.ts';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../k8s/objects.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../metadatakeys.ts';
 import { withCopyDigest } from '../works/copydigest.ts';
-import { buildSpokeReport } from './reportbuild.ts';
 import { copiesBySource, copyAt, occupantOf } from './reportquery.ts';
 import { parseSpokeReport, serializeSpokeReport } from './reportwire.ts';
 import { LISTED_WHOLE_MAX, REPORT_CAPS, type CopyDrift, type SpokeReport } from './spokereport.ts';
@@ -50,17 +50,8 @@ function local(namespace: string, name: string, targets = true): KubeObject {
   return { apiVersion: 'kuadrant.io/v1', kind: 'AuthPolicy', metadata: { namespace, name }, spec: targets ? { targetRef: { group: GW, kind: 'Gateway', name: 'shop' } } : {} };
 }
 
-function build(objects: KubeObject[]): SpokeReport {
-  const { report, leftOut } = buildSpokeReport(new Map([[AUTH, objects]]), NOW);
-  assert.deepEqual(leftOut, []);
-  return report;
-}
-
-function parsed(text: string): SpokeReport {
-  const result = parseSpokeReport(text);
-  assert.ok(result.ok, JSON.stringify(result));
-  return result.report;
-}
+const build = (objects: KubeObject[]): SpokeReport => builtReport([[AUTH, objects]], NOW);
+const parsed = parsedReport;
 
 const DRIFT: CopyDrift = { fields: ['spec.targetRef.name'], managers: [{ manager: 'other-tool', operation: 'Update', time: EDIT_TIME }], since: EDIT_TIME };
 

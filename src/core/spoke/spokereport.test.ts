@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { builtReport, parsedReport } from '../../../testkit/reports.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
@@ -33,17 +34,8 @@ function policy(namespace: string, name: string, target: Record<string, unknown>
 
 const REJECTED = { conditions: [{ type: 'Accepted', status: 'False', reason: 'Invalid', message: 'bad' }] };
 
-function build(kinds: [string, KubeObject[]][], now = NOW): SpokeReport {
-  const { report, leftOut } = buildSpokeReport(new Map(kinds), now);
-  assert.deepEqual(leftOut, []);
-  return report;
-}
-
-function parsed(text: string): SpokeReport {
-  const result = parseSpokeReport(text);
-  assert.ok(result.ok, JSON.stringify(result));
-  return result.report;
-}
+const build = (kinds: [string, KubeObject[]][], now = NOW): SpokeReport => builtReport(kinds, now);
+const parsed = parsedReport;
 
 test('the report lists, per kind and namespace, every object sorted by name: local ones with their Gateway targets and rejection, synced copies with their source', () => {
   const report = build([
