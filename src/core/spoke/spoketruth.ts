@@ -105,13 +105,17 @@ export function lingerRecheckAt(copies: readonly LingeringCopy[]): number | unde
 }
 
 /**
- * A short token naming one drift: its fields, the managers' names, and the minute it started. A new drift, a new
- * token — and so a put-back (the work relabelled); but a hand on the spoke that fights the put-back, writing the same
- * fields again within the minute, gets the same token: at most one put-back a minute, not a write loop with it.
+ * A short token naming one drift: its fields, the managers' names, and the ten seconds it started in. A new drift, a
+ * new token — and so a put-back (the work relabelled); but a hand on the spoke that fights the put-back, writing the
+ * same fields again within those ten seconds, gets the same token: at most one put-back of the same fields by the same
+ * hand in ten seconds, not a write loop with it (the agent's own resync puts back the rest, every 4–6 minutes).
  */
 export function driftToken(drift: CopyDrift): string {
-  return partHash([drift.fields, drift.more ?? 0, drift.managers.map((m) => m.manager), drift.since?.slice(0, 16) ?? null]);
+  return partHash([drift.fields, drift.more ?? 0, drift.managers.map((m) => m.manager), drift.since?.slice(0, DRIFT_TOKEN_TIME_CHARS) ?? null]);
 }
+
+/** `2026-12-02T02:33:5`: an RFC 3339 time cut to its ten seconds. */
+const DRIFT_TOKEN_TIME_CHARS = 18;
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
