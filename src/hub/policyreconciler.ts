@@ -160,7 +160,7 @@ export class PolicyReconciler {
 
     // A copy that lingers where the policy has no work goes once the deletion rule knows it is unwanted there:
     // handed back to OCM's work agent (lingeringmender.ts), never deleted by the hub itself.
-    const mends = await this.mendLingering(log, gr, kind.gvr, policy, targetClasses, observed, overriddenOn, decision);
+    const mends = await this.mendLingering(log, gr, kind.gvr, policy, targetClasses, observed, overriddenOn, decision, isOurs && unknownClasses.length === 0);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;
@@ -199,13 +199,19 @@ export class PolicyReconciler {
     observed: readonly KubeObject[],
     overriddenOn: ReadonlyMap<string, string>,
     decision: PolicyDecision,
+    reported: boolean,
   ): Promise<MendOutcome> {
     const name = workName(gr, policy.metadata.namespace ?? '', policy.metadata.name);
     // Said before it is mended: a cluster whose Lingering the policy's status does not show yet waits for that write
     // (and its Event), a moment, so that what was left is on record even when it goes a second later.
-    const said = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION])?.clusters ?? {};
-    const lingering = decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster));
-    const settled = lingering.filter((l) => Object.hasOwn(said, l.cluster) && said[l.cluster]!.reason === LINGERING);
+    // A policy whose status this hub does not write (not ours: another controller's copies, perhaps; a class's params
+    // unknown: doubt) has nothing mended. A status cut to fit (a fleet's: the cluster may be left out) cannot say it:
+    // then it is mended on the rule alone, as a deleted policy's copy is.
+    const status = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]);
+    const said = status?.clusters ?? {};
+    const unsayable = status?.summary.truncated === true;
+    const lingering = reported ? decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster)) : [];
+    const settled = lingering.filter((l) => unsayable || (Object.hasOwn(said, l.cluster) && said[l.cluster]!.reason === LINGERING));
     const unsaid = lingering.length > settled.length ? Date.now() + UNSAID_RECHECK_MS : undefined;
     const byKey = new Map(settled.map((l) => [`${l.cluster}/${name}` as WorkKey, l]));
     const allowed = byKey.size === 0 ? [] : this.removals.decidePerCluster(log, gr, policy, targetClasses, [...byKey.keys()], observed, overriddenOn).deletions;
