@@ -204,8 +204,12 @@ function otherDeletions(audit: AuditCursor, copies: readonly string[]): string[]
 test('a copy left on its spoke after its work went is reported Removing, then Lingering from the fresh report, and handed back to OCM: the work agent deletes it, and nothing else', async (t) => {
   const name = 'left';
   t.after(async () => {
-    await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
+    // The policy first, then spoke-1 placed again: the other order places the copy anew, and its deletion would land
+    // in the next test's audit window.
     await remove(hub, authPolicy(ns, name, 'gw'));
+    await eventually(async () => (await get(hub, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the policy gone from the hub' });
+    await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
+    await eventually(async () => (await get(spokes.get('spoke-1')!, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the left copy gone', timeoutMs: 90_000 });
   });
   const work = workName(AUTH_POLICIES, ns, name);
   const spoke = spokes.get('spoke-1')!;

@@ -96,3 +96,15 @@ test('decidePolicy: a kind listed in params but not served is not in force: its 
   assert.deepEqual([...d.desired.works.keys()], []);
   assert.equal(d.desired.targets[0]?.state, 'rejected');
 });
+
+test('decidePolicy: a copy reported where no work of the policy places it lingers only for a policy of this controller (an owned class targeted, or a work of ours); another controller\'s policy has none', () => {
+  const report = { version: 4 as const, heartbeat: '2026-12-02T00:00:00Z', objects: { 'widgetpolicies.example.com': { ns: [{ name: 'w', synced: 'ns/w' }] } } };
+  const input = { gvr: WIDGETS, policy: widget(), observed: [], controller: controllerLabelValue('c'), rawFeedback: false, maxWorkBytes: 1 << 20, now: 1_000 };
+  // spoke-9 is no cluster of the policy's Gateway: its copy runs where the hub places none.
+  const ownedView = new SnapshotView(snapshot(params(), { spokeAgents: true, reports: new Map([['spoke-9', report]]) }));
+  assert.deepEqual(decidePolicy(ownedView, input).truth.lingering.map((l) => [l.cluster, l.name, l.seenSince]), [['spoke-9', 'w', 1_000]]);
+  // The Gateway's class is not ours (no params in force here): nothing of it is this hub's to call lingering.
+  const foreign = snapshot(params(), { spokeAgents: true, reports: new Map([['spoke-9', report]]) });
+  const notOurs = new SnapshotView({ ...foreign, classes: new Map() });
+  assert.deepEqual(decidePolicy(notOurs, input).truth.lingering, []);
+});

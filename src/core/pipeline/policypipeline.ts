@@ -236,7 +236,10 @@ function spokeTruth(view: HubView, input: PolicyPipelineInput, classes: readonly
     if (copy && !w.metadata.deletionTimestamp) placed.set(w.metadata.namespace ?? '', copy);
   }
   const drifted = view.spokeAgents ? driftedCopies(kind, source, placed, evidenceOf) : [];
-  const lingering = view.spokeAgents ? lingeringCopies(view.reportedCopies(kind, source), placed, input.lingerSeen ?? new Map(), input.now) : [];
+  // A policy that targets no Gateway of a class this controller owns, and has no work of ours, is another
+  // controller's (or nobody's): its copies are not this hub's to call lingering, nor to keep a witness for.
+  const ours = input.observed.length > 0 || classes.some((c) => view.params(c) !== undefined);
+  const lingering = view.spokeAgents && ours ? lingeringCopies(view.reportedCopies(kind, source), placed, input.lingerSeen ?? new Map(), input.now) : [];
   const correct = classes.every((c) => (view.params(c)?.drift ?? 'Correct') === 'Correct');
   return { drifted, lingering, correct };
 }
