@@ -1,5 +1,6 @@
 // The layer contract (docs/architecture.md, "Layers"): imports point down only.
-//   core     pure model, no I/O; core/k8s is general Kubernetes helpers and imports nothing else of ours
+//   core     pure model, no I/O; its folders in an order of their own (CORE_ORDER below), core/k8s at the bottom
+//            (general Kubernetes helpers, importing nothing else of ours)
 //   runtime  clocks, queues, runners, metrics: core only
 //   kube     HTTP, watches, caches, leader election, process assembly: core and runtime
 //   hub, spoke  the two controllers: everything below, never each other
@@ -10,6 +11,7 @@
 import path from 'node:path';
 
 const SRC = path.join(import.meta.dirname, 'src');
+const CORE = path.join(SRC, 'core');
 const TESTKIT = path.join(import.meta.dirname, 'testkit');
 
 const MAY_IMPORT = {
@@ -21,6 +23,13 @@ const MAY_IMPORT = {
   cli: ['core', 'runtime', 'kube', 'hub', 'spoke', 'cli'],
 };
 
+/**
+ * The levels of src/core, bottom first (docs/architecture.md, "Layers"): a file of core imports only its own level
+ * and those below, tests beside it included. '' is core's own files (src/core/*.ts: the product's keys and names).
+ */
+export const CORE_ORDER = ['k8s', '', 'fleet', 'params', 'targets', 'variants', 'works', 'spoke', 'status', 'rollout', 'pipeline'];
+const CORE_ORDER_TEXT = CORE_ORDER.map((level) => (level === '' ? '*.ts' : level)).join(' ← ');
+
 /** `core/k8s` for the general helpers, else the first folder under src; undefined outside src. */
 function layerOf(file) {
   const rel = path.relative(SRC, file);
@@ -28,6 +37,27 @@ function layerOf(file) {
   const parts = rel.split(path.sep);
   if (parts[0] === 'core' && parts[1] === 'k8s') return 'core/k8s';
   return parts.length > 1 ? parts[0] : undefined;
+}
+
+/** The level in CORE_ORDER of a file under src/core: its folder, or '' for core's own files. */
+function coreLevelOf(file) {
+  const parts = path.relative(CORE, file).split(path.sep);
+  return parts.length === 1 ? '' : parts[0];
+}
+
+const coreLevelName = (level) => (level === '' ? 'src/core/*.ts' : `src/core/${level}`);
+
+/** Why core file `importer` may not import core file `target`, or undefined when it may. */
+function coreViolation(importer, target) {
+  const from = coreLevelOf(importer);
+  const to = coreLevelOf(target);
+  if (from === to) return undefined;
+  const order = `within src/core, imports point down only: ${CORE_ORDER_TEXT} (*.ts: core's own files)`;
+  for (const level of [from, to]) {
+    if (!CORE_ORDER.includes(level)) return `${coreLevelName(level)} has no level in core's order (${CORE_ORDER_TEXT}): give it one in CORE_ORDER (eslint.layers.js) and docs/architecture.md, "Layers"`;
+  }
+  if (CORE_ORDER.indexOf(to) < CORE_ORDER.indexOf(from)) return undefined;
+  return `${coreLevelName(from)} may not import ${coreLevelName(to)}: ${order}`;
 }
 
 /** Why `importer` may not import `target` (absolute paths), or undefined when it may. */
@@ -41,8 +71,9 @@ export function layerViolation(importer, target) {
     if (isTest && inTestkit) return undefined;
     return `src/${from} may not import ${path.relative(path.dirname(SRC), target)}: src depends on nothing outside src`;
   }
-  if (from === 'core/k8s') return to === 'core/k8s' ? undefined : `core/k8s (general helpers) may not import src/${to}`;
   const toLayer = to === 'core/k8s' ? 'core' : to;
+  if ((from === 'core' || from === 'core/k8s') && toLayer === 'core') return coreViolation(importer, target);
+  if (from === 'core/k8s') return `core/k8s (general helpers) may not import src/${to}`;
   if (MAY_IMPORT[from]?.includes(toLayer)) return undefined;
   return `src/${from} may not import src/${toLayer}: imports point down only (core ← runtime ← kube ← hub/spoke ← cli)`;
 }

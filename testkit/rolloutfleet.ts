@@ -2,9 +2,9 @@
 // applier does: a work whose spec-hash is unchanged is not written again), each cluster's OCM work agent
 // applies its work and feeds the spoke copy's status back (statusFeedback values, as the default feedback rules
 // read them), and the spoke controller judges the copy's generation. The works the next plan reads are those,
-// as the work cache keeps them (cacheview.ts). Shared by plan.test.ts and the planner's property test.
+// as the work cache keeps them (src/core/works/cacheview.ts). Shared by plan.test.ts and the planner's property test.
 import assert from 'node:assert/strict';
-import { workCacheView } from '../src/core/cacheview.ts';
+import { workCacheView } from '../src/core/works/cacheview.ts';
 import { canonicalJson } from '../src/core/k8s/canonical.ts';
 import { formatKubeTime } from '../src/core/k8s/kubetime.ts';
 import type { KubeObject } from '../src/core/k8s/objects.ts';
@@ -13,8 +13,8 @@ import { ancestorFeedbackGateways } from '../src/core/works/feedbackrules.ts';
 import { readSpecHash, type ManifestWork } from '../src/core/works/manifestwork.ts';
 import { planRollout, recordedRollout, rolloutVariants, type RolloutInput, type RolloutPlan } from '../src/core/rollout/plan.ts';
 import type { RolloutStatus } from '../src/core/status/rolloutstatus.ts';
-import { workCopy, workRevision } from '../src/core/rollout/revision.ts';
-import { PROGRESSIVE_DEFAULTS, type ProgressiveRollout, type RolloutStrategy } from '../src/core/rollout/strategy.ts';
+import { workCopy, workRevision } from '../src/core/works/revision.ts';
+import { PROGRESSIVE_DEFAULTS, type ProgressiveRollout, type RolloutStrategy } from '../src/core/params/strategy.ts';
 import type { CopyRendering } from '../src/core/variants/render.ts';
 
 export const GW = 'gateway.networking.k8s.io';

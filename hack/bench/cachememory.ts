@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
-import { workCacheView } from '../../src/core/cacheview.ts';
+import { workCacheView } from '../../src/core/works/cacheview.ts';
 import type { ManifestWork } from '../../src/core/works/manifestwork.ts';
 import { SOURCE_LABEL } from '../../src/core/metadatakeys.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';

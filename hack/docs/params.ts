@@ -1,10 +1,10 @@
 // The reference table of the GatewayClass params document, walked from its zod schema
-// (src/core/params/params.ts, src/core/rollout/strategy.ts) with the defaults the code applies. The
+// (src/core/params/params.ts, src/core/params/strategy.ts) with the defaults the code applies. The
 // schema says the fields, their types and limits; what each means is written here, and rendering fails
 // when a field has no meaning written or a meaning names a field the schema no longer has.
 import { z } from 'zod';
 import { DEFAULT_DOWNSTREAM_NAMESPACE, paramsSchema } from '../../src/core/params/params.ts';
-import { ALL, toRolloutStrategy, type ClusterCount } from '../../src/core/rollout/strategy.ts';
+import { ALL, toRolloutStrategy, type ClusterCount } from '../../src/core/params/strategy.ts';
 import { formatDuration } from '../../src/core/k8s/duration.ts';
 import { code, table } from './markdown.ts';
 

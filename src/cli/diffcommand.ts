@@ -1,7 +1,7 @@
 // `policy-sync diff`: before a hub policy is applied or edited, what the hub controller would do with it —
 // which clusters it reaches, in which waves, and each spoke copy's diff against what runs there now. Reads the
 // hub only (GETs and LISTs: nothing is written, not even a dry run); the decisions are the hub's own, from the
-// pure core (core/rollout/preview.ts), on a snapshot read here. Renderings: diffformat.ts.
+// pure core (core/pipeline/preview.ts), on a snapshot read here. Renderings: diffformat.ts.
 //   policy-sync diff -f policy.yaml                  the file's policies (new or edited) against the hub
 //   policy-sync diff authpolicy/NS/NAME -f edit.yaml the file holds an edited version of that hub policy
 //   policy-sync diff authpolicy/NS/NAME              the hub policy as it is, against what each cluster runs
@@ -15,7 +15,7 @@ import { formatKubeTime } from '../core/k8s/kubetime.ts';
 import { groupResourceKey } from '../core/k8s/gvr.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
-import { previewRollout, type HubSnapshot } from '../core/rollout/preview.ts';
+import { previewRollout, type HubSnapshot } from '../core/pipeline/preview.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { controllerLabelValue, workIdentity } from '../core/works/manifestwork.ts';
 import { crdVersionSchema } from '../kube/discovery.ts';

@@ -6,7 +6,7 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import { parseParams, type SyncParams } from '../core/params/params.ts';
 import { decidePolicy } from '../core/pipeline/policypipeline.ts';
 import { SnapshotView } from '../core/pipeline/snapshotview.ts';
-import { previewRollout, type HubSnapshot } from '../core/rollout/preview.ts';
+import { previewRollout, type HubSnapshot } from '../core/pipeline/preview.ts';
 import { desiredWorksForPolicy } from '../core/works/desiredworks.ts';
 import { CliError } from './common.ts';
 import { parseDocuments } from './diffcommand.ts';
@@ -166,7 +166,7 @@ test('a variant edit: the Variants line names the file\'s; the cluster whose cop
   assert.deepEqual(preview.clusters.map((c) => [c.cluster, c.action]), [['spoke-1', 'write'], ['spoke-2', 'skip']]);
   const [one, two] = preview.clusters.map((c) => clusterDiff(d, c));
   assert.ok(one!.includes('-          rego: allow = true\n+          rego: allow = maybe\n'), one);
-  // The revision annotation of a copy rendered with variants is `<generation>/<tag>` (core/works/revisionannotation.ts):
+  // The revision annotation of a copy rendered with variants is `<generation>/<tag>` (core/revisionannotation.ts):
   // the tag changes with the rendered spec; the diff's header tells the generation alone.
   assert.match(one!, /\n- {4}policysync\.kuadrant\.io\/revision: 1\/([0-9a-f]{10})\n- {4}policysync\.kuadrant\.io\/variants: rego@1\n\+ {4}policysync\.kuadrant\.io\/revision: 1\/(?!\1)[0-9a-f]{10}\n\+ {4}policysync\.kuadrant\.io\/variants: rego@2\n/);
   assert.ok(one!.includes('\t(revision 1, running now)\n') && one!.includes('\t(revision 1, written now)\n'), one);

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from 'commander';
 import { readParamsRef, parseParamsObject } from '../core/params/classparams.ts';
 import type { SyncParams } from '../core/params/params.ts';
-import { workRevision } from '../core/rollout/revision.ts';
+import { workRevision } from '../core/works/revision.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
 import { bundleSourceSelector, copyWorks } from '../core/works/bundle.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';

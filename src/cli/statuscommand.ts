@@ -8,7 +8,7 @@ import { RESOURCES } from '../kube/resource.ts';
 import { getObject } from '../kube/writes.ts';
 import { groupResourceKey } from '../core/k8s/gvr.ts';
 import { CONTROLLER_LABEL } from '../core/metadatakeys.ts';
-import { workCopy } from '../core/rollout/revision.ts';
+import { workCopy } from '../core/works/revision.ts';
 import { isSpokeConfigWork, spokeReportText } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeReport } from '../core/spoke/reportwire.ts';
 import type { SpokeReport } from '../core/spoke/spokereport.ts';

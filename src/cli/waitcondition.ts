@@ -20,7 +20,7 @@ import { canonicalJson } from '../core/k8s/canonical.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { clusterVerdict, type PolicyStatus } from '../core/status/policystatus.ts';
 import { readClusterFeedback } from '../core/works/feedback.ts';
-import { copyRevision, workCopy } from '../core/rollout/revision.ts';
+import { copyRevision, workCopy } from '../core/works/revision.ts';
 
 export type WaitFor = 'synced' | 'enforced';
 export const WAIT_CONDITIONS: readonly WaitFor[] = ['enforced', 'synced'];

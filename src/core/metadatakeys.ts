@@ -59,13 +59,13 @@ export const ROLLOUT_RESUME_ANNOTATION = `${OWN_KEY_PREFIX}rollout-resume`;
 export const REVISION_ANNOTATION = `${OWN_KEY_PREFIX}revision`;
 /**
  * On a spoke copy: the PolicyVariants applied to it, `name@generation` in name order (core/variants/render.ts);
- * absent when none selects its cluster. Part of the revision a cluster runs (rollout/revision.ts).
+ * absent when none selects its cluster. Part of the revision a cluster runs (works/revision.ts).
  */
 export const VARIANTS_ANNOTATION = `${OWN_KEY_PREFIX}variants`;
 /** ManifestWork annotation (Progressive): canonical JSON of the copy the cluster ran before this revision. */
 export const PREVIOUS_COPY_ANNOTATION = `${OWN_KEY_PREFIX}previous-copy`;
 /**
  * ManifestWork annotation (Progressive): the cluster is held at an earlier revision during the rollout of the
- * one named, because it joined during it or was rolled back by its halt (canonical JSON, rollout/revision.ts).
+ * one named, because it joined during it or was rolled back by its halt (canonical JSON, works/revision.ts).
  */
 export const ROLLOUT_HOLD_ANNOTATION = `${OWN_KEY_PREFIX}rollout-hold`;

@@ -1,9 +1,9 @@
 // The hub's caches: one informer per resource the decisions read, each with its indexes and what it keeps
-// of an object (core/cacheview.ts), and the policy kinds' informers, which come and go with the
+// of an object (core/works/cacheview.ts), and the policy kinds' informers, which come and go with the
 // configuration. Read-only lookups over them serve the routes (routes.ts) and the reconcilers; nothing
 // here decides or writes.
 import type { Logger } from 'pino';
-import { cachedObject, workCacheView } from '../core/cacheview.ts';
+import { cachedObject, workCacheView } from '../core/works/cacheview.ts';
 import { clustersFromDecisions } from '../core/fleet/placement.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../core/k8s/objects.ts';

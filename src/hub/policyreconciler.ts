@@ -26,7 +26,7 @@ import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import { LINGERING } from '../core/status/policystatus.ts';
 import { lingerRecheckAt, lingeringCopies } from '../core/spoke/spoketruth.ts';
-import { workCopy } from '../core/rollout/revision.ts';
+import { workCopy } from '../core/works/revision.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { StatusReporter } from './statusreporter.ts';
 import { WorkRemovals, type WorkRemovalsDeps } from './workremovals.ts';

@@ -249,6 +249,6 @@ export class StatusReporter {
 
 /** A work's status changed: something the spoke's work agent wrote (conditions, feedback) is new. */
 function statusChanged(old: KubeObject, object: KubeObject): boolean {
-  // The works cache shares equal values (core/cacheview.ts): an unchanged status is most often the same object.
+  // The works cache shares equal values (core/works/cacheview.ts): an unchanged status is most often the same object.
   return old.status !== object.status && JSON.stringify(old.status) !== JSON.stringify(object.status);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { workCacheView } from '../core/cacheview.ts';
+import { workCacheView } from '../core/works/cacheview.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import { Store } from './store.ts';
 

@@ -5,7 +5,7 @@
 // report; a copy naming keys it still carries wakes the dropped keys; the ConfigMap wakes the kinds. The
 // lifecycle is controller.ts's.
 import type { Logger } from 'pino';
-import { cachedObject, spokeObjectView } from '../core/cacheview.ts';
+import { cachedObject, spokeObjectView } from '../core/works/cacheview.ts';
 import type { GroupVersionResource } from '../core/k8s/gvr.ts';
 import { spokeHeartbeatName } from '../core/spoke/spokeheartbeat.ts';
 import { spokeReportName } from '../core/spoke/spokereport.ts';

@@ -33,7 +33,7 @@ import { diffCommand } from '../../src/cli/diffcommand.ts';
 import { PLACEMENT_LABEL, clustersFromDecisions } from '../../src/core/fleet/placement.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { REVISION_ANNOTATION, SOURCE_REF_ANNOTATION } from '../../src/core/metadatakeys.ts';
-import { rolloutHold } from '../../src/core/rollout/revision.ts';
+import { rolloutHold } from '../../src/core/works/revision.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';

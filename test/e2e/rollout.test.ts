@@ -27,7 +27,7 @@ import { hubStatus } from '../../testkit/status.ts';
 import { startHub, testControllerName, uniqueName, type RunningHub } from '../../testkit/hub.ts';
 import { componentLog, condition, envoyGatewayClass, untilKuadrantSeesGateway, warmUpKuadrant, type Condition, type Policy } from '../../testkit/kuadrant.ts';
 import { controllerLabelValue, sourceHash } from '../../src/core/works/manifestwork.ts';
-import { copyVariants, workCopy, workRevision } from '../../src/core/rollout/revision.ts';
+import { copyVariants, workCopy, workRevision } from '../../src/core/works/revision.ts';
 import { readDroppedKeys } from '../../src/core/works/droppedkeys.ts';
 import { ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, VARIANTS_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import { electionArgs, isLeader, startReplica, type Replica } from '../../testkit/replicas.ts';

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { VARIANTS_ANNOTATION } from '../../src/core/metadatakeys.ts';
-import { workCopy } from '../../src/core/rollout/revision.ts';
+import { workCopy } from '../../src/core/works/revision.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { eventually } from '../../testkit/eventually.ts';
@@ -179,7 +179,7 @@ test('diff -f of a new variant: exactly the cluster whose copy changes, its diff
   const diffs = text.split('\n--- ').slice(1);
   assert.equal(diffs.length, 1, `one copy changes:\n${text}`);
   assert.ok(diffs[0]!.startsWith(`${c1}/DNSPolicy/${ns}/dns\t(revision 1, running now)\n+++ ${c1}/DNSPolicy/${ns}/dns\t(revision 1, written now)\n`), diffs[0]);
-  // A copy rendered with variants carries `<generation>/<tag>` (core/works/revisionannotation.ts): a new tag for the new spec.
+  // A copy rendered with variants carries `<generation>/<tag>` (core/revisionannotation.ts): a new tag for the new spec.
   assert.match(diffs[0]!, /\n- {4}policysync\.kuadrant\.io\/revision: 1\/([0-9a-f]{10})\n- {4}policysync\.kuadrant\.io\/variants: geo@1\n\+ {4}policysync\.kuadrant\.io\/revision: 1\/(?!\1)[0-9a-f]{10}\n\+ {4}policysync\.kuadrant\.io\/variants: default-geo@1,geo@1\n/);
   assert.ok(diffs[0]!.includes('-    defaultGeo: false\n+    defaultGeo: true\n'), diffs[0]);
   // -o json says the same.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Condition } from '../../src/core/k8s/conditions.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { workCopy } from '../../src/core/rollout/revision.ts';
+import { workCopy } from '../../src/core/works/revision.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { ApiError, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';

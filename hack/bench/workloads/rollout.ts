@@ -11,7 +11,7 @@ import { parseDuration } from '../../../src/core/k8s/duration.ts';
 import type { KubeObject } from '../../../src/core/k8s/objects.ts';
 import { SOURCE_LABEL, STATUS_ANNOTATION } from '../../../src/core/metadatakeys.ts';
 import { judgedRevision } from '../../../src/core/rollout/plan.ts';
-import { copyRevisionTag, workCopy, workRevision } from '../../../src/core/rollout/revision.ts';
+import { copyRevisionTag, workCopy, workRevision } from '../../../src/core/works/revision.ts';
 import { readPolicyStatus } from '../../../src/core/status/annotation.ts';
 import type { PolicyStatus } from '../../../src/core/status/policystatus.ts';
 import { readClusterFeedback } from '../../../src/core/works/feedback.ts';

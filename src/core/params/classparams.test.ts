@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { classConditions, kindProblemLine, kindsInForce, parseParamsObject, progressiveRolloutCondition, readParamsRef } from './classparams.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { ALL } from '../rollout/strategy.ts';
+import { ALL } from './strategy.ts';
 
 const gatewayClass = (parametersRef: unknown): KubeObject => ({
   apiVersion: 'gateway.networking.k8s.io/v1',

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { checkProperty, formatFieldPath, isObject, jsonPaths, mutatedJson, oddText, type PathSegment } from '../../../testkit/arbitraries.ts';
 import { parseDuration } from '../k8s/duration.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
-import { ALL, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
-import { RESERVED_FEEDBACK_NAMES } from '../works/feedbackrules.ts';
+import { ALL, policyRolloutStrategy, type RolloutStrategy } from './strategy.ts';
+import { RESERVED_FEEDBACK_NAMES } from '../feedbacknames.ts';
 import { parseParamsObject } from './classparams.ts';
 import { parseParams, parseParamsJson } from './params.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDns1123Subdomain } from '../k8s/dns.ts';
 import { downstreamNamespaceTemplateErrors, parseParams, parseParamsJson, renderDownstreamNamespace } from './params.ts';
-import { ALL } from '../rollout/strategy.ts';
+import { ALL } from './strategy.ts';
 
 const auth = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const rlp = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };

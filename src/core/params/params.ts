@@ -2,11 +2,11 @@
 // PolicySyncParams spec. Errors name the field, since they are shown on GatewayClass status.
 import { z } from 'zod';
 import { DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH, isDns1123Label } from '../k8s/dns.ts';
-import { RESERVED_FEEDBACK_NAMES } from '../works/feedbackrules.ts';
-import type { FeedbackJsonPath } from '../works/feedbackrules.ts';
+import { RESERVED_FEEDBACK_NAMES } from '../feedbacknames.ts';
+import type { FeedbackJsonPath } from '../feedbacknames.ts';
 import { gvrKey } from '../k8s/gvr.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
-import { ALL, rolloutStrategyErrors, rolloutStrategySchema, toRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { ALL, rolloutStrategyErrors, rolloutStrategySchema, toRolloutStrategy, type RolloutStrategy } from './strategy.ts';
 
 export const NAMESPACE_PLACEHOLDER = '{namespace}';
 export const DEFAULT_DOWNSTREAM_NAMESPACE = NAMESPACE_PLACEHOLDER;
@@ -21,7 +21,7 @@ export interface PolicyKindConfig extends GroupVersionResource {
 export type SyncParams = {
   policiesToSync: PolicyKindConfig[];
   downstreamNamespace: string;
-  /** How a new revision of a policy reaches its clusters, unless the policy says otherwise (rollout/strategy.ts). */
+  /** How a new revision of a policy reaches its clusters, unless the policy says otherwise (strategy.ts). */
   rolloutStrategy: RolloutStrategy;
   /**
    * What the hub does with a copy a spoke changed (core/spoke/spoketruth.ts): `Correct` (the default) reports it and

@@ -1,13 +1,13 @@
 // The decision pipeline's own rules, over a SnapshotView (the hub's caches answer alike: cachedhubview.ts). The
 // decisions it gathers are tested where they are made (core/works, core/spoke, core/rollout) and, through the
-// preview, in core/rollout/preview.test.ts; the hub and `diff` agreeing is test/e2e/diff-drift.test.ts.
+// preview, in core/pipeline/preview.test.ts; the hub and `diff` agreeing is test/e2e/diff-drift.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PLACEMENT_LABEL } from '../fleet/placement.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
 import { parseParams, type SyncParams } from '../params/params.ts';
-import { ALL, toRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { ALL, toRolloutStrategy, type RolloutStrategy } from '../params/strategy.ts';
 import { controllerLabelValue } from '../works/manifestwork.ts';
 import { decidePolicy, strategyFor } from './policypipeline.ts';
 import { SnapshotView, type HubSnapshot } from './snapshotview.ts';

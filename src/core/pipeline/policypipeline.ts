@@ -4,7 +4,7 @@
 // older and keeps the spoke object, what the spoke agents' reports say (a name held by another object, local
 // policies covering the copy, evidence missing for a first copy), the rollout strategy and plan, and the
 // problems to report. The hub controller (src/hub/policyreconciler.ts) calls it and writes what it returns;
-// `policy-sync diff` (core/rollout/preview.ts) calls it and shows what it returns. A rule added here is in
+// `policy-sync diff` (core/pipeline/preview.ts) calls it and shows what it returns. A rule added here is in
 // both; a rule written anywhere else is a drift. docs/architecture.md#the-decision-pipeline.
 import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../k8s/gvr.ts';
 import { namespacedKey, objectKey, type KubeObject } from '../k8s/objects.ts';
@@ -13,8 +13,8 @@ import { REAPPLY_LABEL, ROLLOUT_RESUME_ANNOTATION, ROLLOUT_STRATEGY_ANNOTATION, 
 import { OBSERVED_GENERATION_TEXT } from '../params/classparams.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
 import { planRollout, recordedRollout, rolloutVariants, type RolloutPlan, type UnreachedCluster } from '../rollout/plan.ts';
-import { workCopy } from '../rollout/revision.ts';
-import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../rollout/strategy.ts';
+import { workCopy } from '../works/revision.ts';
+import { classesRolloutStrategy, policyRolloutStrategy, type RolloutStrategy } from '../params/strategy.ts';
 import { coverage, usesOverrides } from '../spoke/conflicts.ts';
 import { awaitingFirstCopies, type AwaitingCluster, type ReportEvidence } from '../spoke/firstcopy.ts';
 import { localPoliciesIn, occupantOf } from '../spoke/reportquery.ts';

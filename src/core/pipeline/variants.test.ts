@@ -7,7 +7,7 @@ import { PLACEMENT_LABEL } from '../fleet/placement.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { parseParams } from '../params/params.ts';
-import { workCopy } from '../rollout/revision.ts';
+import { workCopy } from '../works/revision.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
 import { decidePolicy, type PolicyDecision } from './policypipeline.ts';
 import { SnapshotView, type HubSnapshot } from './snapshotview.ts';

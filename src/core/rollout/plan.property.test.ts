@@ -33,8 +33,8 @@ import { selectorMatches } from '../fleet/clustersets.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import type { RolloutInput, RolloutPlan } from './plan.ts';
-import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy } from './revision.ts';
-import { ALL, PROGRESSIVE_DEFAULTS, resolveCount, type ClusterCount, type RolloutStrategy } from './strategy.ts';
+import { copyRevision, previousCopy, rolloutHold, sameSpec, workCopy } from '../works/revision.ts';
+import { ALL, PROGRESSIVE_DEFAULTS, resolveCount, type ClusterCount, type RolloutStrategy } from '../params/strategy.ts';
 
 const CLUSTERS = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'] as const;
 const RULES = [RULES_1, RULES_2, RULES_3];

@@ -2,7 +2,7 @@
 // spec-hash is unchanged is not written again), each cluster's OCM work agent applies its work and feeds the
 // spoke copy's status back (statusFeedback values, as the default feedback rules read them), and the spoke
 // controller judges the copy's generation. The works the next plan reads are those, as the work cache keeps
-// them (cacheview.ts). The fleet is testkit/rolloutfleet.ts, shared with the planner's property test.
+// them (works/cacheview.ts). The fleet is testkit/rolloutfleet.ts, shared with the planner's property test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../k8s/canonical.ts';
@@ -14,8 +14,8 @@ import type { PolicyStatus } from '../status/policystatus.ts';
 import { rolloutEvent } from '../status/transitions.ts';
 import { judgedRevision, planRollout, type RolloutInput, type RolloutPlan } from './plan.ts';
 import type { ClusterPhase } from '../status/rolloutstatus.ts';
-import { copyRevision, previousCopy, rolloutHold, workCopy, workRevision } from './revision.ts';
-import { ALL } from './strategy.ts';
+import { copyRevision, previousCopy, rolloutHold, workCopy, workRevision } from '../works/revision.ts';
+import { ALL } from '../params/strategy.ts';
 import {
   EG_ACCEPTED,
   EG_INVALID,

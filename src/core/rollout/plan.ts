@@ -11,8 +11,8 @@ import { clusterVerdict, type ClusterStatus } from '../status/policystatus.ts';
 import type { ClusterRollout, RolloutStatus } from '../status/rolloutstatus.ts';
 import { judgedFedBackCopy, readClusterFeedback, type ClusterFeedback } from '../works/feedback.ts';
 import { workSizeBytes, type ManifestWork } from '../works/manifestwork.ts';
-import { copyRevision, copyRevisionTag, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from './revision.ts';
-import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from './strategy.ts';
+import { copyRevision, copyRevisionTag, copyVariants, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, type HaltCause, type RolloutHold } from '../works/revision.ts';
+import { resolveCount, type ProgressiveRollout, type RolloutStrategy } from '../params/strategy.ts';
 
 export interface RolloutClusterInput {
   cluster: string;
@@ -20,7 +20,7 @@ export interface RolloutClusterInput {
   labels: Readonly<Record<string, string>>;
   /** The work placing the policy's current revision, as `All` writes it. */
   desired: ManifestWork;
-  /** The work in place, as cached (its copy whole: core/cacheview.ts). */
+  /** The work in place, as cached (its copy whole: core/works/cacheview.ts). */
   observed?: KubeObject;
 }
 
@@ -426,7 +426,7 @@ function targetsOf(copy: KubeObject | undefined): string[] {
 
 /**
  * The controller's verdict is about `revision`: the copy it judged carries it, and it judged the copy's current
- * generation. `tag` is the revision tag of the copy the cluster is meant to run (works/revisionannotation.ts;
+ * generation. `tag` is the revision tag of the copy the cluster is meant to run (core/revisionannotation.ts;
  * undefined for a copy no variant changes): a variant change keeps the revision, and the work agent acknowledges
  * the new copy (Applied current) before its status feedback catches up, so until the fed-back copy carries the
  * same tag the values still describe the copy before (its generation, its verdict).

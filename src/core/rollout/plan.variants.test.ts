@@ -10,8 +10,8 @@ import { parseVariant } from '../variants/policyvariant.ts';
 import { applyMergePatch } from '../variants/mergepatch.ts';
 import { renderCopy } from '../variants/render.ts';
 import { ENFORCED, MIN, RULES_1, RULES_2, SEC, T0, TARGET_NOT_FOUND, World, hubPolicy, progressive } from '../../../testkit/rolloutfleet.ts';
-import { copyRevision, copyRevisionTag, rolloutHold, workCopy } from './revision.ts';
-import { ALL, type RolloutStrategy } from './strategy.ts';
+import { copyRevision, copyRevisionTag, rolloutHold, workCopy } from '../works/revision.ts';
+import { ALL, type RolloutStrategy } from '../params/strategy.ts';
 import type { RolloutPlan } from './plan.ts';
 
 const FOUR = { c1: { env: 'prod' }, c2: { env: 'prod' }, c3: { env: 'prod' }, canary: { env: 'canary' } };
@@ -98,7 +98,7 @@ test('a variant change the canary\'s controller refuses halts the rollout and ro
 
 // The work agent acknowledges a work generation (Applied observes it) before its status feedback sync refreshed the
 // values (World.fleet.acknowledge): in between they describe the copy before. A variant change keeps the revision, so
-// only the copy's revision tag (`<generation>/<tag>`, works/revisionannotation.ts) tells a verdict on the new copy
+// only the copy's revision tag (`<generation>/<tag>`, core/revisionannotation.ts) tells a verdict on the new copy
 // from one on the copy before. Found by the e2e rollout test against Envoy Gateway (recorded Complete before the
 // refusal arrived; deleting the refused variant then halted the base copy's rollout for good).
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseParamsJson } from '../params/params.ts';
-import { buildSpokeConfigWork, buildSpokeHeartbeatWork, isSpokeConfigWork, isSpokeHeartbeatWork, kindsOfParamsConfigMap, spokeHeartbeatText, spokeReportText } from './spokeconfig.ts';
+import { workCacheView } from '../works/cacheview.ts';
+import { buildSpokeConfigWork, buildSpokeHeartbeatWork, isSpokeConfigWork, isSpokeHeartbeatWork, kindsOfParamsConfigMap, readSpokeReport, spokeHeartbeatText, spokeReportText } from './spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, serializeSpokeHeartbeat } from './spokeheartbeat.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 
@@ -82,4 +83,21 @@ test('a heartbeat names the report by the SHA-256 of its text; an unreadable one
   assert.equal(refused('{"heartbeat":"2026-11-23T10:00:00Z","report":"abc"}'), 'report: must be a SHA-256 digest in hex');
   assert.equal(refused('{"heartbeat":"2026-11-23T10:00:00Z","report":"' + 'a'.repeat(64) + '","x":1}'), 'x: unknown field');
   assert.equal(refused(`{"heartbeat":"${'9'.repeat(300)}"}`), 'over 256 bytes');
+});
+
+test('the spoke configuration work as the hub caches it (core/works/cacheview.ts) keeps its report and its label', () => {
+  const built = buildSpokeConfigWork({ cluster: 'c1', kinds: [AUTH], configMap: { namespace: 'policy-sync-system', name: 'cfg' }, controller: 'abc' });
+  const report = JSON.stringify({ heartbeat: '2026-01-01T00:00:00Z', kinds: {} });
+  const whole: KubeObject = {
+    ...built,
+    status: {
+      resourceStatus: {
+        manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: report } }] } }],
+      },
+    },
+  };
+  const cached = workCacheView()(whole);
+  assert.equal(isSpokeConfigWork(cached), true);
+  assert.deepEqual(readSpokeReport(cached), readSpokeReport(whole));
+  assert.ok(readSpokeReport(cached));
 });

@@ -10,7 +10,7 @@ import { cutMessage } from '../k8s/sanitize.ts';
 import { policyStatusAnnotation } from './annotation.ts';
 import { policiesSyncedAnnotation } from './policiessynced.ts';
 import { clusterVerdict, judgePolicy, type PolicyStatus, type StatusSummary } from './policystatus.ts';
-import { workRevision, workVariants } from '../rollout/revision.ts';
+import { workRevision, workVariants } from '../works/revision.ts';
 import { statusAggregateInput, type StatusInput } from './statusinput.ts';
 
 /** Clusters by state in one policy's aggregated status (the policysync_clusters gauge sums them). */

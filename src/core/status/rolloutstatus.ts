@@ -1,7 +1,7 @@
 // Where a rollout stands, as the hub reports it in the policy's status (docs/design/rollout.md#rolling-out-a-change):
 // the shape core/rollout/plan.ts fills and the status annotation carries. A description of the status, not of the
 // planner, so the status modules read it without importing the planner (which reads their verdicts).
-import type { HaltCause } from '../rollout/revision.ts';
+import type { HaltCause } from '../works/revision.ts';
 
 /** Where one cluster stands in the rollout. */
 export type ClusterPhase =

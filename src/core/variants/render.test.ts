@@ -5,7 +5,7 @@ import { VARIANTS_ANNOTATION } from '../metadatakeys.ts';
 import { parseVariant, type PolicyVariant } from './policyvariant.ts';
 import { convertValue, renderCopy, type ClusterFacts, type KindSchema } from './render.ts';
 import { schemaCheck, type OpenApiSchema } from './schemacheck.ts';
-import { revisionTag } from '../works/revisionannotation.ts';
+import { revisionTag } from '../revisionannotation.ts';
 
 // The parts of kuadrant-operator v1.2.0's DNSPolicy and RateLimitPolicy schemas these tests reach (as served).
 const SCHEMA: OpenApiSchema = {

@@ -7,7 +7,7 @@ import { selectorMatches } from '../fleet/clustersets.ts';
 import { canonicalJson, sharedCanonical } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { REVISION_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
-import { formatRevisionAnnotation, parseRevisionAnnotation, revisionTag } from '../works/revisionannotation.ts';
+import { formatRevisionAnnotation, parseRevisionAnnotation, revisionTag } from '../revisionannotation.ts';
 import { formatFieldPath, pathsOverlap, setAtPath, type PathSegment } from './fieldpath.ts';
 import { applyMergePatch } from './mergepatch.ts';
 import { sourceText, type ClusterSelection, type PolicyVariant, type ValueSource } from './policyvariant.ts';
@@ -138,7 +138,7 @@ export function renderCopy(input: RenderInput): CopyRendering {
     if (carried.length === 0) return { state: 'base' };
     // Serialised once (and frozen): its tag, and the work's spec-hash, read the same text.
     const spec = sharedCanonical((root.spec ?? {}) as Record<string, unknown>);
-    // The revision names the rendered spec too (works/revisionannotation.ts): a variant change or a label a variant
+    // The revision names the rendered spec too (core/revisionannotation.ts): a variant change or a label a variant
     // reads changes the copy at the same generation, and only the tag tells a verdict on it from one on the copy before.
     const tag = revisionTag(spec);
     const kept = sameRendering(input.running, carried, spec, tag);

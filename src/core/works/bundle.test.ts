@@ -7,7 +7,7 @@ import { BUNDLE_COPIES_ANNOTATION, bundleIndex, bundleName, bundleOf, configFor,
 import { readClusterFeedback } from './feedback.ts';
 import { controllerLabelValue, type ManifestWork } from './manifestwork.ts';
 import { workState } from './workstate.ts';
-import { workCacheView } from '../cacheview.ts';
+import { workCacheView } from './cacheview.ts';
 
 const CONTROLLER = controllerLabelValue('example.com/policy-sync');
 const CLUSTER = 'c1';

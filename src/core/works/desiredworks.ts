@@ -2,7 +2,8 @@
 // against what is observed. Pure: the hub reconciler reads caches, calls these, writes the diff.
 import { isDns1123Label } from '../k8s/dns.ts';
 import { ancestorFeedbackGateways, feedbackRulesFor } from './feedbackrules.ts';
-import type { FeedbackJsonPath, FeedbackRule } from './feedbackrules.ts';
+import type { FeedbackRule } from './feedbackrules.ts';
+import type { FeedbackJsonPath } from '../feedbacknames.ts';
 import { gvrKey } from '../k8s/gvr.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';

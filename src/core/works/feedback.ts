@@ -3,10 +3,11 @@
 // and every string and size is capped (core/sanitize.ts) before the hub holds or shows it.
 import { readConditions } from '../k8s/conditions.ts';
 import type { Condition } from '../k8s/conditions.ts';
-import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackGateways, ancestorFeedbackName } from './feedbackrules.ts';
-import type { AncestorField } from './feedbackrules.ts';
+import { ancestorFeedbackGateways } from './feedbackrules.ts';
+import { RAW_CONDITIONS_FEEDBACK, RESERVED_FEEDBACK_NAMES, ancestorFeedbackName } from '../feedbacknames.ts';
+import type { AncestorField } from '../feedbacknames.ts';
 import { kubeTimeMillis } from '../k8s/kubetime.ts';
-import { parseRevisionAnnotation } from './revisionannotation.ts';
+import { parseRevisionAnnotation } from '../revisionannotation.ts';
 import { REVISION_ANNOTATION } from '../metadatakeys.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { deepFreeze } from '../k8s/freeze.ts';
@@ -55,7 +56,7 @@ export interface ClusterFeedback {
   /** The hub revision the spoke copy carries (its revision annotation), in the snapshot the status was read in. */
   revision?: number;
   /**
-   * The tag of the spoke copy's revision annotation (`<generation>/<tag>`, works/revisionannotation.ts): the copy
+   * The tag of the spoke copy's revision annotation (`<generation>/<tag>`, core/revisionannotation.ts): the copy
    * was rendered with variants, and the tag names its spec. Absent for a copy no variant changes.
    */
   revisionTag?: string;
@@ -106,7 +107,7 @@ export const MAX_FEEDBACK_VALUES = RESERVED_FEEDBACK_NAMES.length + MAX_STATUS_F
 /**
  * What a work's feedback says, read once per version of the work: a status change of one copy reconciles a
  * policy on thousands of clusters, whose other works the caches hold unchanged. Kept per status object, and
- * only for works whose read parts the caches froze (core/cacheview.ts): a part that can change in place is read
+ * only for works whose read parts the caches froze (core/works/cacheview.ts): a part that can change in place is read
  * each time. The feedback kept is frozen: every reader shares it.
  */
 const readFeedbacks = new WeakMap<object, { spec: unknown; generation: unknown; managedFields: unknown; feedback: ClusterFeedback }>();

@@ -1,14 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ANCESTOR_FIELDS,
-  DEFAULT_FEEDBACK_NAMES,
-  MAX_ANCESTOR_GATEWAYS,
-  RESERVED_FEEDBACK_NAMES,
-  ancestorFeedbackGateways,
-  ancestorFeedbackName,
-  feedbackRulesFor,
-} from './feedbackrules.ts';
+import { ANCESTOR_FIELDS, DEFAULT_FEEDBACK_NAMES, MAX_ANCESTOR_GATEWAYS, RESERVED_FEEDBACK_NAMES, ancestorFeedbackName } from '../feedbacknames.ts';
+import { ancestorFeedbackGateways, feedbackRulesFor } from './feedbackrules.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseParams } from '../params/params.ts';
 

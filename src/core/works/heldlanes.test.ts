@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { KubeObject } from '../k8s/objects.ts';
 import { desiredWorksForPolicy, type GatewayPlacement } from './desiredworks.ts';
 import { heldLanes, holdersOf } from './heldlanes.ts';
-import { workCacheView } from '../cacheview.ts';
+import { workCacheView } from './cacheview.ts';
 import type { ManifestWork } from './manifestwork.ts';
 
 const GW = 'gateway.networking.k8s.io';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
-import { parseParams } from '../params/params.ts';
+import { parseParams } from './params.ts';
 import {
   ALL,
   PROGRESSIVE_DEFAULTS,

@@ -8,10 +8,10 @@ import { buildSpokeReport } from '../spoke/reportbuild.ts';
 import { policyStatusAnnotation } from '../status/annotation.ts';
 import { desiredWorksForPolicy } from '../works/desiredworks.ts';
 import { controllerLabelValue, type ManifestWork } from '../works/manifestwork.ts';
-import { decidePolicy } from '../pipeline/policypipeline.ts';
-import { SnapshotView } from '../pipeline/snapshotview.ts';
+import { decidePolicy } from './policypipeline.ts';
+import { SnapshotView } from './snapshotview.ts';
 import { previewRollout, type HubSnapshot, type PreviewInput } from './preview.ts';
-import { copyRevision, workCopy, workPlacing } from './revision.ts';
+import { copyRevision, workCopy, workPlacing } from '../works/revision.ts';
 import { policySchema } from '../../../testkit/policyschema.ts';
 
 const GVR = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { canonicalJson, specHash } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION, SPEC_HASH_ANNOTATION } from '../metadatakeys.ts';
-import { ancestorFeedbackGateways, feedbackRulesFor } from '../works/feedbackrules.ts';
-import { buildManifestWork, readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
-import { buildSpokeCopy } from '../works/spokecopy.ts';
+import { ancestorFeedbackGateways, feedbackRulesFor } from './feedbackrules.ts';
+import { buildManifestWork, readSpecHash, type ManifestWork } from './manifestwork.ts';
+import { buildSpokeCopy } from './spokecopy.ts';
 import { copyRevision, copyRevisionTag, previousCopy, revisionText, rolloutHold, sameSpec, workCopy, workPlacing, workRevision } from './revision.ts';
 
 const GW = 'gateway.networking.k8s.io';

@@ -1,12 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cachedObject, workCacheView } from './cacheview.ts';
-import { readClusterFeedback } from './works/feedback.ts';
-import { feedbackRulesFor } from './works/feedbackrules.ts';
-import { buildManifestWork, readSourceRef, readSpecHash } from './works/manifestwork.ts';
-import type { KubeObject } from './k8s/objects.ts';
-import { buildSpokeConfigWork, readSpokeReport, isSpokeConfigWork } from './spoke/spokeconfig.ts';
-import { countWorkStates } from './works/workstate.ts';
+import { readClusterFeedback } from './feedback.ts';
+import { feedbackRulesFor } from './feedbackrules.ts';
+import { buildManifestWork, readSourceRef, readSpecHash } from './manifestwork.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { countWorkStates } from './workstate.ts';
 
 /** One cache's transform: the tests below share its table, as the works of one cache do. */
 const cachedWork = workCacheView();
@@ -102,23 +101,6 @@ test('cachedWork keeps the copy it places (spec and metadata), and leaves out th
   assert.deepEqual(cached.metadata.managedFields, [{ time: '2026-01-01T00:05:00Z' }, { time: '2026-01-01T00:09:00Z', subresource: 'status' }]);
   assert.ok(JSON.stringify(cached).length < (JSON.stringify(whole).length * 2) / 3, `${JSON.stringify(cached).length} of ${JSON.stringify(whole).length} bytes`);
   assert.ok(whole.metadata.managedFields?.length === 2 && (whole.spec as { manifestConfigs?: unknown }).manifestConfigs, 'the input is not modified');
-});
-
-test('cachedWork of the spoke configuration work keeps its report and its label', () => {
-  const built = buildSpokeConfigWork({ cluster: 'c1', kinds: [btp], configMap: { namespace: 'policy-sync-system', name: 'cfg' }, controller: 'abc' });
-  const report = JSON.stringify({ heartbeat: '2026-01-01T00:00:00Z', kinds: {} });
-  const whole: KubeObject = {
-    ...built,
-    status: {
-      resourceStatus: {
-        manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: report } }] } }],
-      },
-    },
-  };
-  const cached = cachedWork(whole);
-  assert.equal(isSpokeConfigWork(cached), true);
-  assert.deepEqual(readSpokeReport(cached), readSpokeReport(whole));
-  assert.ok(readSpokeReport(cached));
 });
 
 test('cachedObject drops managedFields and kubectl\'s last-applied annotation, nothing else', () => {

@@ -6,18 +6,18 @@
 // reads the snapshot.
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { decidePolicy } from '../pipeline/policypipeline.ts';
-import { SnapshotView, type HubSnapshot } from '../pipeline/snapshotview.ts';
+import { decidePolicy } from './policypipeline.ts';
+import { SnapshotView, type HubSnapshot } from './snapshotview.ts';
 import type { PolicyProblem } from '../status/policystatus.ts';
 import { LANE_CONFLICT_REASON } from '../status/statusinput.ts';
 import type { TargetReport } from '../works/desiredworks.ts';
 import { readSpecHash } from '../works/manifestwork.ts';
-import { planRollout } from './plan.ts';
+import { planRollout } from '../rollout/plan.ts';
 import type { ClusterPhase, RolloutStatus } from '../status/rolloutstatus.ts';
-import { copyRevision, revisionText, rolloutHold, sameSpec, workCopy } from './revision.ts';
-import type { RolloutStrategy } from './strategy.ts';
+import { copyRevision, revisionText, rolloutHold, sameSpec, workCopy } from '../works/revision.ts';
+import type { RolloutStrategy } from '../params/strategy.ts';
 
-export type { HubSnapshot } from '../pipeline/snapshotview.ts';
+export type { HubSnapshot } from './snapshotview.ts';
 
 export interface PreviewInput {
   gvr: GroupVersionResource;

@@ -5,7 +5,7 @@
 // the tag is what tells the new copy from the one before while the work agent's status feedback still describes
 // that one. One annotation key, always present: the base copy's `"3"` replaces `"3/…"` on the spoke (an annotation
 // of its own would be left behind there, as OCM's Update strategy merges annotations). Pure.
-import { canonicalJson, sha256Hex } from '../k8s/canonical.ts';
+import { canonicalJson, sha256Hex } from './k8s/canonical.ts';
 
 /** Hex digits of a written tag: 40 bits, ample to tell one copy of a policy on one cluster from the one before. */
 export const REVISION_TAG_LENGTH = 10;

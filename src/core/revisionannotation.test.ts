@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, sha256Hex } from '../k8s/canonical.ts';
+import { canonicalJson, sha256Hex } from './k8s/canonical.ts';
 import { REVISION_TAG_LENGTH, formatRevisionAnnotation, parseRevisionAnnotation, revisionTag } from './revisionannotation.ts';
 
 test('parseRevisionAnnotation: `<generation>` or `<generation>/<lowercase hex tag>`, nothing else', () => {

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
-import { parseParams } from '../params/params.ts';
+import { parseParams } from './params.ts';
 import { ALL, policyRolloutStrategy } from './strategy.ts';
 
 test('regression: a minSuccessTime above the default progressDeadline is refused, or the deadline in force is no shorter than it', () => {

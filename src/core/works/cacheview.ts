@@ -1,10 +1,10 @@
 // What the caches keep of an object: only what is read back (client-go's SetTransform). The apiserver
 // sends every object whole; at 10k ManifestWorks their payloads and managedFields would be most of the
 // controller's memory, and nothing reads them.
-import { Interner } from './k8s/intern.ts';
-import { LAST_APPLIED_ANNOTATION, POLICY_SYNCED_ANNOTATION } from './metadatakeys.ts';
-import { isBundle } from './works/bundle.ts';
-import type { KubeObject, ObjectMeta } from './k8s/objects.ts';
+import { Interner } from '../k8s/intern.ts';
+import { LAST_APPLIED_ANNOTATION, POLICY_SYNCED_ANNOTATION } from '../metadatakeys.ts';
+import { isBundle } from './bundle.ts';
+import type { KubeObject, ObjectMeta } from '../k8s/objects.ts';
 
 /**
  * Any object: without managedFields and kubectl's last-applied annotation (a second copy of the spec,

@@ -1,6 +1,6 @@
-// Properties of targetRef rewriting (targetrefs.ts, with works/desiredworks.ts and works/spokecopy.ts that use
-// it), for any policy spec — well-formed targets, malformed ones, cross-namespace ones, other kinds — and any
-// hub Gateways: each cluster's copy targets exactly the synced targets there, renamed to their downstream
+// Properties of targetRef rewriting (targets/targetrefs.ts, through desiredworks.ts and spokecopy.ts that use it,
+// hence in works), for any policy spec — well-formed targets, malformed ones, cross-namespace ones, other kinds —
+// and any hub Gateways: each cluster's copy targets exactly the synced targets there, renamed to their downstream
 // Gateways with every other field kept, in a downstream namespace one of them renders; a target of another
 // namespace's Gateway never reaches a copy; and the copy's metadata carries none of the hub's own keys.
 import { test } from 'node:test';
@@ -12,9 +12,9 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
 import { DIGEST_ANNOTATION, LAST_APPLIED_ANNOTATION, OWN_KEY_PREFIX, POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, REVISION_ANNOTATION } from '../metadatakeys.ts';
 import { renderDownstreamNamespace } from '../params/params.ts';
-import { copyDigest } from '../works/copydigest.ts';
-import { desiredWorksForPolicy, type GatewayPlacement } from '../works/desiredworks.ts';
-import { rewriteTargets } from './targetrefs.ts';
+import { copyDigest } from './copydigest.ts';
+import { desiredWorksForPolicy, type GatewayPlacement } from './desiredworks.ts';
+import { rewriteTargets } from '../targets/targetrefs.ts';
 
 const GW = 'gateway.networking.k8s.io';
 const AUTH = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };

@@ -1,6 +1,6 @@
 // Which revision of a hub policy a cluster runs, read from its ManifestWork: the works are the record of a
 // rollout (docs/design/rollout.md#rolling-out-a-change). A copy carries the hub policy's metadata.generation it
-// was rendered from (with variants, and a tag naming its rendered spec: works/revisionannotation.ts); under Progressive a work also carries the copy its cluster ran before (to roll back to),
+// was rendered from (with variants, and a tag naming its rendered spec: core/revisionannotation.ts); under Progressive a work also carries the copy its cluster ran before (to roll back to),
 // and, while a cluster is held at an earlier revision during a rollout (it joined during it, or the halt
 // rolled it back), a hold naming that rollout's revision. Pure.
 import { z } from 'zod';
@@ -8,8 +8,8 @@ import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import { PREVIOUS_COPY_ANNOTATION, REVISION_ANNOTATION, ROLLOUT_HOLD_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
-import { rehashWork, type ManifestWork } from '../works/manifestwork.ts';
-import { parseRevisionAnnotation } from '../works/revisionannotation.ts';
+import { rehashWork, type ManifestWork } from './manifestwork.ts';
+import { parseRevisionAnnotation } from '../revisionannotation.ts';
 
 /** Why a cluster runs an earlier revision during a rollout. */
 export type HoldCause = 'Joined' | 'RolledBack';
@@ -52,7 +52,7 @@ export function copyRevision(copy: KubeObject | undefined): number | undefined {
   return parseRevisionAnnotation(copy?.metadata.annotations?.[REVISION_ANNOTATION])?.revision;
 }
 
-/** The tag of a copy rendered with variants (works/revisionannotation.ts); undefined for a copy no variant changes. */
+/** The tag of a copy rendered with variants (core/revisionannotation.ts); undefined for a copy no variant changes. */
 export function copyRevisionTag(copy: KubeObject | undefined): string | undefined {
   return parseRevisionAnnotation(copy?.metadata.annotations?.[REVISION_ANNOTATION])?.tag;
 }
