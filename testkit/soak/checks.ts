@@ -8,16 +8,22 @@
 //  - joined: a copy created on a spoke while local policies cover its every target there, each of them shown
 //    by the report the hub holds at least SLACK_MS before;
 //  - crossing: a copy in a namespace other than its hub policy's, or targeting a Gateway its tenant has not;
-//  - convergence: a spoke or hub status that does not match the model within the bound after faults stop.
+//  - convergence: a spoke or hub status that does not match the model within the bound after faults stop;
+//  - drift (issue 42): a drift edit the hub never reported `Drifted`, or that the copy still carried at the end of
+//    the round's convergence wait (judgeDrift);
+//  - lingering (issue 42): a copy that ran on a spoke where the model wants none for more than LINGER_BOUND_MS
+//    after the round's faults stopped (checkLingering).
 import type { AuditedWrite } from '../audit.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { POLICIES_SYNCED_ANNOTATION, POLICY_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
-import { coveringLocals, copyId, expected, removalReason, syncedTargets, type ModelState } from './model.ts';
+import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
+import type { DriftRecord } from './drift.ts';
+import { coveringLocals, copyId, expected, removalReason, sentCopyChanged, syncedTargets, type ModelState } from './model.ts';
 import { SPOKES, policyKey, targetId, type Kind, type Spoke, type Tenant } from './ops.ts';
 import { KIND_OF_RESOURCE, SOAK_USER_AGENT, markerOf, targetsOf, type SoakNames } from './world.ts';
 import type { AvailabilityChange, LocalLife, SpokeObject } from './evidence.ts';
 
-export type ViolationKind = 'deletion' | 'takeover' | 'joined' | 'crossing' | 'convergence';
+export type ViolationKind = 'deletion' | 'takeover' | 'joined' | 'crossing' | 'convergence' | 'drift' | 'lingering';
 
 export interface Violation {
   kind: ViolationKind;
@@ -284,4 +290,131 @@ export function hubDiffs(state: ModelState, policies: readonly { kind: Kind; obj
     }
   }
   return diffs;
+}
+
+/**
+ * How long after a round's faults stop a copy may still run on a spoke where the model wants none: the hub says a
+ * copy reported where no work places it `Lingering` after LINGER_GRACE_MS (30 s) and only then hands it back to OCM's
+ * work agent (src/hub/lingeringmender.ts), which deletes it within a second of the mending work; before that grace
+ * may come the longest hold a fault leaves behind — the hub's 30 s recovery grace after a cluster is Available again
+ * (a removal held for doubt), or a leader failover (a 15 s lease), whose new leader starts the linger clocks again;
+ * and after it the report's travel (the work agent's 1 s status sync), the Lingering status write and the mend, a few
+ * seconds, given a minute here for a loaded machine. A mend the agent does not take up costs MEND_TIMEOUT_MS twice
+ * more (the next try waits as long): past this bound, and reported.
+ */
+export const LINGER_BOUND_MS = LINGER_GRACE_MS + 30_000 + 60_000;
+
+export interface DriftJudgement {
+  record: DriftRecord;
+  reported: boolean;
+  putBack: boolean;
+  /** Why a drift the hub never reported needed no report (the hub's own change, or another hand, took the edit away first). */
+  excused?: string;
+  violations: Violation[];
+}
+
+/**
+ * One drift edit, at the end of its round's convergence wait (`endAt`), against the model's timeline. It passes when
+ * the hub reported it `Drifted` and the copy no longer carries it (put back). A report is owed unless the edit went
+ * before the hub could have seen it: the hub's own change of that copy overwrote it (the model's copy changed after
+ * the edit, or the copy came back with other content than before it), or the copy went, or it was put back while the
+ * copy's work kept its reapply label (not the hub's put-back: the work agent's own resync). A drift put back by the
+ * hub — its work relabelled — with no report is a violation: the put-back was decided from the drift, and nothing
+ * said so.
+ */
+export function judgeDrift(d: DriftRecord, timeline: readonly Snapshot[], endAt: number): DriftJudgement {
+  const id = copyId(d.spoke, d.kind, d.tenant, d.name);
+  const what = `drift ${d.drift} of ${d.kind} ${d.tenant}/${d.name} on ${d.spoke} (round ${d.round}, edited ${new Date(d.editedAt).toISOString()})`;
+  const violations: Violation[] = [];
+  const putBack = d.putBackAt !== undefined;
+  const settled = d.putBackAt ?? d.goneAt;
+  if (settled === undefined) {
+    violations.push({ kind: 'drift', at: new Date(endAt).toISOString(), message: `${what}: still carries the edit ${((endAt - d.editedAt) / 1000).toFixed(1)} s later, at the end of the round's convergence wait: not put back` });
+  }
+  const reported = d.reportedAt !== undefined;
+  let excused: string | undefined;
+  if (!reported) {
+    const atEdit = stateAt(timeline, d.editedAt);
+    const modelChanged = timeline.some((snap) => snap.at > d.editedAt && snap.at <= endAt && sentCopyChanged(atEdit, snap.state, id));
+    const cameBackOther = d.sentAfter !== undefined && d.sentAfter !== d.sentBefore;
+    const relabelled = d.tokenAfter !== undefined && d.tokenAfter !== d.tokenBefore;
+    if (relabelled) violations.push({ kind: 'drift', at: new Date(endAt).toISOString(), message: `${what}: put back by the hub (its work's reapply label ${d.tokenBefore ?? 'absent'} → ${d.tokenAfter}) but never reported Drifted (no status write seen, no Drifted Event)` });
+    else if (modelChanged || cameBackOther) excused = "overwritten by the hub's own change of the copy";
+    else if (settled !== undefined && !putBack) excused = 'the copy went before the hub saw the edit';
+    else if (putBack) excused = 'put back before the hub saw it, not by the hub (its work kept its reapply label)';
+    else violations.push({ kind: 'drift', at: new Date(endAt).toISOString(), message: `${what}: never reported Drifted on the hub (no status write seen, no Drifted Event)` });
+  }
+  return { record: d, reported, putBack, ...(excused ? { excused } : {}), violations };
+}
+
+/** A copy that runs on a spoke where the model wants none. */
+export interface UnwantedCopy {
+  id: string;
+  spoke: Spoke;
+  kind: Kind;
+  tenant: Tenant;
+  name: string;
+}
+
+/** The synced copies (their policy-synced annotation) on the spokes that the model does not expect. */
+export function unwantedCopies(state: ModelState, objects: readonly SpokeObject[], names: SoakNames): UnwantedCopy[] {
+  const want = expected(state).copies;
+  const out: UnwantedCopy[] = [];
+  for (const o of objects) {
+    if (o.object.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] === undefined) continue;
+    const tenant = names.tenantOf(o.object.metadata.namespace ?? '');
+    if (!tenant) continue;
+    const id = copyId(o.spoke, o.kind, tenant, o.object.metadata.name);
+    if (!want.has(id)) out.push({ id, spoke: o.spoke, kind: o.kind, tenant, name: o.object.metadata.name });
+  }
+  return out;
+}
+
+/** An unwanted copy as the round's convergence polls saw it: first and last seen, and whether the last poll still did. */
+export interface UnwantedSighting extends UnwantedCopy {
+  firstSeen: number;
+  lastSeen: number;
+  present: boolean;
+}
+
+/** Updates `sightings` with one poll at `at` that found `unwanted` running. */
+export function sightUnwanted(sightings: Map<string, UnwantedSighting>, at: number, unwanted: readonly UnwantedCopy[]): void {
+  const now = new Set(unwanted.map((u) => u.id));
+  for (const s of sightings.values()) if (!now.has(s.id)) s.present = false;
+  for (const u of unwanted) {
+    const s = sightings.get(u.id);
+    if (s) {
+      s.lastSeen = at;
+      s.present = true;
+    } else sightings.set(u.id, { ...u, firstSeen: at, lastSeen: at, present: true });
+  }
+}
+
+/** How long an unwanted copy ran after the faults stopped (at least: to its last sighting, or to `endAt` if still there). */
+export interface LingerFigure extends UnwantedCopy {
+  round: number;
+  ranMs: number;
+  stillRunning: boolean;
+}
+
+/**
+ * The lingering bound: each copy seen running where the model wants none after the round's faults stopped
+ * (`stoppedAt`, when its convergence wait began) until `endAt` (when it ended), and how long; a violation for each
+ * that ran longer than `boundMs`.
+ */
+export function checkLingering(sightings: readonly UnwantedSighting[], round: number, stoppedAt: number, endAt: number, boundMs: number = LINGER_BOUND_MS): { figures: LingerFigure[]; violations: Violation[] } {
+  const figures: LingerFigure[] = [];
+  const violations: Violation[] = [];
+  for (const s of sightings) {
+    const ranMs = (s.present ? endAt : s.lastSeen) - stoppedAt;
+    figures.push({ id: s.id, spoke: s.spoke, kind: s.kind, tenant: s.tenant, name: s.name, round, ranMs, stillRunning: s.present });
+    if (ranMs > boundMs) {
+      violations.push({
+        kind: 'lingering',
+        at: new Date(s.present ? endAt : s.lastSeen).toISOString(),
+        message: `round ${round}: copy ${s.kind} ${s.tenant}/${s.name} ran on ${s.spoke} ${(ranMs / 1000).toFixed(1)} s after the faults stopped, where the model wants none (bound ${boundMs / 1000} s)${s.present ? '; still running' : ''}`,
+      });
+    }
+  }
+  return { figures, violations };
 }

@@ -8,9 +8,13 @@ import { occupantOf } from '../../src/core/spoke/reportquery.ts';
 import { isNotFound, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, objectPath } from '../../src/kube/resource.ts';
 import { Watcher } from '../../src/kube/watcher.ts';
-import { KINDS, SPOKES, TENANTS, type Kind, type Spoke } from './ops.ts';
-import { RESOURCE_OF, type SoakNames } from './world.ts';
+import { CONTROLLER_LABEL, MEND_LABEL, REAPPLY_LABEL, SOURCE_REF_ANNOTATION, STATUS_ANNOTATION } from '../../src/core/metadatakeys.ts';
+import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
+import { ourWorks } from '../works.ts';
+import { KINDS, SPOKES, TENANTS, driftValue, policyKey, type Kind, type Spoke } from './ops.ts';
+import { API_KIND, RESOURCE_OF, markerOf, type SoakNames } from './world.ts';
 import type { LocalPolicy } from './model.ts';
+import { copyFingerprint, type DriftRecord, type TruthSighting } from './drift.ts';
 
 const GROUP_RESOURCE: Record<Kind, string> = { auth: 'authpolicies.kuadrant.io', rl: 'ratelimitpolicies.kuadrant.io', soak: 'soakpolicies.soak.policysync.io' };
 
@@ -189,5 +193,220 @@ export async function getOrUndefined(http: KubeHttp, path: string): Promise<Kube
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
+  }
+}
+
+const TRUTH_REASONS = new Set(['Drifted', 'Lingering', 'Removing']);
+
+/**
+ * The hub policies of the run, watched (one watch per kind and tenant namespace): every write of the status
+ * annotation that says a cluster `Drifted`, `Lingering` or `Removing`, when the watch delivered it. Watched rather
+ * than polled: under `drift: Correct` the hub puts a drift back within a second (76 ms in the e2e), and its
+ * `Drifted` stands only until the next report says the copy is as sent — a poll could miss it, a watch sees every
+ * write (but those a relist after a 410 Gone skips: the Drifted Events are the second witness, driftEventWitness).
+ */
+export class HubStatusWatch {
+  readonly sightings: TruthSighting[] = [];
+  /** What the hub last said of each policy's cluster (`policy|cluster`): its reason and the drift's managers. */
+  private readonly last = new Map<string, string>();
+  private readonly watchers: Watcher[] = [];
+
+  constructor(hub: KubeHttp, private readonly names: SoakNames) {
+    for (const kind of KINDS) {
+      for (const tenant of TENANTS) {
+        this.watchers.push(
+          new Watcher(
+            hub,
+            RESOURCE_OF[kind],
+            {
+              replace: (items) => {
+                for (const item of items) this.observe(kind, item);
+              },
+              event: (type, object) => this.observe(kind, type === 'DELETED' ? { ...object, metadata: { ...object.metadata, annotations: {} } } : object),
+            },
+            { namespace: names.namespace(tenant) },
+          ),
+        );
+      }
+    }
+  }
+
+  start(): this {
+    for (const w of this.watchers) w.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.watchers.map((w) => w.stop()));
+  }
+
+  private observe(kind: Kind, object: KubeObject): void {
+    const tenant = this.names.tenantOf(object.metadata.namespace ?? '');
+    const text = object.metadata.annotations?.[STATUS_ANNOTATION];
+    if (!tenant) return;
+    let clusters: Record<string, { reason?: string; drift?: { managers?: { manager: string; time?: string }[] } }> = {};
+    try {
+      clusters = (JSON.parse(text ?? '{}') as { clusters?: typeof clusters }).clusters ?? {};
+    } catch {
+      return;
+    }
+    const policy = policyKey(kind, tenant, object.metadata.name);
+    const at = Date.now();
+    for (const [cluster, entry] of Object.entries(clusters)) {
+      // Each change of what the hub says of a cluster (a write repeating it, or a relist, is no news).
+      const managers = entry.drift?.managers;
+      const said = JSON.stringify([entry.reason ?? '', managers ?? null]);
+      const where = `${policy}|${cluster}`;
+      if (this.last.get(where) === said) continue;
+      this.last.set(where, said);
+      if (!TRUTH_REASONS.has(entry.reason ?? '')) continue;
+      this.sightings.push({ at, policy, cluster, reason: entry.reason as TruthSighting['reason'], ...(managers ? { managers } : {}) });
+    }
+    for (const where of this.last.keys()) if (where.startsWith(`${policy}|`) && !Object.hasOwn(clusters, where.slice(policy.length + 1))) this.last.delete(where);
+  }
+}
+
+/** The Events in the run's tenant namespaces on the hub. */
+export async function hubEvents(hub: KubeHttp, names: SoakNames): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const tenant of TENANTS) {
+    const list = await hub.request<{ items: KubeObject[] }>('GET', collectionPath(RESOURCES.coreEvents, names.namespace(tenant)));
+    out.push(...list.items);
+  }
+  return out;
+}
+
+/**
+ * The reapply label (REAPPLY_LABEL) of the work that places a copy on its spoke (bundles unpacked): `found` false
+ * when no work of the run places it. The hub relabels the work to put a drift back, and the label stays until the
+ * next drift: read before an edit and at the end of its round, it says whether the hub acted on the edit.
+ */
+export async function reapplyToken(hub: KubeHttp, controllerName: string, spoke: Spoke, kind: Kind, namespace: string, name: string): Promise<{ found: boolean; token?: string }> {
+  for (const w of await ourWorks(hub, { controllerName, namespace: spoke })) {
+    const manifest = ((w.spec as { workload?: { manifests?: KubeObject[] } } | undefined)?.workload?.manifests ?? [])[0];
+    if (manifest?.kind !== API_KIND[kind] || manifest.metadata?.namespace !== namespace || manifest.metadata.name !== name) continue;
+    const token = w.metadata.labels?.[REAPPLY_LABEL];
+    return { found: true, ...(token === undefined ? {} : { token }) };
+  }
+  return { found: false };
+}
+
+/** A mending work the hub created (src/hub/lingeringmender.ts), as the watch saw it arrive. */
+export interface MendSighting {
+  at: number;
+  cluster: string;
+  /** The hub policy it mends for, by its source-ref: `resource`, `namespace/name`. */
+  resource: string;
+  source: string;
+}
+
+/** The hub's mending works (MEND_LABEL) of the run's controller, watched: each one created, when it was seen. */
+export class MendWatch {
+  readonly sightings: MendSighting[] = [];
+  private readonly seen = new Set<string>();
+  private readonly watcher: Watcher;
+
+  constructor(hub: KubeHttp, controllerName: string) {
+    this.watcher = new Watcher(
+      hub,
+      RESOURCES.manifestWorks,
+      {
+        replace: (items) => {
+          for (const item of items) this.observe(item);
+        },
+        event: (type, object) => {
+          if (type !== 'DELETED') this.observe(object);
+        },
+      },
+      { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(controllerName)},${MEND_LABEL}` },
+    );
+  }
+
+  start(): this {
+    this.watcher.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.watcher.stop();
+  }
+
+  private observe(work: KubeObject): void {
+    const uid = work.metadata.uid ?? `${work.metadata.namespace}/${work.metadata.name}/${String(work.metadata.creationTimestamp)}`;
+    if (this.seen.has(uid)) return;
+    this.seen.add(uid);
+    let ref: { resource?: string; namespace?: string; name?: string } = {};
+    try {
+      ref = JSON.parse(work.metadata.annotations?.[SOURCE_REF_ANNOTATION] ?? '{}') as typeof ref;
+    } catch {
+      // an unreadable source-ref: counted, not attributed
+    }
+    this.sightings.push({ at: Date.now(), cluster: work.metadata.namespace ?? '', resource: ref.resource ?? '', source: `${ref.namespace ?? ''}/${ref.name ?? ''}` });
+  }
+}
+
+/**
+ * The copies of drift edits not yet settled, polled on their spokes every `intervalMs`: when each is first seen
+ * without the edit's value (put back, or rewritten by the hub's own change; what it then runs) or gone.
+ */
+export class DriftWatch {
+  private readonly pending: DriftRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private busy: Promise<void> | undefined;
+
+  constructor(
+    private readonly spokes: ReadonlyMap<Spoke, KubeHttp>,
+    private readonly names: SoakNames,
+  ) {}
+
+  start(intervalMs = 250): this {
+    this.timer = setInterval(() => void this.poll(), intervalMs);
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  track(d: DriftRecord): void {
+    this.pending.push(d);
+  }
+
+  /** Stops looking at what is still pending (its round was judged). */
+  clear(): void {
+    this.pending.length = 0;
+  }
+
+  /** One last look at each edit still pending (a round's end), after any poll under way. */
+  async settle(): Promise<void> {
+    await this.busy;
+    await this.poll();
+  }
+
+  private poll(): Promise<void> {
+    if (this.busy) return this.busy;
+    this.busy = this.look().finally(() => {
+      this.busy = undefined;
+    });
+    return this.busy;
+  }
+
+  private async look(): Promise<void> {
+    for (const d of [...this.pending]) {
+      let copy: KubeObject | undefined;
+      try {
+        copy = await getOrUndefined(this.spokes.get(d.spoke)!, objectPath(RESOURCE_OF[d.kind], this.names.namespace(d.tenant), d.name));
+      } catch {
+        continue; // the spoke's apiserver down or frozen: look again
+      }
+      const now = Date.now();
+      if (!copy || copy.metadata.uid !== d.uid) d.goneAt = now;
+      else if (markerOf(d.kind, copy) !== driftValue(d.drift)) {
+        d.putBackAt = now;
+        d.sentAfter = copyFingerprint(d.kind, copy);
+      } else continue;
+      const k = this.pending.indexOf(d);
+      if (k >= 0) this.pending.splice(k, 1);
+    }
   }
 }

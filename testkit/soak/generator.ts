@@ -60,14 +60,20 @@ export function generate(options: GeneratorOptions): SoakPlan {
   const [lo, hi] = options.opsPerRound ?? [3, 7];
   let state = initialState();
   let marker = 0;
+  let drift = 0;
   const rounds: Round[] = [];
   let total = 0;
   while (total < options.ops) {
     const n = rng.int(lo, hi);
     const ops: Op[] = [];
     const gaps: number[] = [];
+    // One drift edit per copy a round: a second one by the same hand on the same field within ten seconds would be
+    // the "hand fighting the put-back" the hub deliberately puts back only once (core/spoke/spoketruth.ts driftToken).
+    const drifted = new Set<string>();
+    const counters = { marker: () => ++marker, drift: () => ++drift };
     for (let i = 0; i < n; i++) {
-      const op = nextOp(rng, state, () => ++marker);
+      const op = nextOp(rng, state, counters, drifted);
+      if (op.op === 'copy-drift') drifted.add(copyId(op.spoke, op.kind, op.tenant, op.name));
       ops.push(op);
       gaps.push(rng.int(0, 1500));
       state = applyOp(state, op);
@@ -107,7 +113,12 @@ function restorations(s: ModelState): Op[] {
   ];
 }
 
-function nextOp(rng: Prng, s: ModelState, nextMarker: () => number): Op {
+interface Counters {
+  marker: () => number;
+  drift: () => number;
+}
+
+function nextOp(rng: Prng, s: ModelState, counters: Counters, driftedThisRound: ReadonlySet<string>): Op {
   // The fleet mostly on: what was switched off comes back after a few operations, as in a real fleet.
   const restore = restorations(s);
   if (restore.length > 0 && rng.chance(0.25)) return rng.pick(restore);
@@ -125,8 +136,9 @@ function nextOp(rng: Prng, s: ModelState, nextMarker: () => number): Op {
       ['placement-replace', 1],
       ['binding-set', 2],
       ['cluster-member', 4],
+      ['copy-drift', 6],
     ] as const);
-    const op = tryOp(rng, s, choice, nextMarker);
+    const op = tryOp(rng, s, choice, counters, driftedThisRound);
     if (op) return op;
   }
 }
@@ -144,7 +156,8 @@ function labelsFor(rng: Prng): Record<string, string> {
   return labels;
 }
 
-function tryOp(rng: Prng, s: ModelState, choice: Op['op'], nextMarker: () => number): Op | undefined {
+function tryOp(rng: Prng, s: ModelState, choice: Op['op'], counters: Counters, driftedThisRound: ReadonlySet<string>): Op | undefined {
+  const nextMarker = counters.marker;
   const tenant = rng.pick(TENANTS);
   const kind = rng.pick(KINDS);
   const spoke = rng.pick(SPOKES);
@@ -215,6 +228,13 @@ function tryOp(rng: Prng, s: ModelState, choice: Op['op'], nextMarker: () => num
       const member = !s.member[spoke];
       if (!member && !s.member[spoke === 'spoke-1' ? 'spoke-2' : 'spoke-1'] && rng.chance(0.8)) return undefined;
       return { op: 'cluster-member', spoke, member };
+    }
+    case 'copy-drift': {
+      // A copy the model wants on its spoke, edited there by another hand.
+      const copies = [...expected(s).copies.values()].filter((c) => !driftedThisRound.has(copyId(c.spoke, c.kind, c.tenant, c.name)));
+      if (copies.length === 0) return undefined;
+      const c = rng.pick(copies);
+      return { op: 'copy-drift', spoke: c.spoke, kind: c.kind, tenant: c.tenant, name: c.name, drift: counters.drift() };
     }
   }
 }

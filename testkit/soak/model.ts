@@ -29,6 +29,12 @@
 //     targets a synced Gateway (Gateway deleted, kind removed from valid params, retargeted), C deselected
 //     while available, or local policies cover it. A replaced class or Placement, invalid params, an
 //     unavailable cluster: never.
+//  7. Drift (issue 42). A copy another hand edits on its spoke (the soak's `copy-drift`) is still expected as the
+//     hub sends it: the hub reports the cluster `Drifted` from the spoke agent's fresh report and puts the copy back
+//     (the classes' `drift` param is the default, Correct: the soak's params set none). The edit changes nothing the
+//     model expects; the model only remembers which drift each copy last had (`drifted`). A change the hub itself
+//     makes to that copy (a new marker, targets or labels; the copy withdrawn) overwrites the edit, and then nothing
+//     may be left to report (sentCopyChanged).
 // Rollout strategies are not in the model (no spoke controllers run in the soak, so a Progressive rollout
 // could never succeed): every policy rolls out under All.
 import {
@@ -78,6 +84,8 @@ export interface ModelState {
   policies: Record<string, HubPolicy>;
   /** `spoke/kind/tenant/name` → the local policy. */
   locals: Record<string, LocalPolicy>;
+  /** copyId → the number of the last drift edit made to that copy on its spoke (rule 7). */
+  drifted: Record<string, number>;
 }
 
 export function initialState(): ModelState {
@@ -91,6 +99,7 @@ export function initialState(): ModelState {
     gateways: { 't1/gw1': 'a', 't1/gw2': 'a', 't2/gw1': 'b', 't2/gw2': 'a' },
     policies: {},
     locals: {},
+    drifted: {},
   };
 }
 
@@ -146,6 +155,10 @@ export function applyOp(state: ModelState, op: Op, phase: Phase = 'whole'): Mode
       break;
     case 'cluster-member':
       s.member[op.spoke] = op.member;
+      break;
+    case 'copy-drift':
+      // What each spoke should run is unchanged (rule 7): the hub puts the copy back.
+      if (op.edited !== false) s.drifted[copyId(op.spoke, op.kind, op.tenant, op.name)] = op.drift;
       break;
   }
   return s;
@@ -221,6 +234,24 @@ export function expected(s: ModelState): Expected {
     }
   }
   return { copies, withheld };
+}
+
+/** Whether two expected copies are the same copy as the hub sends it (spec marker, targets, labels). */
+export function sameCopy(a: ExpectedCopy | undefined, b: ExpectedCopy | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.marker === b.marker && a.targets.map(targetId).join(',') === b.targets.map(targetId).join(',') && JSON.stringify(sortedEntries(a.labels)) === JSON.stringify(sortedEntries(b.labels));
+}
+
+function sortedEntries(r: Record<string, string>): [string, string][] {
+  return Object.entries(r).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+}
+
+/**
+ * Whether the hub itself changed, or withdrew, the copy `id` between states `before` and `after` (rule 7): its work
+ * then writes the copy whole, which overwrites another hand's edit whether or not the hub saw it first.
+ */
+export function sentCopyChanged(before: ModelState, after: ModelState, id: string): boolean {
+  return !sameCopy(expected(before).copies.get(id), expected(after).copies.get(id));
 }
 
 /** The facts of the moment the model cannot read from operations: which spokes are in doubt. */

@@ -56,7 +56,21 @@ export type Op =
   /** The tenant's ManagedClusterSetBinding created or deleted. */
   | { op: 'binding-set'; tenant: Tenant; bound: boolean }
   /** The ManagedCluster label that puts the spoke in the soak's ManagedClusterSet. */
-  | { op: 'cluster-member'; spoke: Spoke; member: boolean };
+  | { op: 'cluster-member'; spoke: Spoke; member: boolean }
+  /**
+   * Another hand on a spoke edits a synced copy (issue 42): a merge patch, as field manager DRIFT_FIELD_MANAGER, of the
+   * one spec field that carries the hub's marker, to driftValue(drift), a value the hub never sends. `edited` is filled
+   * in by the runner (false: no copy of that name ran there to edit within DRIFT_FIND_MS).
+   */
+  | { op: 'copy-drift'; spoke: Spoke; kind: Kind; tenant: Tenant; name: string; drift: number; edited?: boolean };
+
+/** The field manager of the soak's drift edits: a hand on the spoke other than OCM's work agent (`kubectl edit`, a GitOps tool). */
+export const DRIFT_FIELD_MANAGER = 'soak-drift';
+
+/** The marker value a drift edit writes: far above any marker the generator gives a hub policy. */
+export function driftValue(drift: number): number {
+  return 1_000_000 + drift;
+}
 
 export type FaultKind =
   | 'none'

@@ -1,13 +1,15 @@
 // Runs a soak plan on the real plane: sets the world up, starts the hub replicas and spoke agents as
 // processes, then round by round performs the operations (recording the model's state after each, with the
 // time it was sent), injects the round's fault and lifts it, waits for the spokes and the hub's status to
-// match the model (timed: the convergence figures), and judges the round's audited spoke writes (checks.ts).
+// match the model (timed: the convergence figures), and judges the round's audited spoke writes, its drift edits
+// and the copies that ran where the model wants none after the faults stopped (checks.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeHttp, isConflict } from '../../src/kube/http.ts';
+import { KubeHttp, isConflict, isNotFound } from '../../src/kube/http.ts';
+import { mergePatch } from '../../src/kube/writes.ts';
 import { RESOURCES, objectPath } from '../../src/kube/resource.ts';
 import { AuditCursor } from '../audit.ts';
 import { compactEtcd } from '../etcd.ts';
@@ -15,22 +17,32 @@ import { registrationAgent } from '../sandbox/registration.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { ourWorkObjects } from '../works.ts';
 import {
+  LINGER_BOUND_MS,
   checkCrossings,
   checkDeletions,
   checkJoins,
+  checkLingering,
   checkLocalsIntact,
   checkTakeovers,
   hubDiffs,
+  judgeDrift,
   policyWrites,
+  sightUnwanted,
   spokeDiffs,
+  unwantedCopies,
+  type DriftJudgement,
   type FaultSpan,
+  type LingerFigure,
   type Snapshot,
+  type UnwantedSighting,
   type Violation,
 } from './checks.ts';
-import { AvailabilityWatch, ReportWatch, getOrUndefined, hubPolicies, spokeObjects, type LocalLife } from './evidence.ts';
+import { copyFingerprint, driftEventWitness, driftStatusWitness, type DriftRecord } from './drift.ts';
+import { AvailabilityWatch, DriftWatch, HubStatusWatch, MendWatch, ReportWatch, getOrUndefined, hubEvents, hubPolicies, reapplyToken, spokeObjects, type LocalLife } from './evidence.ts';
 import { POLICY_SYNCED_ANNOTATION } from '../../src/core/metadatakeys.ts';
-import { applyOp, initialState, type ModelState, type Phase } from './model.ts';
-import { SPOKES, type Fault, type Op, type Round, type SoakPlan, type Spoke } from './ops.ts';
+import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { applyOp, copyId, initialState, type ModelState, type Phase } from './model.ts';
+import { DRIFT_FIELD_MANAGER, SPOKES, driftValue, policyKey, type Fault, type Op, type Round, type SoakPlan, type Spoke } from './ops.ts';
 import { SoakProcesses } from './processes.ts';
 import {
   RESOURCE_OF,
@@ -41,7 +53,9 @@ import {
   classObject,
   createObject,
   deleteObject,
+  driftSpecPatch,
   gatewayObject,
+  markerOf,
   paramsObject,
   placementObject,
   policyObject,
@@ -80,6 +94,15 @@ export interface SoakResult {
   races: string[];
   /** By fault kind: ms from the round's faults lifted (and its operations done) to spokes and hub matching the model. */
   convergenceMs: Record<string, number[]>;
+  /** The drift edits (issue 42): what became of each (checks.ts judgeDrift). */
+  drifts: DriftFigures;
+  /**
+   * The copies seen running where the model wants none, after a round's faults stopped, for LINGER_SHOWN_MS or more:
+   * how long, whether the hub said `Lingering` of them in that round and whether a mending work was seen.
+   */
+  lingering: LingerShown[];
+  /** Copies seen running where the model wants none after a round's faults stopped, however briefly. */
+  unwantedSeen: number;
   elapsedMs: number;
   /** The executed plan (replay with `npm run soak -- --replay <file>`). */
   executedFile: string;
@@ -87,6 +110,40 @@ export interface SoakResult {
 }
 
 const RETRY_FOR_MS = 120_000;
+/** How long a drift edit waits for the copy to run on its spoke (its policy may have been applied a moment before). */
+const DRIFT_FIND_MS = 10_000;
+/**
+ * Least time between two drift edits of one copy: the hub's token of a drift names the ten seconds it began in, so a
+ * second edit of the same field by the same hand within them is the one-put-back-per-ten-seconds the hub allows a
+ * hand that fights it (core/spoke/spoketruth.ts driftToken), not a drift it owes a put-back.
+ */
+const DRIFT_SPACING_MS = 11_000;
+/** An unwanted copy listed in the result's lingering figures: one that outlived an ordinary removal. */
+export const LINGER_SHOWN_MS = 5_000;
+
+export interface DriftFigures {
+  /** Edits made (a copy ran there to edit), and drift operations that found no copy to edit within DRIFT_FIND_MS. */
+  injected: number;
+  missed: number;
+  /** Reported Drifted by the hub: in all, and of them witnessed only by an Event (the status watch saw no write). */
+  reported: number;
+  reportedByEvent: number;
+  /** Put back (the copy no longer carries the edit's value), and of them those whose work the hub relabelled. */
+  putBack: number;
+  relabelled: number;
+  /** Unreported drifts that owed no report, by why (judgeDrift). */
+  excused: Record<string, number>;
+  /** ms from the edit to its first witness of Drifted, and to the copy seen put back (polled every 250 ms). */
+  toReportMs: number[];
+  toPutBackMs: number[];
+}
+
+export interface LingerShown extends LingerFigure {
+  /** ms after the faults stopped that the hub's status first said this cluster `Lingering` for the policy, if it did in that round. */
+  saidLingeringMs?: number;
+  /** A mending work for it was seen in that round. */
+  mended: boolean;
+}
 
 async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + RETRY_FOR_MS;
@@ -127,6 +184,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let deletionsChecked = 0;
   let writesChecked = 0;
   let opsRun = 0;
+  const drifts: DriftRecord[] = [];
+  const judgements: DriftJudgement[] = [];
+  let driftsMissed = 0;
+  const lastDrift = new Map<string, number>();
+  const lingering: LingerShown[] = [];
+  let unwantedSeen = 0;
+  let roundNo = 0;
   const executedFile = join(dir, 'executed.json');
   const saveExecuted = (): void => writeFileSync(executedFile, JSON.stringify({ seed: options.plan.seed, rounds: executed }, null, 1));
 
@@ -137,6 +201,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   reports.start();
   // Whether OCM vouches for each spoke, as its ManagedCluster says: the doubt the deletion check allows for.
   const availability = new AvailabilityWatch(hub).start();
+  // What the hub says of what runs on the spokes (Drifted, Removing, Lingering: every status write), the mending works
+  // it creates, and the drifted copies until they are put back.
+  const truth = new HubStatusWatch(hub, names).start();
+  const mends = new MendWatch(hub, names.controllerName).start();
+  const driftWatch = new DriftWatch(spokes, names).start();
   const record = (op: Op, phase: Phase, at: number): void => {
     state = applyOp(state, op, phase);
     timeline.push({ at, state, label: `${describeOp(op)}${phase === 'whole' ? '' : ` (${phase})`}` });
@@ -225,8 +294,75 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       case 'cluster-member':
         await retrying(describeOp(op), () => setMember(hub, names, op.spoke, op.member));
         break;
+      case 'copy-drift': {
+        const made = await driftCopy(op, ns);
+        op.edited = made !== undefined;
+        if (made) {
+          drifts.push(made);
+          driftWatch.track(made);
+        } else driftsMissed += 1;
+        break;
+      }
     }
     record(op, 'whole', t0);
+  };
+
+  /**
+   * Another hand's edit of a synced copy (ops.ts copy-drift), by the soak's own client — its user agent, so the audit
+   * checks count it as the soak's write, never a foreign one — as field manager DRIFT_FIELD_MANAGER: a merge patch of
+   * the marker's field, preconditioned on the resourceVersion of the copy just read (a copy, by its policy-synced
+   * annotation: never a local policy of that name). Undefined when no copy ran there within DRIFT_FIND_MS.
+   */
+  const driftCopy = async (op: Extract<Op, { op: 'copy-drift' }>, ns: string): Promise<DriftRecord | undefined> => {
+    const http = spokes.get(op.spoke)!;
+    const id = copyId(op.spoke, op.kind, op.tenant, op.name);
+    const last = lastDrift.get(id);
+    if (last !== undefined && Date.now() - last < DRIFT_SPACING_MS) await sleep(DRIFT_SPACING_MS - (Date.now() - last));
+    const path = objectPath(RESOURCE_OF[op.kind], ns, op.name);
+    const value = driftValue(op.drift);
+    const findBy = Date.now() + DRIFT_FIND_MS;
+    const failBy = Date.now() + RETRY_FOR_MS;
+    // Set once a patch is sent: its time is the edit's (a retry after a lost answer keeps the first).
+    let sent: DriftRecord | undefined;
+    for (let attempt = 0; ; attempt++) {
+      if (Date.now() > failBy) throw new Error(`${describeOp(op)}: the spoke did not take the edit within ${RETRY_FOR_MS / 1000} s`);
+      try {
+        const copy = await getOrUndefined(http, path);
+        if (!copy || copy.metadata.annotations?.[POLICY_SYNCED_ANNOTATION] === undefined || (sent && copy.metadata.uid !== sent.uid)) {
+          // No copy (yet) to edit; or the one edited went.
+          if (sent || Date.now() > findBy) return undefined;
+          await sleep(250);
+          continue;
+        }
+        // A patch whose answer was lost may have landed: the copy carries the edit already.
+        if (sent && markerOf(op.kind, copy) === value) break;
+        const tokenBefore = sent ? sent.tokenBefore : (await reapplyToken(hub, names.controllerName, op.spoke, op.kind, ns, op.name)).token;
+        sent = {
+          drift: op.drift,
+          round: roundNo,
+          spoke: op.spoke,
+          kind: op.kind,
+          tenant: op.tenant,
+          name: op.name,
+          editedAt: sent?.editedAt ?? Date.now(),
+          uid: copy.metadata.uid ?? '',
+          sentBefore: sent?.sentBefore ?? copyFingerprint(op.kind, copy),
+          ...(tokenBefore === undefined ? {} : { tokenBefore }),
+        };
+        await mergePatch(http, RESOURCE_OF[op.kind], ns, op.name, { metadata: { resourceVersion: copy.metadata.resourceVersion }, spec: driftSpecPatch(op.kind, value) }, { fieldManager: DRIFT_FIELD_MANAGER });
+        break;
+      } catch (err) {
+        // Changed (or gone) between the read and the patch: read again.
+        if (isConflict(err) || isNotFound(err)) {
+          await sleep(100);
+          continue;
+        }
+        await sleep(Math.min(250 * 2 ** attempt, 2_000));
+      }
+    }
+    if (!sent) return undefined;
+    lastDrift.set(id, sent.editedAt);
+    return sent;
   };
 
   const inject = async (fault: Fault): Promise<FaultSpan> => {
@@ -281,14 +417,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     return { kind: fault.kind, ...(target ? { target } : {}), start, end: Date.now() };
   };
 
-  /** Until the spokes and the hub's annotations match the model; the ms it took, or undefined past the bound (with the last differences). */
-  const converge = async (): Promise<{ ms?: number; diffs: string[] }> => {
-    const from = Date.now();
+  /**
+   * Until the spokes and the hub's annotations match the model; the ms it took, or undefined past the bound (with the
+   * last differences). Each poll also notes the copies that run where the model wants none (`sightings`).
+   */
+  const converge = async (from: number, sightings: Map<string, UnwantedSighting>): Promise<{ ms?: number; diffs: string[] }> => {
     let diffs: string[] = ['not read yet'];
     let calm = 0;
     while (Date.now() - from < bound) {
       try {
-        diffs = [...spokeDiffs(state, await spokeObjects(spokes, names), names), ...hubDiffs(state, await hubPolicies(hub, names), names)];
+        const objects = await spokeObjects(spokes, names);
+        sightUnwanted(sightings, Date.now(), unwantedCopies(state, objects, names));
+        diffs = [...spokeDiffs(state, objects, names), ...hubDiffs(state, await hubPolicies(hub, names), names)];
       } catch (err) {
         diffs = [`read failed: ${err instanceof Error ? err.message : String(err)}`];
       }
@@ -312,8 +452,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     for (const [i, planned] of options.plan.rounds.entries()) {
       if (options.durationMs !== undefined && Date.now() - started > options.durationMs) break;
       const round: Round = structuredClone(planned);
-      for (const op of round.ops) if (op.op === 'local-create') delete op.created;
+      for (const op of round.ops) {
+        if (op.op === 'local-create') delete op.created;
+        if (op.op === 'copy-drift') delete op.edited;
+      }
       executed.push(round);
+      roundNo = i + 1;
+      const roundStart = Date.now();
       const cursors = new Map(SPOKES.map((s) => [s, AuditCursor.at(sandbox, s)] as const));
       // Settled into a value: a fault failing while operations still run must not be an unhandled rejection.
       let faultTask: Promise<FaultSpan | Error> | undefined;
@@ -332,7 +477,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (span instanceof Error) throw span;
       faultsByKind[span.kind] = (faultsByKind[span.kind] ?? 0) + 1;
       saveExecuted();
-      const result = await converge();
+      const stoppedAt = Date.now();
+      const sightings = new Map<string, UnwantedSighting>();
+      const result = await converge(stoppedAt, sightings);
+      const endAt = Date.now();
       if (result.ms !== undefined) (convergenceMs[span.kind] ??= []).push(result.ms);
       else violations.push({ kind: 'convergence', at: new Date().toISOString(), message: `round ${i + 1} (fault ${span.kind}): not converged within ${bound / 1000} s: ${result.diffs.join('; ')}` });
       const writes = SPOKES.flatMap((s) => policyWrites(s, cursors.get(s)!.since(), names));
@@ -341,7 +489,35 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       deletionsChecked += deletions.checked;
       const takeovers = checkTakeovers(writes, lives, timeline);
       const objects = await spokeObjects(spokes, names);
-      const found = [...deletions.violations, ...takeovers.violations, ...checkJoins(writes, lives, timeline), ...checkCrossings(objects)];
+      // The round's drift edits: reported Drifted (the status watch, else the hub's Events) and put back (checks.ts).
+      await driftWatch.settle();
+      driftWatch.clear();
+      const driftFound: Violation[] = [];
+      let events: KubeObject[] | undefined;
+      for (const d of drifts.filter((x) => x.round === i + 1)) {
+        const byStatus = driftStatusWitness(d, truth.sightings);
+        if (byStatus !== undefined) Object.assign(d, { reportedAt: byStatus, reportedBy: 'status' });
+        else {
+          events ??= await hubEvents(hub, names).catch(() => []);
+          const byEvent = driftEventWitness(d, events, names);
+          if (byEvent !== undefined) Object.assign(d, { reportedAt: byEvent, reportedBy: 'event' });
+        }
+        const after = await reapplyToken(hub, names.controllerName, d.spoke, d.kind, names.namespace(d.tenant), d.name).catch(() => ({ found: false, token: undefined }));
+        if (after.token !== undefined) d.tokenAfter = after.token;
+        const judged = judgeDrift(d, timeline, endAt);
+        judgements.push(judged);
+        driftFound.push(...judged.violations);
+      }
+      // The lingering bound: copies that ran where the model wants none after the faults stopped.
+      const lingered = checkLingering([...sightings.values()], i + 1, stoppedAt, endAt, LINGER_BOUND_MS);
+      unwantedSeen += lingered.figures.length;
+      for (const f of lingered.figures.filter((x) => x.ranMs >= LINGER_SHOWN_MS)) {
+        const policy = policyKey(f.kind, f.tenant, f.name);
+        const said = truth.sightings.find((t) => t.policy === policy && t.cluster === f.spoke && t.reason === 'Lingering' && t.at >= roundStart);
+        const mended = mends.sightings.some((m) => m.cluster === f.spoke && m.resource === RESOURCE_OF[f.kind].resource && m.source === `${names.namespace(f.tenant)}/${f.name}` && m.at >= roundStart);
+        lingering.push({ ...f, ...(said ? { saidLingeringMs: said.at - stoppedAt } : {}), mended });
+      }
+      const found = [...deletions.violations, ...takeovers.violations, ...checkJoins(writes, lives, timeline), ...checkCrossings(objects), ...driftFound, ...lingered.violations];
       violations.push(...found);
       races.push(...takeovers.races);
       log(
@@ -357,6 +533,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   } finally {
     saveExecuted();
     reports.stop();
+    driftWatch.stop();
+    await truth.stop();
+    await mends.stop();
     await availability.stop();
     await processes.stop();
     if (!options.keep) {
@@ -378,6 +557,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     violations,
     races,
     convergenceMs,
+    drifts: driftFigures(judgements, driftsMissed),
+    lingering,
+    unwantedSeen,
     elapsedMs: Date.now() - started,
     executedFile,
     logs: processes.logs,
@@ -391,4 +573,22 @@ export function percentile(values: readonly number[], p: number): number | undef
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** The drift figures of a run from its judgements. */
+export function driftFigures(judgements: readonly DriftJudgement[], missed: number): DriftFigures {
+  const excused: Record<string, number> = {};
+  for (const j of judgements) if (j.excused) excused[j.excused] = (excused[j.excused] ?? 0) + 1;
+  const records = judgements.map((j) => j.record);
+  return {
+    injected: judgements.length,
+    missed,
+    reported: judgements.filter((j) => j.reported).length,
+    reportedByEvent: records.filter((d) => d.reportedBy === 'event').length,
+    putBack: judgements.filter((j) => j.putBack).length,
+    relabelled: records.filter((d) => d.tokenAfter !== undefined && d.tokenAfter !== d.tokenBefore).length,
+    excused,
+    toReportMs: records.flatMap((d) => (d.reportedAt === undefined ? [] : [Math.max(0, d.reportedAt - d.editedAt)])),
+    toPutBackMs: records.flatMap((d) => (d.putBackAt === undefined ? [] : [d.putBackAt - d.editedAt])),
+  };
 }

@@ -23,7 +23,7 @@ export const PLACEMENT = 'spokes';
 
 export const RESOURCE_OF: Record<Kind, ResourceRef> = { auth: AUTH_POLICIES, rl: RATE_LIMIT_POLICIES, soak: SOAK_POLICIES };
 export const KIND_OF_RESOURCE: Record<string, Kind> = { authpolicies: 'auth', ratelimitpolicies: 'rl', soakpolicies: 'soak' };
-const API_KIND: Record<Kind, string> = { auth: 'AuthPolicy', rl: 'RateLimitPolicy', soak: 'SoakPolicy' };
+export const API_KIND: Record<Kind, string> = { auth: 'AuthPolicy', rl: 'RateLimitPolicy', soak: 'SoakPolicy' };
 const GVR: Record<Kind, { group: string; version: string; resource: string }> = {
   auth: { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' },
   rl: { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' },
@@ -81,6 +81,21 @@ export function policyObject(kind: Kind, namespace: string, name: string, target
       return { apiVersion: 'kuadrant.io/v1', kind: API_KIND.rl, metadata, spec: { targetRef: targetRef(targets[0]!), limits: { soak: { rates: [{ limit: marker, window: '1m' }] } } } };
     case 'soak':
       return { apiVersion: `${SOAK_GROUP}/v1`, kind: API_KIND.soak, metadata, spec: { targetRefs: targets.map(targetRef), rules: { marker } } };
+  }
+}
+
+/**
+ * The spec part of a drift edit's merge patch (ops.ts copy-drift): the one field that carries the marker, set to
+ * `value` — for Kuadrant's kinds in the shape policyObject writes it, so that only that field's value differs.
+ */
+export function driftSpecPatch(kind: Kind, value: number): Record<string, unknown> {
+  switch (kind) {
+    case 'auth':
+      return { rules: { authorization: { soak: { opa: { rego: `allow = false # ${value}` } } } } };
+    case 'rl':
+      return { limits: { soak: { rates: [{ limit: value, window: '1m' }] } } };
+    case 'soak':
+      return { rules: { marker: value } };
   }
 }
 
