@@ -28,7 +28,8 @@ export interface SnapshotFlags {
 
 /** What the hub controller's caches hold, as far as its decisions for a policy read them. */
 export async function readSnapshot(http: KubeHttp, flags: SnapshotFlags, synced: SyncedKinds): Promise<HubSnapshot> {
-  const [gateways, placements, decisions, managedClusters, clusterSets, bindings, spokeConfigs, variants] = await Promise.all([
+  const [gatewayClasses, gateways, placements, decisions, managedClusters, clusterSets, bindings, spokeConfigs, variants] = await Promise.all([
+    listAll(http, RESOURCES.gatewayClasses),
     listAll(http, RESOURCES.gateways),
     listAll(http, RESOURCES.placements),
     listAll(http, RESOURCES.placementDecisions),
@@ -62,6 +63,8 @@ export async function readSnapshot(http: KubeHttp, flags: SnapshotFlags, synced:
   const works = sharedName ? await listAll(http, RESOURCES.manifestWorks, { labelSelector: `${CONTROLLER_LABEL}=${controllerLabelValue(flags.controllerName)}` }) : [];
   return {
     classes: synced.params,
+    ownedClasses: synced.classes,
+    classNames: new Set(gatewayClasses.map((c) => c.metadata.name)),
     servedKinds: new Set(synced.kinds.map(groupResourceKey)),
     gateways,
     placements,

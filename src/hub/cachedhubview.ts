@@ -1,8 +1,10 @@
 // The hub controller's HubView (core/pipeline/hubview.ts): the decision pipeline's reads, answered from the
 // informers' caches and what the class reconciler put in force. Reads only; the pipeline decides.
+import { clusterHealth, type ClusterHealth } from '../core/fleet/clusterhealth.ts';
 import type { PlacedClusters } from '../core/fleet/placement.ts';
-import type { GroupResource } from '../core/k8s/gvr.ts';
+import { groupResourceKey, type GroupResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
+import { ownsClass } from '../core/params/classparams.ts';
 import type { PolicyKindConfig, SyncParams } from '../core/params/params.ts';
 import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from '../core/pipeline/hubview.ts';
 import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
@@ -15,12 +17,17 @@ import type { GatewayPlacements } from './placements.ts';
 import type { SpokeReports } from './spokereports.ts';
 import type { ReportedCopyOn } from '../core/spoke/spoketruth.ts';
 import type { UngatedKinds } from './ungatedkinds.ts';
+import type { RemovalInput } from '../core/works/removal.ts';
 
 export interface CachedHubViewSources {
   /** The policy informers, each indexed BY_NAME. */
   watches: DynamicInformers;
   /** Hub Gateways, indexed BY_NAME. */
   gateways: Informer;
+  /** GatewayClasses and PlacementDecisions: the deletion rule reads their sync, and which classes are ours. */
+  classes: Informer;
+  decisions: Informer;
+  controllerName: string;
   placed: GatewayPlacements;
   managedClusters: Informer;
   /** Our ManifestWorks, indexed BY_CLUSTER. */
@@ -42,6 +49,30 @@ export class CachedHubView implements HubView {
 
   constructor(private readonly sources: CachedHubViewSources) {
     this.spokeAgents = sources.reports !== undefined;
+  }
+
+  removalGrounds(gr: GroupResource, named: readonly string[]): Pick<RemovalInput, 'groupResource' | 'caches' | 'classes' | 'absentClasses' | 'watch'> {
+    const { classes, controllerName } = this.sources;
+    const owned = classes.store.list().filter((c) => ownsClass(c, controllerName)).map((c) => c.metadata.name);
+    const informer = this.sources.watches.informer(gr);
+    return {
+      groupResource: groupResourceKey(gr),
+      caches: {
+        works: this.sources.works.synced,
+        classes: classes.synced,
+        gateways: this.sources.gateways.synced,
+        decisions: this.sources.decisions.synced,
+        clusters: this.sources.managedClusters.synced,
+        placements: this.sources.placed.synced,
+      },
+      classes: this.sources.configs.knowledge(owned),
+      absentClasses: new Set(named.filter((name) => classes.store.get(name) === undefined)),
+      ...(informer ? { watch: { synced: informer.synced } } : {}),
+    };
+  }
+
+  clusterHealth(cluster: string, now: number): ClusterHealth {
+    return clusterHealth(this.sources.managedClusters.store.get(cluster), now);
   }
 
   gateway(namespace: string, name: string): KubeObject | undefined {

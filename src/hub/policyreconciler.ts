@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { groupResourceKey } from '../core/k8s/gvr.ts';
 import { namespacedKey } from '../core/k8s/objects.ts';
-import { parsePolicyKey, parseWorkKey } from '../core/keys.ts';
+import { parsePolicyKey } from '../core/keys.ts';
 import type { DesiredWorks } from '../core/works/desiredworks.ts';
 import { decidePolicy } from '../core/pipeline/policypipeline.ts';
 import { controllerLabelValue, sourceHash, sourceRefOf, workIdentity, workName } from '../core/works/manifestwork.ts';
@@ -20,7 +20,6 @@ import type { LingeringMender, MendOutcome } from './lingeringmender.ts';
 import type { PolicyDecision } from '../core/pipeline/policypipeline.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
-import type { WorkKey } from '../core/keys.ts';
 import { canonicalJson } from '../core/k8s/canonical.ts';
 import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
@@ -39,7 +38,7 @@ export interface PolicyReconcilerOptions {
 }
 
 /** What the reconciler reads and writes through: the caches the pipeline and the removals read, the applier, and the reporter. */
-export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName'>, Omit<CachedHubViewSources, 'reports'> {
+export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controllerName' | 'view'>, Omit<CachedHubViewSources, 'reports' | 'controllerName'> {
   reporter: StatusReporter;
   rollouts: Rollouts;
   /** When each copy reported where its policy has no work was first seen so. */
@@ -68,8 +67,8 @@ export class PolicyReconciler {
     private readonly deps: PolicyReconcilerDeps,
     private readonly options: PolicyReconcilerOptions,
   ) {
-    this.view = new CachedHubView(deps);
-    this.removals = new WorkRemovals({ ...deps, controllerName: options.controllerName });
+    this.view = new CachedHubView({ ...deps, controllerName: options.controllerName });
+    this.removals = new WorkRemovals({ ...deps, view: this.view, controllerName: options.controllerName });
     this.controller = controllerLabelValue(options.controllerName);
   }
 
@@ -134,9 +133,8 @@ export class PolicyReconciler {
     this.deps.variantsChanged(this.deps.variantOutcomes.record(key, decision.variants));
     const { desired, local, rollout, targetClasses } = decision;
     const plan = this.deps.applier.plan([...desired.works.values()], observed, decision.retain);
-    const overriddenOn = new Map(local.overridden.map((o) => [o.cluster, o.message]));
-    const [overridden, unwanted] = partition(plan.delete, (k) => overriddenOn.has(parseWorkKey(k).cluster));
-    const removals = this.removals.decidePerCluster(log, gr, policy, targetClasses, [...unwanted, ...overridden], observed, overriddenOn);
+    // What the applier would delete, as the pipeline's deletion rule decided it per cluster.
+    const removals = this.removals.fromDecision(log, decision.removals.works, plan.delete, decision.removals.recheckAt);
     // While a targeted class's params are unknown, what to report is unknown too: leave the annotations.
     const unknownClasses = this.removals.unknownClasses(targetClasses);
     // A policy none of whose targets is a Gateway of ours is another controller's business (several may
@@ -160,7 +158,7 @@ export class PolicyReconciler {
 
     // A copy that lingers where the policy has no work goes once the deletion rule knows it is unwanted there:
     // handed back to OCM's work agent (lingeringmender.ts), never deleted by the hub itself.
-    const mends = await this.mendLingering(log, gr, kind.gvr, policy, targetClasses, observed, overriddenOn, decision, isOurs && unknownClasses.length === 0);
+    const mends = await this.mendLingering(log, gr, kind.gvr, policy, decision, isOurs && unknownClasses.length === 0);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;
@@ -195,9 +193,6 @@ export class PolicyReconciler {
     gr: GroupResource,
     gvr: GroupVersionResource,
     policy: KubeObject,
-    targetClasses: readonly string[],
-    observed: readonly KubeObject[],
-    overriddenOn: ReadonlyMap<string, string>,
     decision: PolicyDecision,
     reported: boolean,
   ): Promise<MendOutcome> {
@@ -210,15 +205,12 @@ export class PolicyReconciler {
     const status = readPolicyStatus(policy.metadata.annotations?.[STATUS_ANNOTATION]);
     const said = status?.clusters ?? {};
     const unsayable = status?.summary.truncated === true;
-    const lingering = reported ? decision.truth.lingering.filter((l) => l.lingering && !decision.desired.works.has(l.cluster)) : [];
-    const settled = lingering.filter((l) => unsayable || (Object.hasOwn(said, l.cluster) && said[l.cluster]!.reason === LINGERING));
+    // The pipeline's deletion rule decided each (removals.ts): only what it lets go is handed back.
+    const lingering = reported ? decision.removals.lingering : [];
+    const settled = lingering.filter((l) => unsayable || (Object.hasOwn(said, l.copy.cluster) && said[l.copy.cluster]!.reason === LINGERING));
     const unsaid = lingering.length > settled.length ? Date.now() + UNSAID_RECHECK_MS : undefined;
-    const byKey = new Map(settled.map((l) => [`${l.cluster}/${name}` as WorkKey, l]));
-    const allowed = byKey.size === 0 ? [] : this.removals.decidePerCluster(log, gr, policy, targetClasses, [...byKey.keys()], observed, overriddenOn).deletions;
-    const mends = allowed.flatMap((key) => {
-      const l = byKey.get(key);
-      return l ? [{ cluster: l.cluster, workName: name, namespace: l.namespace }] : [];
-    });
+    for (const l of settled) if (l.decision.action === 'keep') log.info({ cluster: l.copy.cluster, reason: l.decision.reason, why: l.decision.message }, 'lingering copy kept: not known to be unwanted');
+    const mends = settled.filter((l) => l.decision.action === 'delete').map((l) => ({ cluster: l.copy.cluster, workName: name, namespace: l.copy.namespace }));
     const outcome = await this.deps.mender.converge(log, canonicalJson(sourceRefOf(gvr, policy)), sourceHash(gr, policy.metadata.namespace ?? '', policy.metadata.name), mends);
     for (const r of outcome.refused) log.warn({ cluster: r.mend.cluster, work: r.mend.workName, why: r.why }, 'lingering copy not handed back');
     const at = [outcome.recheckAt, unsaid].filter((t) => t !== undefined);
@@ -242,10 +234,6 @@ function placedCopies(observed: readonly KubeObject[]): Map<string, KubeObject> 
     if (copy && !w.metadata.deletionTimestamp) placed.set(w.metadata.namespace ?? '', copy);
   }
   return placed;
-}
-
-function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
-  return [items.filter(test), items.filter((item) => !test(item))];
 }
 
 /** The policy targets at least one Gateway of a class we own: its annotations are ours to write. */

@@ -1,40 +1,36 @@
-// Which of a hub policy's observed works may go, by the one deletion rule (core/works/removal.ts,
-// docs/design/deletion.md#never-delete-on-doubt): this gathers what the rule reads — the caches' sync, the
-// owned classes and what is known of their params, the watch of the kind, what OCM says of each cluster
-// and of the Placements — asks it once per cluster, and deletes only what it allows. Behind the deletion
-// of a policy's works, live reads confirm it is gone and its CRD is the one they were written under.
+// The deletes the one deletion rule (core/works/removal.ts, docs/design/deletion.md#never-delete-on-doubt) allows.
+// For a policy that exists the rule is asked in the decision pipeline, once per cluster (core/pipeline/removals.ts:
+// the hub and `policy-sync diff` alike); here only what a pure decision cannot do: the applier's plan of what is
+// there, and, for a policy gone from the cache or a kind no longer watched, the live reads that confirm it is gone
+// and that its CRD is the one its works were written under — then the deletes.
 import type { Logger } from 'pino';
-import { clusterHealth } from '../core/fleet/clusterhealth.ts';
-import type { PlacementState } from '../core/fleet/placement.ts';
-import { groupResourceKey, type GroupResource, type GroupVersionResource } from '../core/k8s/gvr.ts';
+import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
 import { namespacedKey, type KubeObject } from '../core/k8s/objects.ts';
-import { parseWorkKey, workKeyOf, type WorkKey } from '../core/keys.ts';
+import type { WorkKey } from '../core/keys.ts';
 import { ownsClass } from '../core/params/classparams.ts';
+import type { HubView } from '../core/pipeline/hubview.ts';
+import type { WorkRemoval } from '../core/pipeline/removals.ts';
 import { REPORTED_ANNOTATIONS } from '../core/status/report.ts';
 import type { UnknownCluster } from '../core/status/statusinput.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, readTargets } from '../core/targets/targetrefs.ts';
 import { readSourceRef, type ManifestWork } from '../core/works/manifestwork.ts';
 import { decideRemoval, type CrdState, type RemovalDecision, type RemovalInput } from '../core/works/removal.ts';
 import { readCrd } from '../kube/discovery.ts';
-import type { DynamicInformers } from '../kube/dynamicinformers.ts';
 import { isForbidden, isNotFound, type KubeHttp } from '../kube/http.ts';
 import type { DerivedStore } from '../kube/derivedstore.ts';
 import type { Informer } from '../kube/informer.ts';
 import { objectPath } from '../kube/resource.ts';
 import { mergePatch } from '../kube/writes.ts';
 import type { ClassConfigs } from './classconfigs.ts';
-import { gatewayClassOf, targetedGateways } from './indexes.ts';
-import type { GatewayPlacements } from './placements.ts';
+import { gatewayClassOf } from './indexes.ts';
 import type { WorkApplier } from './workapplier.ts';
 
 export interface WorkRemovalsDeps {
   http: KubeHttp;
-  watches: DynamicInformers;
+  /** What the deletion rule reads of the hub, as the decision pipeline reads it. */
+  view: Pick<HubView, 'removalGrounds'>;
   classes: Informer;
   gateways: Informer;
-  decisions: Informer;
-  managedClusters: Informer;
-  placed: GatewayPlacements;
   works: DerivedStore;
   configs: ClassConfigs;
   applier: WorkApplier;
@@ -57,39 +53,22 @@ export class WorkRemovals {
   constructor(private readonly deps: WorkRemovalsDeps) {}
 
   /**
-   * One decision per cluster for the observed works the policy no longer wants — what OCM says of each
-   * cluster is its own. `overridden` are the clusters where local policies cover the copy.
+   * What the pipeline's deletion rule said of the works the applier would delete (`candidates`: its plan's, a
+   * subset of the decision's), told per cluster: a work the decision does not name is kept (never deleted unasked).
    */
-  decidePerCluster(
-    log: Logger,
-    gr: GroupResource,
-    policy: KubeObject,
-    targetClasses: readonly string[],
-    candidates: readonly WorkKey[],
-    observed: readonly KubeObject[],
-    overridden: ReadonlyMap<string, string>,
-  ): ClusterRemovals {
-    const observedByKey = new Map(observed.map((w) => [workKeyOf(w), w]));
-    const out: ClusterRemovals = { deletions: [], unknown: [], kept: false };
+  fromDecision(log: Logger, decided: readonly WorkRemoval[], candidates: readonly WorkKey[], recheckAt?: number): ClusterRemovals {
+    const byKey = new Map(decided.map((r) => [r.work, r]));
+    const out: ClusterRemovals = { deletions: [], unknown: [], kept: false, ...(recheckAt === undefined ? {} : { recheckAt }) };
     for (const workKey of candidates) {
-      const cluster = parseWorkKey(workKey).cluster;
-      const overriddenBy = overridden.get(cluster);
-      const locallyOverridden = overriddenBy !== undefined;
-      const fleet = locallyOverridden ? undefined : this.clusterKnowledge(cluster, policy);
-      const d = decideRemoval(this.input(gr, { deleting: false, targetClasses, locallyOverridden }, fleet));
-      if (d.action === 'delete') {
+      const r = byKey.get(workKey);
+      if (r?.decision.action === 'delete') {
         out.deletions.push(workKey);
-        if (locallyOverridden) log.info({ work: workKey, overriddenBy }, 'local policies cover the copy: its ManifestWork is withdrawn');
+        if (r.overriddenBy !== undefined) log.info({ work: workKey, overriddenBy: r.overriddenBy }, 'local policies cover the copy: its ManifestWork is withdrawn');
         continue;
       }
       out.kept = true;
-      logKept(log, [workKey], d);
-      if (fleet && d.action === 'keep' && (d.reason === 'ClusterUnavailable' || d.reason === 'PlacementUnsettled')) {
-        const doubt = fleet.health.state === 'unavailable' ? fleet.health : fleet.placements.state === 'unsettled' ? { reason: fleet.placements.reason, message: fleet.placements.message } : undefined;
-        const work = observedByKey.get(workKey) as ManifestWork | undefined;
-        if (fleet.health.state === 'unavailable' && fleet.health.recheckAt !== undefined) out.recheckAt = Math.min(out.recheckAt ?? Infinity, fleet.health.recheckAt);
-        if (doubt) out.unknown.push({ cluster, reason: doubt.reason, message: doubt.message, ...('since' in doubt && doubt.since ? { since: doubt.since } : {}), ...(work ? { work } : {}) });
-      }
+      if (r) logKept(log, [workKey], r.decision);
+      if (r?.doubt) out.unknown.push(r.doubt);
     }
     return out;
   }
@@ -101,7 +80,7 @@ export class WorkRemovals {
    * gone (the soak found it, issue 29). Cleared first, so that a failure leaves the works to retry with.
    */
   async removeOfUnwatchedKind(log: Logger, key: string, gr: GroupResource, observed: readonly KubeObject[]): Promise<void> {
-    const input = this.input(gr, undefined, undefined, this.classesOfWorks(observed));
+    const input = this.input(gr, undefined, this.classesOfWorks(observed));
     const decision = decideRemoval(input);
     if (decision.action === 'delete') await this.clearReport(log, observed);
     await this.removeAll(log, key, observed, input, decision);
@@ -140,40 +119,10 @@ export class WorkRemovals {
     return [...this.deps.configs.knowledge(owned)].filter(([, k]) => k.state === 'unknown').map(([n]) => n);
   }
 
-  /** What OCM says of a cluster the policy no longer wants a copy on, and of the Placements of its Gateways. */
-  private clusterKnowledge(cluster: string, policy: KubeObject): NonNullable<RemovalInput['cluster']> {
-    const health = clusterHealth(this.deps.managedClusters.store.get(cluster), Date.now());
-    let placements: PlacementState = { state: 'settled' };
-    for (const gw of targetedGateways(policy)) {
-      const gateway = this.deps.gateways.store.get(gw);
-      const state: PlacementState = gateway ? this.deps.placed.state(gateway) : placements;
-      if (state.state === 'unsettled') placements = state;
-    }
-    return { health, placements };
-  }
-
-  /** The owned classes (from the class cache) and what is known of their configurations. */
-  private input(gr: GroupResource, policy?: RemovalInput['policy'], cluster?: RemovalInput['cluster'], worksClasses: readonly string[] = []): RemovalInput {
-    const owned = this.deps.classes.store.list().filter((c) => ownsClass(c, this.deps.controllerName)).map((c) => c.metadata.name);
-    const informer = this.deps.watches.informer(gr);
+  /** What the rule reads of the hub (the view's, as the pipeline reads it), for a policy gone or a kind no longer watched. */
+  private input(gr: GroupResource, policy?: RemovalInput['policy'], worksClasses: readonly string[] = []): RemovalInput {
     // A policy's own Gateways' classes; for a kind no longer watched, those of the Gateways its works were for.
-    const named = policy ? policy.targetClasses : worksClasses;
-    return {
-      groupResource: groupResourceKey(gr),
-      caches: {
-        works: this.deps.works.synced,
-        classes: this.deps.classes.synced,
-        gateways: this.deps.gateways.synced,
-        decisions: this.deps.decisions.synced,
-        clusters: this.deps.managedClusters.synced,
-        placements: this.deps.placed.synced,
-      },
-      classes: this.deps.configs.knowledge(owned),
-      absentClasses: new Set(named.filter((name) => this.deps.classes.store.get(name) === undefined)),
-      ...(informer ? { watch: { synced: informer.synced } } : {}),
-      ...(policy ? { policy } : {}),
-      ...(cluster ? { cluster } : {}),
-    };
+    return { ...this.deps.view.removalGrounds(gr, policy ? policy.targetClasses : worksClasses), ...(policy ? { policy } : {}) };
   }
 
   /** Deletes the observed works (all unwanted here), if the deletion rule allows it. */

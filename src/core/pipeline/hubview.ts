@@ -2,6 +2,7 @@
 // with its informers (src/hub/cachedhubview.ts) and `policy-sync diff` with lists it reads once
 // (snapshotview.ts). Everything the hub decides for a policy is decided over this view and nothing else, so the
 // controller and its preview cannot disagree. Pure: an interface and the small readings every view shares.
+import type { ClusterHealth } from '../fleet/clusterhealth.ts';
 import type { PlacedClusters } from '../fleet/placement.ts';
 import type { GroupResource } from '../k8s/gvr.ts';
 import type { KubeObject } from '../k8s/objects.ts';
@@ -9,6 +10,7 @@ import type { PolicyKindConfig, SyncParams } from '../params/params.ts';
 import type { ReportEvidence } from '../spoke/firstcopy.ts';
 import type { OpenApiSchema } from '../variants/schemacheck.ts';
 import type { ReportedCopyOn } from '../spoke/spoketruth.ts';
+import type { RemovalInput } from '../works/removal.ts';
 
 /** What the hub knows of a synced kind itself (its CRD as the class reconciler validated it). */
 export interface KindFacts {
@@ -55,6 +57,14 @@ export interface HubView {
   reportedCopies(kind: string, source: string): readonly ReportedCopyOn[];
   /** What the hub knows of the kind itself. */
   kind(gr: GroupResource): KindFacts;
+  /**
+   * What the deletion rule (core/works/removal.ts) reads of the hub for a policy of `gr` whose Gateways name the
+   * GatewayClasses `named`: the caches' sync, what is known of every owned class's params, which of `named` does
+   * not exist, the kind's watch.
+   */
+  removalGrounds(gr: GroupResource, named: readonly string[]): Pick<RemovalInput, 'groupResource' | 'caches' | 'classes' | 'absentClasses' | 'watch'>;
+  /** What OCM says of a cluster at `now` (ms since the epoch): whether a deselection of it is a decision. */
+  clusterHealth(cluster: string, now: number): ClusterHealth;
   /**
    * The kind (`resource.version.group`) of objects of `apiVersion` and `kind` when its CRD has no field where a
    * controller says which generation it observed: a Progressive rollout can never gate on it

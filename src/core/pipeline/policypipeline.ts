@@ -34,6 +34,7 @@ import { renderCopy, selects, type CopyRendering, type KindSchema } from '../var
 import { schemaCheck } from '../variants/schemacheck.ts';
 import type { VariantFailure } from '../works/desiredworks.ts';
 import { classOfGateway, type HubView } from './hubview.ts';
+import { decideRemovals, type Removals } from './removals.ts';
 import type { DefaultingSchema } from '../k8s/schemadefaults.ts';
 
 export interface PolicyPipelineInput {
@@ -103,6 +104,12 @@ export interface PolicyDecision {
   variants: VariantOutcome[];
   /** What the fresh spoke reports say runs of the policy (drifted and lingering copies). */
   truth: SpokeTruth;
+  /**
+   * The deletion rule's word on every observed work neither written nor retained, and on every copy that
+   * lingers past its grace where no work places it (removals.ts). The hub deletes (or hands back) only what it
+   * lets go; `diff` shows each with its reason.
+   */
+  removals: Removals;
 }
 
 /** What became of one PolicyVariant of the policy (its status, src/hub/variantstatus.ts). */
@@ -206,6 +213,17 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   // A cluster whose variants fail to render keeps the copy it runs: never the base copy in its place.
   const untouched = new Set([...desired.tooLarge, ...desired.variantFailures.map((f) => f.cluster), ...nameTaken.map((t) => t.cluster), ...awaiting.map((a) => a.cluster), ...(rollout?.keep ?? [])]);
   const retain = new Set(observed.filter((w) => untouched.has(w.metadata.namespace ?? '')).map(workKeyOf));
+  const removals = decideRemovals(view, {
+    gr: gvr,
+    policy,
+    observed,
+    desired: desired.works,
+    retain,
+    targetClasses,
+    overridden: new Map(local.overridden.map((o) => [o.cluster, o.message])),
+    lingering: truth.lingering,
+    now: input.now,
+  });
   return {
     desired,
     revisionWorks,
@@ -224,6 +242,7 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
     variantFailures: desired.variantFailures,
     variants: variantOutcomes,
     truth,
+    removals,
   };
 }
 

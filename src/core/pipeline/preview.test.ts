@@ -48,6 +48,11 @@ function cluster(name: string, labels: Record<string, string> = {}): KubeObject 
   return { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels } };
 }
 
+/** A ManagedCluster OCM vouches for: Available since long before the preview. */
+function available(name: string, labels: Record<string, string> = {}): KubeObject {
+  return { ...cluster(name, labels), status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }] } };
+}
+
 function policy(generation: number, rego: string, annotations: Record<string, string> = {}): KubeObject {
   return {
     apiVersion: 'kuadrant.io/v1',
@@ -159,12 +164,45 @@ test('clusters the change does not reach: local policies cover the copy, or the 
   const v1 = policy(1, 'allow = false');
   const local: KubeObject = { ...policy(1, 'allow = true'), metadata: { name: 'local', namespace: NS } };
   const { report } = buildSpokeReport(new Map([['authpolicies.kuadrant.io', [local]]]), new Date('2026-01-02T00:00:00Z'));
-  const snapshot = hub(params(), { decisions: [decision('all', ['spoke-2'])], reports: new Map([['spoke-2', report]]) });
+  const clusters = [available('spoke-1'), available('spoke-2', { env: 'canary' })];
+  const snapshot = hub(params(), { decisions: [decision('all', ['spoke-2'])], reports: new Map([['spoke-2', report]]), managedClusters: clusters });
   const p = previewRollout(input(policy(2, 'allow = true'), snapshot, placed(v1, ['spoke-1', 'spoke-2'])));
   assert.deepEqual(summary(p).map(([c, a]) => [c, a]), [['spoke-1', 'remove'], ['spoke-2', 'skip']]);
+  assert.match(p.clusters[0]!.message, /^NoLongerTargeted: .*: its ManifestWork is deleted$/);
   assert.match(p.clusters[1]!.message, /^Overridden: AuthPolicy is overridden by \[payments\/local\]: its copy is withdrawn$/);
   assert.equal(p.clusters[0]!.desired, undefined);
   assert.equal(copyRevision(p.clusters[0]!.current), 1);
+});
+
+test('a cluster that left the placement while OCM cannot vouch for it keeps its work, as the hub keeps it (the deletion rule, said with its reason): nothing is withdrawn there', () => {
+  const v1 = policy(1, 'allow = false');
+  // spoke-1 has no Available condition: OCM does not vouch for it.
+  const snapshot = hub(params(), { decisions: [decision('all', ['spoke-2'])], managedClusters: [cluster('spoke-1'), available('spoke-2', { env: 'canary' })] });
+  const p = previewRollout(input(v1, snapshot, placed(v1, ['spoke-1', 'spoke-2'])));
+  const spoke1 = p.clusters.find((c) => c.cluster === 'spoke-1')!;
+  assert.equal(spoke1.action, 'keep');
+  assert.equal(spoke1.stays, true);
+  assert.match(spoke1.message, /^no longer targeted there, but its work stays as it is: ClusterUnavailable: cluster spoke-1 is not available/);
+});
+
+test('a copy its status says lingers where the policy has no work is shown handed back (mend) once the rule knows it unwanted; one only being removed, or on a cluster in doubt, is not', () => {
+  const v1 = policy(1, 'allow = false');
+  const left: KubeObject = { ...v1, metadata: { name: 'auth', namespace: NS, annotations: { 'kuadrant.io/policy-synced': `${NS}/auth` }, ownerReferences: [{ apiVersion: 'work.open-cluster-management.io/v1', kind: 'AppliedManifestWork', name: 'h-w', uid: 'a-1' }] } };
+  const { report } = buildSpokeReport(new Map([['authpolicies.kuadrant.io', [left]]]), new Date('2026-01-02T00:00:00Z'));
+  const snapshot = (managed: KubeObject) => hub(params(), { decisions: [decision('all', ['spoke-2'])], reports: new Map([['spoke-1', report]]), spokeAgents: true, managedClusters: [managed, available('spoke-2', { env: 'canary' })] });
+  const lingering = policyStatusAnnotation({
+    summary: { clusters: 1, applied: 0, enforced: 0, overridden: 0, pending: 0, failed: 1, lingering: 1 },
+    clusters: { 'spoke-1': { state: 'Failed', applied: false, available: false, enforced: 'Unknown', reason: 'Lingering', message: 'left', upToDate: false, lingering: [`${NS}/auth`] } },
+  });
+  const said = policy(1, 'allow = false', { [STATUS_ANNOTATION]: lingering });
+  const mended = previewRollout(input(said, snapshot(available('spoke-1')), placed(v1, ['spoke-2'])));
+  const spoke1 = mended.clusters.find((c) => c.cluster === 'spoke-1');
+  assert.equal(spoke1?.action, 'mend');
+  assert.match(spoke1?.message ?? '', /^Lingering: its copy payments\/auth still runs there, .* \(NoLongerTargeted\): handed back to OCM's work agent/);
+  // Only being removed (the status does not say Lingering yet): the grace runs, nothing is shown.
+  assert.equal(previewRollout(input(v1, snapshot(available('spoke-1')), placed(v1, ['spoke-2']))).clusters.find((c) => c.cluster === 'spoke-1'), undefined);
+  // OCM cannot vouch for spoke-1: kept, nothing is shown handed back.
+  assert.equal(previewRollout(input(said, snapshot(cluster('spoke-1')), placed(v1, ['spoke-2']))).clusters.find((c) => c.cluster === 'spoke-1'), undefined);
 });
 
 test('targets: a Gateway of a class that does not sync the kind is reported; no cluster is reached', () => {

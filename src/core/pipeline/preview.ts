@@ -4,14 +4,18 @@
 // person sees before the edit which clusters it reaches, in which waves, and what each copy becomes. What is
 // here is the preview's own: naming each cluster's action and why, and the order it is told in. Pure; the CLI
 // reads the snapshot.
-import type { GroupVersionResource } from '../k8s/gvr.ts';
+import { groupResourceKey, type GroupVersionResource } from '../k8s/gvr.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { decidePolicy } from './policypipeline.ts';
 import { SnapshotView, type HubSnapshot } from './snapshotview.ts';
-import type { PolicyProblem } from '../status/policystatus.ts';
+import { STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { LINGER_GRACE_MS, lingerKey } from '../spoke/spoketruth.ts';
+import { readPolicyStatus } from '../status/annotation.ts';
+import { LINGERING, type PolicyProblem } from '../status/policystatus.ts';
 import { LANE_CONFLICT_REASON } from '../status/statusinput.ts';
 import type { TargetReport } from '../works/desiredworks.ts';
 import { readSpecHash } from '../works/manifestwork.ts';
+import type { RemovalDecision, RemovalReason } from '../works/removal.ts';
 import { planRollout } from '../rollout/plan.ts';
 import type { ClusterPhase, RolloutStatus } from '../status/rolloutstatus.ts';
 import { copyRevision, revisionText, rolloutHold, sameSpec, workCopy } from '../works/revision.ts';
@@ -53,8 +57,13 @@ export type ClusterAction =
   | 'keep'
   /** No copy, and none until its wave. */
   | 'wait'
-  /** No longer targeted there: its work goes once the hub knows it is unwanted (never on doubt). */
+  /** No longer wanted there, and the deletion rule knows it: its work is deleted (the reason in the message). */
   | 'remove'
+  /**
+   * A copy OCM's work agent left running there where no work of the policy places it (Lingering), and the deletion
+   * rule knows it is unwanted: it is handed back to the agent, which deletes it.
+   */
+  | 'mend'
   /**
    * Not placed there: local policies cover the copy, its spoke name is taken, another hub Gateway keeps the
    * downstream Gateway (its lane), the spoke agent has not vouched for the name yet, the work is too large, or
@@ -79,8 +88,8 @@ export interface ClusterPreview {
   /** The copy written now when it is not `desired` (hold: an earlier revision). */
   written?: KubeObject;
   /**
-   * Skipped, and the copy it runs stays exactly as it is (its work would be too large, its variants do not
-   * render): nothing is written or withdrawn there.
+   * The copy it runs stays exactly as it is (skipped: its work would be too large, its variants do not render;
+   * kept: the deletion rule does not know it unwanted): nothing is written or withdrawn there.
    */
   stays?: boolean;
 }
@@ -110,7 +119,11 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const { policy } = input;
   const revision = typeof policy.metadata.generation === 'number' ? policy.metadata.generation : 1;
   // The hub's own decisions (core/pipeline): the preview adds only what it shows.
-  const decision = decidePolicy(new SnapshotView(input.hub), { ...input, policy: { ...policy, metadata: { ...policy.metadata, generation: revision } } });
+  const decision = decidePolicy(new SnapshotView(input.hub), {
+    ...input,
+    policy: { ...policy, metadata: { ...policy.metadata, generation: revision } },
+    lingerSeen: lingerSeenInStatus(input),
+  });
   const { desired, revisionWorks, strategy, problems } = decision;
   for (const l of decision.lanes) problems.push({ reason: LANE_CONFLICT_REASON, message: l.message });
   const strategyError = problems.find((p) => p.reason === 'InvalidRolloutStrategy')?.message;
@@ -125,8 +138,11 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   }
   for (const lane of decision.laneRefused) skipped.set(lane.cluster, `${LANE_CONFLICT_REASON}: ${lane.message}`);
   for (const loss of decision.losses) skipped.set(loss.cluster, `Conflicted: ${loss.message}`);
+  // What the deletion rule says of each work no longer written (removals.ts), by cluster.
+  const removalOn = new Map(decision.removals.works.map((r) => [r.cluster, r.decision]));
   for (const o of decision.local.overridden) {
-    const withdrawn = input.observed.some((w) => w.metadata.namespace === o.cluster) ? ': its copy is withdrawn' : '';
+    const removal = removalOn.get(o.cluster);
+    const withdrawn = removal === undefined ? '' : removal.action === 'delete' ? ': its copy is withdrawn' : `: its copy is kept (${keptText(removal)})`;
     skipped.set(o.cluster, `Overridden: ${o.message}${withdrawn}`);
   }
   for (const a of decision.awaiting) skipped.set(a.cluster, `AwaitingSpokeReport: ${a.message}`);
@@ -202,7 +218,16 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   for (const [cluster, work] of observedBy) {
     if (revisionWorks.has(cluster) || skipped.has(cluster)) continue;
     const current = workCopy(work);
-    outside.push({ cluster, action: 'remove', message: 'no longer targeted there: its ManifestWork is deleted, once the hub knows it is unwanted (kept while OCM cannot vouch for the cluster)', ...(current ? { current } : {}) });
+    const removal = removalOn.get(cluster);
+    const entry: ClusterPreview =
+      removal?.action === 'delete'
+        ? { cluster, action: 'remove', message: `${removal.reason}: ${REMOVAL_TEXT[removal.reason]}: its ManifestWork is deleted` }
+        : { cluster, action: 'keep', message: `no longer targeted there, but its work stays as it is: ${removal ? keptText(removal) : 'the hub keeps it'}`, stays: true };
+    outside.push({ ...entry, ...(current ? { current } : {}) });
+  }
+  for (const { copy, decision: d } of decision.removals.lingering) {
+    if (d.action !== 'delete' || observedBy.has(copy.cluster)) continue;
+    outside.push({ cluster: copy.cluster, action: 'mend', message: `Lingering: its copy ${copy.namespace}/${copy.name} still runs there, though no ManifestWork places it; the deletion rule knows it is unwanted (${d.reason}): handed back to OCM's work agent, which deletes it` });
   }
   outside.sort((a, b) => compare(a.cluster, b.cluster));
 
@@ -224,6 +249,38 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
 }
 
 
+
+/**
+ * The hub's linger clocks as far as the policy's status tells them: a copy the status says lingers has been seen so
+ * for the grace at least (a snapshot holds no clocks; a copy only being removed starts its grace now, as on a hub
+ * that just started). So `diff` shows the mending the hub does next, and none before the hub would.
+ */
+function lingerSeenInStatus(input: PreviewInput): Map<string, number> {
+  const seen = new Map<string, number>();
+  const status = readPolicyStatus(input.policy.metadata.annotations?.[STATUS_ANNOTATION]);
+  const kind = groupResourceKey(input.gvr);
+  for (const [cluster, c] of Object.entries(status?.clusters ?? {})) {
+    if (c.reason !== LINGERING) continue;
+    for (const copy of c.lingering ?? []) {
+      const slash = copy.indexOf('/');
+      seen.set(lingerKey(cluster, kind, copy.slice(0, slash), copy.slice(slash + 1)), input.now - LINGER_GRACE_MS);
+    }
+  }
+  return seen;
+}
+
+/** Why the rule lets a work go, in a few words. */
+const REMOVAL_TEXT: Record<RemovalReason, string> = {
+  NoLongerTargeted: 'the policy no longer needs a copy there, and OCM vouches for the cluster and its Placements',
+  LocallyOverridden: 'local policies cover the copy',
+  PolicyDeleted: 'the policy is deleted',
+  KindRemoved: 'the kind is no longer synced',
+};
+
+/** Why the rule keeps a work (or asks for live reads first), in the rule's words. */
+function keptText(d: RemovalDecision): string {
+  return d.action === 'keep' ? `${d.reason}: ${d.message}` : 'confirmed by live reads first';
+}
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

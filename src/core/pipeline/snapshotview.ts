@@ -3,6 +3,7 @@
 // readings of its own, said where they are: a readable spoke report counts as fresh (a snapshot cannot tell its
 // age; the hub judges it by when it saw the report change), and a kind listed in a class's params is in force
 // when the hub serves it (the hub also validated its CRD).
+import { clusterHealth, type ClusterHealth } from '../fleet/clusterhealth.ts';
 import { boundSets, clustersBoundTo } from '../fleet/clustersets.ts';
 import { PLACEMENT_LABEL, placedClusters, type PlacedClusters } from '../fleet/placement.ts';
 import { groupResourceKey, type GroupResource } from '../k8s/gvr.ts';
@@ -14,11 +15,19 @@ import type { ReportedCopyOn } from '../spoke/spoketruth.ts';
 import type { SpokeReport } from '../spoke/spokereport.ts';
 import { clusterClaimsOf, variantTargetKey, type HubView, type KindFacts } from './hubview.ts';
 import { copyWorks } from '../works/bundle.ts';
+import type { ClassKnowledge, RemovalInput } from '../works/removal.ts';
 
 /** The hub as its lists show it, for one or more policies' decisions. */
 export interface HubSnapshot {
   /** The GatewayClasses of this controller whose params are in force, by name. */
   classes: ReadonlyMap<string, SyncParams>;
+  /**
+   * Every GatewayClass with this controller's name, those whose params are not valid included: the hub keeps what
+   * such a class's Gateways run (the deletion rule: its configuration is unknown here). Absent: those of `classes`.
+   */
+  ownedClasses?: readonly string[];
+  /** The names of every GatewayClass on the hub. Absent: every class a Gateway names is taken to exist. */
+  classNames?: ReadonlySet<string>;
   /** The kinds the hub serves (`resource.group`): a kind listed in params but not served is not in force. Absent: every listed kind. */
   servedKinds?: ReadonlySet<string>;
   gateways: readonly KubeObject[];
@@ -154,6 +163,30 @@ export class SnapshotView implements HubView {
   reportedCopies(kind: string, source: string): readonly ReportedCopyOn[] {
     // A snapshot reads every readable report as fresh (it cannot tell their age).
     return [...this.hub.reports].flatMap(([cluster, report]) => (copiesBySource(report).get(source) ?? []).filter((c) => c.kind === kind).map((c) => ({ cluster, ...c })));
+  }
+
+  removalGrounds(gr: GroupResource, named: readonly string[]): Pick<RemovalInput, 'groupResource' | 'caches' | 'classes' | 'absentClasses' | 'watch'> {
+    // Lists read once are synced by their nature; a class whose params are not valid now is unknown (a snapshot has
+    // no last known good: the hub may hold one, and the preview keeps where the hub might delete, never the reverse).
+    const classes = new Map<string, ClassKnowledge>();
+    for (const name of this.hub.ownedClasses ?? this.hub.classes.keys()) {
+      const params = this.hub.classes.get(name);
+      const listed = new Set((params?.policiesToSync ?? []).map(groupResourceKey));
+      const synced = new Set([...listed].filter((k) => this.hub.servedKinds?.has(k) ?? true));
+      classes.set(name, { state: params ? 'inForce' : 'unknown', listed, synced });
+    }
+    const names = this.hub.classNames;
+    return {
+      groupResource: groupResourceKey(gr),
+      caches: { works: true, classes: true, gateways: true, decisions: true, clusters: true, placements: true },
+      classes,
+      absentClasses: new Set(names ? named.filter((n) => !names.has(n)) : []),
+      watch: { synced: true },
+    };
+  }
+
+  clusterHealth(cluster: string, now: number): ClusterHealth {
+    return clusterHealth(this.clusters.get(cluster), now);
   }
 
   kind(gr: GroupResource): KindFacts {
