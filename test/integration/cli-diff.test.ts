@@ -250,6 +250,22 @@ test('an edited file: revision 2, the canary wave written first, the spec diff o
   assert.equal((await ourWorks(hub, { controllerName, namespace: 'spoke-1' })).filter((w) => readSourceRef(w)?.namespace === ns).length, 1);
 });
 
+test('a file that retargets the policy: the cluster it leaves is a removal the deletion rule allows, said with its reason; nothing written', async (t) => {
+  t.after(async () => {
+    await remove(hub, gateway(ns, 'gw-2', className, 'spoke-2-only'));
+    await remove(hub, placementDecision(ns, 'spoke-2-only', ['spoke-2']));
+  });
+  await apply(hub, gateway(ns, 'gw-2', className, 'spoke-2-only'));
+  await apply(hub, placementDecision(ns, 'spoke-2-only', ['spoke-2']));
+  const cursor = AuditCursor.at(sandbox, 'hub');
+  const text = await ok('diff', '-f', file('retargeted.yaml', authPolicy(ns, AUTH, 'gw-2')));
+  const spoke1 = table(text).find((r) => r[0] === 'spoke-1');
+  assert.equal(spoke1?.[2], 'remove', text);
+  assert.match(spoke1?.at(-1) ?? '', /^NoLongerTargeted: the policy no longer needs a copy there, and OCM vouches for the cluster and its Placements: its ManifestWork is deleted$/);
+  assert.ok(text.includes(`--- spoke-1/AuthPolicy/${ns}/${AUTH}\t(revision 1, running now)\n+++ spoke-1/AuthPolicy/${ns}/${AUTH}\t(no copy)`), text);
+  assert.deepEqual(cliWrites(cursor), []);
+});
+
 test('bad input: one error line naming the file and the field, exit code 2', async () => {
   const bad = async (args: string[], expected: RegExp): Promise<void> => {
     const r = await cli(...args);
