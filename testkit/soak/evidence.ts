@@ -207,6 +207,8 @@ const TRUTH_REASONS = new Set(['Drifted', 'Lingering', 'Removing']);
  */
 export class HubStatusWatch {
   readonly sightings: TruthSighting[] = [];
+  /** Every change of what the hub said of a policy's cluster (state and reason), for the record of a run's drifts. */
+  readonly history: { at: number; policy: string; cluster: string; state: string; reason: string }[] = [];
   /** What the hub last said of each policy's cluster (`policy|cluster`): its reason and the drift's managers. */
   private readonly last = new Map<string, string>();
   private readonly watchers: Watcher[] = [];
@@ -244,7 +246,7 @@ export class HubStatusWatch {
     const tenant = this.names.tenantOf(object.metadata.namespace ?? '');
     const text = object.metadata.annotations?.[STATUS_ANNOTATION];
     if (!tenant) return;
-    let clusters: Record<string, { reason?: string; drift?: { managers?: { manager: string; time?: string }[] } }> = {};
+    let clusters: Record<string, { state?: string; reason?: string; drift?: { managers?: { manager: string; time?: string }[] } }> = {};
     try {
       clusters = (JSON.parse(text ?? '{}') as { clusters?: typeof clusters }).clusters ?? {};
     } catch {
@@ -255,10 +257,11 @@ export class HubStatusWatch {
     for (const [cluster, entry] of Object.entries(clusters)) {
       // Each change of what the hub says of a cluster (a write repeating it, or a relist, is no news).
       const managers = entry.drift?.managers;
-      const said = JSON.stringify([entry.reason ?? '', managers ?? null]);
+      const said = JSON.stringify([entry.state ?? '', entry.reason ?? '', managers ?? null]);
       const where = `${policy}|${cluster}`;
       if (this.last.get(where) === said) continue;
       this.last.set(where, said);
+      this.history.push({ at, policy, cluster, state: entry.state ?? '', reason: entry.reason ?? '' });
       if (!TRUTH_REASONS.has(entry.reason ?? '')) continue;
       this.sightings.push({ at, policy, cluster, reason: entry.reason as TruthSighting['reason'], ...(managers ? { managers } : {}) });
     }

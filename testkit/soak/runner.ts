@@ -118,6 +118,8 @@ const DRIFT_FIND_MS = 10_000;
  * hand that fights it (core/spoke/spoketruth.ts driftToken), not a drift it owes a put-back.
  */
 const DRIFT_SPACING_MS = 11_000;
+/** How long after a round converged a drift edit's `Drifted` may still arrive on the status watch. */
+const DRIFT_REPORT_GRACE_MS = 5_000;
 /** An unwanted copy listed in the result's lingering figures: one that outlived an ordinary removal. */
 export const LINGER_SHOWN_MS = 5_000;
 
@@ -492,9 +494,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       // The round's drift edits: reported Drifted (the status watch, else the hub's Events) and put back (checks.ts).
       await driftWatch.settle();
       driftWatch.clear();
+      const roundDrifts = drifts.filter((x) => x.round === i + 1);
+      // The hub has converged: a status write held behind its work writes (YieldingWrites) is made by now, or at once.
+      // A moment's grace for the watch to deliver it.
+      for (const by = Date.now() + DRIFT_REPORT_GRACE_MS; Date.now() < by && roundDrifts.some((d) => driftStatusWitness(d, truth.sightings) === undefined); ) await sleep(250);
       const driftFound: Violation[] = [];
       let events: KubeObject[] | undefined;
-      for (const d of drifts.filter((x) => x.round === i + 1)) {
+      for (const d of roundDrifts) {
         const byStatus = driftStatusWitness(d, truth.sightings);
         if (byStatus !== undefined) Object.assign(d, { reportedAt: byStatus, reportedBy: 'status' });
         else {
@@ -565,6 +571,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     logs: processes.logs,
   };
   writeFileSync(join(dir, 'result.json'), JSON.stringify({ ...result, restarts: processes.restarts() }, null, 1));
+  // Each drift edit, its judgement, and what the hub said of its cluster from a second before the edit to 10 s after.
+  const driftLog = judgements.map((j) => {
+    const d = j.record;
+    const policy = policyKey(d.kind, d.tenant, d.name);
+    const said = truth.history.filter((h) => h.policy === policy && h.cluster === d.spoke && h.at >= d.editedAt - 1_000 && h.at <= d.editedAt + 10_000);
+    return { ...j, hubSaid: said.map((h) => ({ afterMs: h.at - d.editedAt, state: h.state, reason: h.reason })) };
+  });
+  writeFileSync(join(dir, 'drifts.json'), JSON.stringify(driftLog, null, 1));
   return result;
 }
 
