@@ -8,7 +8,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { CopyDrift } from '../spoke/spokereport.ts';
 import { LINGER_GRACE_MS, type SpokeTruth } from '../spoke/spoketruth.ts';
 import { desiredWorksForPolicy } from '../works/desiredworks.ts';
-import type { ManifestWork } from '../works/manifestwork.ts';
+import { rehashWork, withReapplyLabel, type ManifestWork } from '../works/manifestwork.ts';
 import { policyStatusAnnotation, readPolicyStatus } from './annotation.ts';
 import { DRIFTED, LINGERING, REMOVING, aggregatePolicyStatus, clusterVerdict, driftText, statusRecheckDelay, type ClusterInput, type LingeringNote } from './policystatus.ts';
 import { statusAggregateInput } from './statusinput.ts';
@@ -155,6 +155,21 @@ test('statusAggregateInput: a drifted copy the spoke reports marks its cluster\'
     assert.equal(status.summary.drifted, 1);
     assert.match(status.clusters?.c1?.message ?? '', correct ? /being put back$/ : /left as it is \(drift: Report\)$/);
   }
+});
+
+test('statusAggregateInput: the pass that relabels a work to put its drift back still says Drifted (the live work is the same but for the label); a new revision written is Pending', () => {
+  const d = desired(['c1']);
+  const sent = d.works.get('c1')!;
+  const drift = [{ cluster: 'c1', kind: 'authpolicies.kuadrant.io', namespace: 'shop', name: 'shop-auth', drift: DRIFT }];
+  const relabelled = withReapplyLabel(sent, 'tok-1');
+  const put = statusAggregateInput({ desired: d, losses: [], observed: [live(sent)], written: [relabelled], truth: truth({ drifted: drift }) }, 500 * 1024, NOW);
+  assert.equal(aggregatePolicyStatus(put).clusters?.c1?.reason, DRIFTED);
+  // Already carrying a token, relabelled with the next: the same.
+  const again = statusAggregateInput({ desired: d, losses: [], observed: [live(relabelled)], written: [withReapplyLabel(sent, 'tok-2')], truth: truth({ drifted: drift }) }, 500 * 1024, NOW);
+  assert.equal(aggregatePolicyStatus(again).clusters?.c1?.reason, DRIFTED);
+  // A spec change as well as the label: a new revision on its way, Pending until its status comes.
+  const changed = withReapplyLabel(rehashWork({ ...sent, metadata: { ...sent.metadata, annotations: { ...sent.metadata.annotations, 'x.example/changed': '1' } } }), 'tok-1');
+  assert.deepEqual(statusAggregateInput({ desired: d, losses: [], observed: [live(sent)], written: [changed], truth: truth({ drifted: drift }) }, 500 * 1024, NOW).clusters.c1, { state: 'pending' });
 });
 
 test('statusAggregateInput: drift on a cluster whose work has no current status, or is conflicted, leaves the hub\'s own verdict', () => {

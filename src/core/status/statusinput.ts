@@ -4,7 +4,7 @@
 import type { KubeObject } from '../k8s/objects.ts';
 import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
-import { readSpecHash, type ManifestWork } from '../works/manifestwork.ts';
+import { readSpecHash, relabelledOnly, type ManifestWork } from '../works/manifestwork.ts';
 import type { AggregateInput, ClusterInput, LingeringNote, LocalNote, PolicyProblem } from './policystatus.ts';
 import type { SpokeTruth } from '../spoke/spoketruth.ts';
 import type { ClusterRollout, RolloutStatus } from './rolloutstatus.ts';
@@ -72,8 +72,10 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
   for (const work of written) {
     const cluster = work.metadata.namespace;
     const live = observedByCluster.get(cluster);
-    // Feedback counts only once it describes the work as written now (same spec-hash).
-    const current = live && readSpecHash(live) === readSpecHash(work) && live.status !== undefined;
+    // Feedback counts only once it describes the work as written now (same spec-hash) — or the same work but for
+    // the reapply label this pass put on it: the copy is what it was, a drift being put back (said Drifted below,
+    // not Pending: the put-back may come back before any later pass, and the drift would go unsaid).
+    const current = live && live.status !== undefined && (readSpecHash(live) === readSpecHash(work) || relabelledOnly(work, live));
     const note = local?.notes.get(cluster);
     clusters[cluster] = current ? { state: 'work', feedback: readClusterFeedback(live), ...(note ? { local: note } : {}) } : { state: 'pending' };
   }

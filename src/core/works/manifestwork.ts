@@ -274,6 +274,19 @@ export function withReapplyLabel(work: ManifestWork, token: string): ManifestWor
   return rehashWork({ ...work, metadata: { ...work.metadata, labels: { ...work.metadata.labels, [REAPPLY_LABEL]: token } } });
 }
 
+/**
+ * Whether `written` is the `live` work but for its reapply label: a drift being put back (the same copy, the agent
+ * told to apply it again), not a new revision. Cheap when the labels agree or `written` carries none.
+ */
+export function relabelledOnly(written: ManifestWork, live: KubeObject): boolean {
+  const token = written.metadata.labels[REAPPLY_LABEL];
+  const liveToken = live.metadata.labels?.[REAPPLY_LABEL];
+  if (token === undefined || token === liveToken) return false;
+  const { [REAPPLY_LABEL]: _token, ...labels } = written.metadata.labels;
+  const asLive = rehashWork({ ...written, metadata: { ...written.metadata, labels: liveToken === undefined ? labels : { ...labels, [REAPPLY_LABEL]: liveToken } } });
+  return readSpecHash(asLive) === readSpecHash(live);
+}
+
 /** The work with its spec-hash annotation recomputed, after its labels, annotations or spec were changed. */
 export function rehashWork(work: ManifestWork): ManifestWork {
   const { [SPEC_HASH_ANNOTATION]: _old, ...annotations } = work.metadata.annotations;
