@@ -446,7 +446,7 @@ test('explain: a drifted copy names its fields, who changed them and since when;
     drift: { drift: { fields: ['spec.rules.authorization.deny.opa.rego'], managers: [{ manager: 'kubectl-edit', operation: 'Update', time: '2026-12-02T01:18:05Z' }], since: '2026-12-02T01:18:05Z' }, correcting: false },
   } as ClusterInput;
   const removed: ClusterInput = { ...work(ENFORCED_CONDITION), drift: { drift: { fields: ['spec.rules'], managers: [] }, correcting: true } } as ClusterInput;
-  const left: ClusterInput = { state: 'lingering', copies: [{ kind: 'authpolicies.kuadrant.io', namespace: 'payments', name: 'payments-auth', lingering: true, since: '2026-12-02T01:00:00Z' }] };
+  const left: ClusterInput = { state: 'lingering', copies: [{ kind: 'authpolicies.kuadrant.io', namespace: 'payments', name: 'payments-auth', lingering: true, since: '2026-12-02T01:00:00Z', seenAt: Date.parse('2026-12-02T01:00:00Z') }] };
   const out = lines(formatExplain(row('AuthPolicy', 'payments', 'payments-auth', status({ 'spoke-1': drifted, 'spoke-2': removed, 'spoke-3': left }))));
   const at = (label: string, cluster: string): string | undefined => {
     const start = out.indexOf(`  ${cluster}:`);

@@ -74,6 +74,8 @@ export interface LingeringNote {
   lingering: boolean;
   /** Since when (hub wall time, RFC 3339) this hub has seen it reported so. */
   since: string;
+  /** The same, in ms since the epoch: when its grace ends is judged from this (`since` is cut to the second). */
+  seenAt: number;
 }
 
 /** Reasons of the spoke's truth: a copy not as sent, one that runs where no work places it, one on its way out. */
@@ -260,7 +262,8 @@ export function judgePolicy(input: AggregateInput, verdict: typeof clusterVerdic
   }
   const status: PolicyStatus = { summary, clusters: Object.fromEntries(clusters) };
   if (problems.length > 0) status.problems = problems;
-  return recheckAt === undefined ? { status } : { status, recheckDelay: Math.max(0, recheckAt - input.now) };
+  // Never 0: a delay of 0 is no requeue at all to the runner, and a look due now would never come.
+  return recheckAt === undefined ? { status } : { status, recheckDelay: Math.max(1, recheckAt - input.now) };
 }
 
 /** Deduplicated, sorted by reason then message, messages cut like the clusters'. */
@@ -326,7 +329,9 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
         return { status: { ...entry('Failed', base, LINGERING, message), lingering } };
       }
       const message = `${named(input.copies)} is still reported on the cluster; its ManifestWork is gone, and the copy should follow`;
-      const recheckAt = Math.min(...input.copies.map((c) => Date.parse(c.since) + LINGER_GRACE_MS));
+      // From the milliseconds: from `since`, cut to its second, the look came up to a second early and found the copy
+      // still in its grace (the agent-race e2e: Removing for good, never Lingering, the copy never mended).
+      const recheckAt = Math.min(...input.copies.map((c) => c.seenAt + LINGER_GRACE_MS));
       return { status: { ...entry('Pending', base, REMOVING, message), lingering }, ...(Number.isFinite(recheckAt) ? { recheckAt } : {}) };
     }
     case 'work': {

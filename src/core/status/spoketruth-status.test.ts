@@ -63,7 +63,17 @@ test('aggregatePolicyStatus: drifted clusters are counted failed and in summary.
   assert.equal(aggregatePolicyStatus({ now: NOW, clusters: { c1: work() } }).summary.drifted, undefined);
 });
 
-const note = (name: string, lingering: boolean, since: string, namespace = 'shop'): LingeringNote => ({ kind: 'authpolicies.kuadrant.io', namespace, name, lingering, since });
+const note = (name: string, lingering: boolean, since: string, namespace = 'shop', seenAt = Date.parse(since)): LingeringNote => ({ kind: 'authpolicies.kuadrant.io', namespace, name, lingering, since, seenAt });
+
+test('a copy being removed is looked at again when its grace ends to the millisecond (not from `since`, cut to its second), and never with a delay of 0', () => {
+  // First seen at .900 of a second: `since` says the second, the grace ends 900 ms after that second's grace would.
+  const seenAt = NOW - 10_000 + 900;
+  const since = new Date(seenAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const input: ClusterInput = { state: 'lingering', copies: [note('shop-auth', false, since, 'shop', seenAt)] };
+  assert.equal(clusterVerdict(input, NOW).recheckAt, seenAt + LINGER_GRACE_MS);
+  // Looked at when the grace ends (the copy, by the pipeline's own clock, still within it by a hair): a look again, soon.
+  assert.equal(statusRecheckDelay({ now: seenAt + LINGER_GRACE_MS, clusters: { c1: input } }), 1);
+});
 
 test('a cluster with a copy reported for less than the grace is Pending, reason Removing, looked at again when the grace ends', () => {
   const since = new Date(NOW - 10_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -198,8 +208,8 @@ test('statusAggregateInput: a copy lingering where the policy has no say is that
   assert.deepEqual(input.clusters.c9, {
     state: 'lingering',
     copies: [
-      { kind: 'authpolicies.kuadrant.io', namespace: 'shop', name: 'shop-auth', lingering: true, since: '2026-01-01T00:08:00Z' },
-      { kind: 'authpolicies.kuadrant.io', namespace: 'old', name: 'shop-auth', lingering: false, since: '2026-01-01T00:10:00Z' },
+      { kind: 'authpolicies.kuadrant.io', namespace: 'shop', name: 'shop-auth', lingering: true, since: '2026-01-01T00:08:00Z', seenAt: seenSince },
+      { kind: 'authpolicies.kuadrant.io', namespace: 'old', name: 'shop-auth', lingering: false, since: '2026-01-01T00:10:00Z', seenAt: NOW },
     ],
   });
   assert.equal(input.clusters.c1?.state, 'work');

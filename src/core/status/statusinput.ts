@@ -124,7 +124,7 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
   const lingering = new Map<string, LingeringNote[]>();
   for (const l of truth?.lingering ?? []) {
     const notes = lingering.get(l.cluster) ?? [];
-    notes.push({ kind: l.kind, namespace: l.namespace, name: l.name, lingering: l.lingering, since: new Date(l.seenSince).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    notes.push({ kind: l.kind, namespace: l.namespace, name: l.name, lingering: l.lingering, since: new Date(l.seenSince).toISOString().replace(/\.\d{3}Z$/, 'Z'), seenAt: l.seenSince });
     lingering.set(l.cluster, notes);
   }
   // A cluster the policy has a say on keeps that verdict; one it has none on shows what lingers there.
