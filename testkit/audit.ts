@@ -1,7 +1,8 @@
 // Reads a sandbox apiserver's audit log (testkit/sandbox: writes only, Metadata level): which client wrote
 // what, and how the apiserver answered. The fault tests use it to name the client behind a deletion
 // instead of only counting DELETEs.
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { appendedSince } from './appended.ts';
 import { auditLogPath, type Sandbox } from './sandbox/sandbox.ts';
 
 export interface AuditedWrite {
@@ -39,17 +40,9 @@ export class AuditCursor {
   }
 
   since(): AuditedWrite[] {
-    const size = statSync(this.path).size;
-    if (size <= this.offset) return [];
-    const buf = Buffer.alloc(size - this.offset);
-    const fd = openSync(this.path, 'r');
-    try {
-      readSync(fd, buf, 0, buf.length, this.offset);
-    } finally {
-      closeSync(fd);
-    }
+    const { text } = appendedSince(this.path, this.offset);
     const writes: AuditedWrite[] = [];
-    for (const line of buf.toString('utf8').split('\n')) {
+    for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       let e: AuditEvent;
       try {

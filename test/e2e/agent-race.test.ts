@@ -25,7 +25,7 @@
 // Needs root (`ss -K` destroys sockets through the kernel's inet_diag): skipped, saying so, where it cannot.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -38,6 +38,7 @@ import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
+import { appendedSince } from '../../testkit/appended.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { report } from '../../testkit/faults.ts';
@@ -132,17 +133,10 @@ class LogTail {
   }
 
   next(): string[] {
-    const size = statSync(this.path).size;
-    if (size <= this.offset) return [];
-    const buf = Buffer.alloc(size - this.offset);
-    const fd = openSync(this.path, 'r');
-    try {
-      readSync(fd, buf, 0, buf.length, this.offset);
-    } finally {
-      closeSync(fd);
-    }
+    const { text, size } = appendedSince(this.path, this.offset);
+    if (text === '') return [];
     this.offset = size;
-    const lines = (this.partial + buf.toString('utf8')).split('\n');
+    const lines = (this.partial + text).split('\n');
     this.partial = lines.pop() ?? '';
     return lines;
   }
