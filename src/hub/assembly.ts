@@ -321,7 +321,12 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   // Computed from the caches at scrape time.
   o.metrics?.setCollectors({
     works: () => countWorkStates(caches.works.store.list()),
-    clusters: () => reporter.clusterStates(new Set(caches.watchedKinds().map(groupResourceKey))),
+    clusters: () => {
+      const counts = reporter.clusterStates(new Set(caches.watchedKinds().map(groupResourceKey)));
+      // A deleted policy's lingering copies have no status to count them: the linger clocks do.
+      counts.lingering += lingerClocks.lingeringUncounted((key) => reporter.reports(key), Date.now());
+      return counts;
+    },
     watchedKinds: () => caches.watchedKinds().length,
     spokeReportAges: () => reports?.ages(),
     rollouts: () => rollouts.counts(),

@@ -3,7 +3,7 @@
 // between reconciles like a rollout's soak clocks (rollouts.ts); a restart starts them again, which only delays
 // saying `Lingering` by one grace.
 import type { LingeringCopy } from '../core/spoke/spoketruth.ts';
-import { lingerKey } from '../core/spoke/spoketruth.ts';
+import { LINGER_GRACE_MS, lingerKey } from '../core/spoke/spoketruth.ts';
 
 const NONE: ReadonlyMap<string, number> = new Map();
 
@@ -23,6 +23,19 @@ export class LingerClocks {
 
   forget(policy: string): void {
     this.byPolicy.delete(policy);
+  }
+
+  /**
+   * How many copies linger (seen so for LINGER_GRACE_MS by `now`) of the policies `counted` says no status counts:
+   * a deleted policy's, which only these clocks still know of (its copies count in `policysync_copies` all the same).
+   */
+  lingeringUncounted(counted: (policy: string) => boolean, now: number): number {
+    let n = 0;
+    for (const [policy, seen] of this.byPolicy) {
+      if (counted(policy)) continue;
+      for (const since of seen.values()) if (now - since >= LINGER_GRACE_MS) n++;
+    }
+    return n;
   }
 
   /** Whether a copy of any policy is seen lingering (or being removed) on `cluster`: its agent's report must stay. */

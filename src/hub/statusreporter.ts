@@ -119,6 +119,11 @@ export class StatusReporter {
     return total;
   }
 
+  /** Whether this reporter counts the policy (it reported it, and has not forgotten it since). */
+  reports(key: string): boolean {
+    return this.counts.has(key);
+  }
+
   /**
    * A change of the policy that is exactly our annotation write coming back (nothing else in it
    * changed): true, and the expectation ends. The reconcile it would trigger has nothing new to see —
