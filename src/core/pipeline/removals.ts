@@ -57,7 +57,8 @@ export interface RemovalStageInput {
 /** The deletion rule's decision for every work the policy no longer wants, and for each copy left lingering. */
 export function decideRemovals(view: HubView, input: RemovalStageInput): Removals {
   const { policy } = input;
-  const grounds = view.removalGrounds(input.gr, input.targetClasses);
+  // Read once, and only when something is to be decided (most passes remove nothing).
+  let grounds: ReturnType<HubView['removalGrounds']> | undefined;
   const gateways = readTargets(policy)
     .filter((t) => t.group === GATEWAY_GROUP && t.kind === GATEWAY_KIND)
     .flatMap((t) => view.gateway(t.namespace ?? policy.metadata.namespace ?? '', t.name) ?? []);
@@ -66,6 +67,7 @@ export function decideRemovals(view: HubView, input: RemovalStageInput): Removal
     const overriddenBy = input.overridden.get(cluster);
     const locallyOverridden = overriddenBy !== undefined;
     const fleet = locallyOverridden ? undefined : clusterStanding(view, cluster, gateways, input.now);
+    grounds ??= view.removalGrounds(input.gr, input.targetClasses);
     const decision = decideRemoval({ ...grounds, policy: { deleting: false, targetClasses: input.targetClasses, locallyOverridden }, ...(fleet ? { cluster: fleet } : {}) });
     if (decision.action === 'keep' && fleet?.health.state === 'unavailable' && fleet.health.recheckAt !== undefined) recheckAt = Math.min(recheckAt ?? Infinity, fleet.health.recheckAt);
     return { decision, ...(overriddenBy === undefined ? {} : { overriddenBy }), ...(fleet ? { fleet } : {}) };
