@@ -39,11 +39,12 @@ import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, type ResourceRef } from '../../src/kube/resource.ts';
 import { appendedSince } from '../../testkit/appended.ts';
+import { startAgentPlane, otherDeletions, type AgentPlane } from '../../testkit/agentplane.ts';
 import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { report } from '../../testkit/faults.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, list, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
+import { AUTH_POLICIES, apply, authPolicy, get, list, paramsConfigMap, placementDecision, remove } from '../../testkit/fixtures.ts';
+import { hubHttp, spokeClients, testControllerName, uniqueName } from '../../testkit/hub.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { hubStatus } from '../../testkit/status.ts';
 import { testSandbox, workAgentLogs } from '../../testkit/test-sandbox.ts';
@@ -77,8 +78,7 @@ const COPY_GONE_WITHIN_MS = LINGER_GRACE_MS + 60_000;
 let sandbox: Sandbox;
 let hub: KubeHttp;
 let spokes: Map<string, KubeHttp>;
-let controller: RunningHub | undefined;
-let agents: RunningSpoke[] = [];
+let plane: AgentPlane | undefined;
 
 type ClusterStatus = NonNullable<PolicyStatus['clusters']>[string];
 
@@ -212,36 +212,15 @@ async function reportOnHubLists(name: string): Promise<boolean> {
   return listed.some((o) => o.name === name);
 }
 
-/** The deletions on the spoke since `audit` that are not of the copies named, OCM's AppliedManifestWorks or the spoke configuration. */
-function otherDeletions(audit: AuditCursor, copies: readonly string[]): string[] {
-  const deletes = audit.since().filter((w) => w.verb === 'delete' || w.verb === 'deletecollection');
-  const sync = (w: (typeof deletes)[number]): boolean =>
-    (w.resource === 'authpolicies' && w.namespace === ns && copies.includes(w.name ?? '')) ||
-    w.resource === 'appliedmanifestworks' ||
-    (w.resource === 'configmaps' && w.namespace === SPOKE_CONFIG.namespace && (w.name ?? '').startsWith(SPOKE_CONFIG.name));
-  return deletes.filter((w) => !sync(w) && !w.userAgent.includes('/namespace-controller')).map(describeWrite);
-}
-
 before(async () => {
   sandbox = await testSandbox();
   hub = hubHttp(sandbox);
   spokes = spokeClients(sandbox);
-  for (const spoke of spokes.values()) for (const n of [SPOKE_CONFIG.namespace, ns]) await createNamespace(spoke, n);
-  await createNamespace(hub, ns);
-  await apply(hub, paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }));
-  await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
-  await apply(hub, gateway(ns, 'gw', className, SPOKE));
-  await apply(hub, placementDecision(ns, SPOKE, [SPOKE]));
-  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, workShape: 'per-placement' });
-  agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG, { reportHeartbeatMs: 1_000 })));
+  plane = await startAgentPlane(sandbox, hub, spokes, { ns, className, controllerName, spokeConfig: SPOKE_CONFIG, params: paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }] }), cluster: SPOKE });
 });
 
 after(async () => {
-  await Promise.all(agents.map((a) => a.stop()));
-  await controller?.stop();
-  await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName)).catch(() => undefined);
-  await releaseSpokes(spokes, ns);
-  await removeNamespace(hub, ns);
+  await plane?.stop();
 });
 
 test("the work agent's race, reproduced: its spoke connection reset as a work comes, the work deleted, its finalizer dropped on a cache miss and the copy left; the hub says Removing, then Lingering, and the copy is handed back to the agent and gone, nothing else deleted", async (t) => {
@@ -371,7 +350,7 @@ test("the work agent's race, reproduced: its spoke connection reset as a work co
   const deleteAt = afterCreate.findIndex((w) => w.verb === 'delete' && w.resource === 'manifestworks');
   assert.ok(statusAt >= 0 && deleteAt > statusAt, `the mending work deleted after the agent wrote its status:\n${writes.map(describeWrite).join('\n')}`);
   await eventually(async () => (await clusterStatus(name)) === undefined || undefined, { what: `${SPOKE} no longer in the policy status`, timeoutMs: 30_000 });
-  assert.deepEqual(otherDeletions(spokeAudit, [name]), [], `nothing else deleted on ${SPOKE}`);
+  assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], `nothing else deleted on ${SPOKE}`);
   const reportToGone = gone + toGone - reportedAt;
   assert.ok(reportToGone <= COPY_GONE_WITHIN_MS, `the copy gone within ${COPY_GONE_WITHIN_MS} ms of the report listing it on the hub (${reportToGone} ms)`);
   report('agent race, handled', {

@@ -19,10 +19,11 @@ import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
-import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
+import { startAgentPlane, otherDeletions, type AgentPlane } from '../../testkit/agentplane.ts';
+import { AuditCursor } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
-import { AUTH_POLICIES, apply, authPolicy, createNamespace, gateway, gatewayClass, get, paramsConfigMap, placementDecision, remove, removeNamespace } from '../../testkit/fixtures.ts';
-import { hubHttp, releaseSpokes, spokeClients, startHub, startSpoke, testControllerName, uniqueName, type RunningHub, type RunningSpoke } from '../../testkit/hub.ts';
+import { AUTH_POLICIES, apply, authPolicy, get, paramsConfigMap, placementDecision, remove } from '../../testkit/fixtures.ts';
+import { hubHttp, spokeClients, testControllerName, uniqueName } from '../../testkit/hub.ts';
 import { report } from '../../testkit/faults.ts';
 import { hubStatus, writeSpokeStatus } from '../../testkit/status.ts';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
@@ -38,8 +39,7 @@ const OTHER = 'other-tool';
 let sandbox: Sandbox;
 let hub: KubeHttp;
 let spokes: Map<string, KubeHttp>;
-let controller: RunningHub | undefined;
-let agents: RunningSpoke[] = [];
+let plane: AgentPlane | undefined;
 
 function params(drift: 'Correct' | 'Report'): KubeObject {
   return paramsConfigMap(ns, 'params', { policiesToSync: [{ group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' }], drift });
@@ -77,22 +77,11 @@ before(async () => {
   sandbox = await testSandbox();
   hub = hubHttp(sandbox);
   spokes = spokeClients(sandbox);
-  for (const spoke of spokes.values()) for (const n of [SPOKE_CONFIG.namespace, ns]) await createNamespace(spoke, n);
-  await createNamespace(hub, ns);
-  await apply(hub, params('Report'));
-  await apply(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName));
-  await apply(hub, gateway(ns, 'gw', className, 'spoke-1'));
-  await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
-  controller = await startHub(sandbox.kubeConfig('hub'), { controllerName, spokeConfig: SPOKE_CONFIG, workShape: 'per-placement' });
-  agents = await Promise.all(sandbox.spokes.map((s) => startSpoke(sandbox.kubeConfig(s.name), s.name, SPOKE_CONFIG, { reportHeartbeatMs: 1_000 })));
+  plane = await startAgentPlane(sandbox, hub, spokes, { ns, className, controllerName, spokeConfig: SPOKE_CONFIG, params: params('Report'), cluster: 'spoke-1' });
 });
 
 after(async () => {
-  await Promise.all(agents.map((a) => a.stop()));
-  await controller?.stop();
-  await remove(hub, gatewayClass(className, { namespace: ns, name: 'params' }, controllerName)).catch(() => undefined);
-  await releaseSpokes(spokes, ns);
-  await removeNamespace(hub, ns);
+  await plane?.stop();
 });
 
 test('a copy edited on its spoke by another field manager is reported Drifted, naming the manager and the field; under drift: Report it is left, under Correct put back at once', async (t) => {
@@ -191,16 +180,6 @@ async function listedLingering(name: string): Promise<[string, boolean]> {
   }, { what: `status --lingering listing ${name}`, timeoutMs: 60_000 });
 }
 
-/** The deletions on spoke-1 since `audit` that are not of the copies named, OCM's AppliedManifestWorks or the spoke configuration. */
-function otherDeletions(audit: AuditCursor, copies: readonly string[]): string[] {
-  const deletes = audit.since().filter((w) => w.verb === 'delete' || w.verb === 'deletecollection');
-  const sync = (w: (typeof deletes)[number]): boolean =>
-    (w.resource === 'authpolicies' && w.namespace === ns && copies.includes(w.name ?? '')) ||
-    w.resource === 'appliedmanifestworks' ||
-    (w.resource === 'configmaps' && w.namespace === SPOKE_CONFIG.namespace && (w.name ?? '').startsWith(SPOKE_CONFIG.name));
-  return deletes.filter((w) => !sync(w) && !w.userAgent.includes('/namespace-controller')).map(describeWrite);
-}
-
 test('a copy left on its spoke after its work went is reported Removing, then Lingering from the fresh report, and handed back to OCM: the work agent deletes it, and nothing else', async (t) => {
   const name = 'left';
   t.after(async () => {
@@ -251,7 +230,7 @@ test('a copy left on its spoke after its work went is reported Removing, then Li
   const toGone = Date.now() - gone;
   await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
   await eventually(async () => (await clusterStatus(name, 'spoke-1')) === undefined || undefined, { what: 'spoke-1 no longer in the policy status', timeoutMs: 30_000 });
-  assert.deepEqual(otherDeletions(spokeAudit, [name]), [], 'nothing else deleted on spoke-1');
+  assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering', { 'work gone to Removing on the hub (ms)': toSeen, 'work gone to Lingering (ms)': toLingering, 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
 });
 
@@ -270,6 +249,6 @@ test("a copy of a policy deleted on the hub, left behind, is handed back once a 
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: "the deleted policy's lingering copy removed", timeoutMs: LINGER_GRACE_MS + 60_000 });
   const toGone = Date.now() - gone;
   await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
-  assert.deepEqual(otherDeletions(spokeAudit, [name]), [], 'nothing else deleted on spoke-1');
+  assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering, policy deleted', { 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
 });
