@@ -19,3 +19,13 @@ export function parsedReport(text: string): SpokeReport {
   assert.ok(result.ok, JSON.stringify(result));
   return result.report;
 }
+
+/**
+ * `work` (a spoke-configuration or heartbeat work) with the status OCM's work agent writes once it applied the spec as
+ * it is: the String feedback `key` = `text` for the ConfigMap the spec holds at `ordinal`, named as the spec names it.
+ */
+export function withConfigMapFeedback(work: KubeObject, ordinal: number, key: string, text: string): KubeObject {
+  const manifest = (work.spec as { workload: { manifests: KubeObject[] } }).workload.manifests[ordinal]!;
+  const resourceMeta = { ordinal, group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', name: manifest.metadata.name, namespace: manifest.metadata.namespace };
+  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta, conditions: [], statusFeedback: { values: [{ name: key, fieldValue: { type: 'String', string: text } }] } }] } } };
+}

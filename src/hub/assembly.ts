@@ -237,7 +237,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   });
   const reporter = new StatusReporter({ http, events, logger: log, coalesceMs: o.statusCoalesceMs, maxWorkBytes: o.maxWorkBytes, writes: statusWrites, metrics: o.metrics });
   const reports = o.spokeConfig
-    ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, onChange: (_cluster, scopes, copiesOf) => {
+    ? new SpokeReports({ staleAfterMs: o.spokeReportStaleAfterMs ?? DEFAULT_REPORT_STALE_MS, config: o.spokeConfig, onChange: (_cluster, scopes, copiesOf) => {
           queues.policies.addAll(routeReportChange(scopes, caches));
           queues.policies.addAll(routeReportedCopies(copiesOf, caches));
           // Whether the report still lists copies keeps the spoke configuration there (spokeconfigsyncer.ts).

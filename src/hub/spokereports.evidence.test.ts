@@ -7,6 +7,7 @@ import type { KubeObject } from '../core/k8s/objects.ts';
 import { buildSpokeConfigWork } from '../core/spoke/spokeconfig.ts';
 import type { ManifestWork } from '../core/works/manifestwork.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
+import { withConfigMapFeedback } from '../../testkit/reports.ts';
 import { createLogger } from '../runtime/logging.ts';
 import { awaitingFirstCopies } from '../core/spoke/firstcopy.ts';
 import { SpokeReports } from './spokereports.ts';
@@ -28,8 +29,7 @@ function object(kind: string, namespace: string, name: string, annotations?: Rec
 /** The spoke-config work of `cluster` carrying `text` as the agent's report. */
 function configWork(cluster: string, text: string): KubeObject {
   const work = buildSpokeConfigWork({ cluster, kinds: [], configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
-  const value = { name: 'report', fieldValue: { type: 'String', string: text } };
-  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
+  return withConfigMapFeedback(work, 1, 'report', text);
 }
 
 /**

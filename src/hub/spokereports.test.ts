@@ -8,6 +8,7 @@ import { buildSpokeReport } from '../core/spoke/reportbuild.ts';
 import { serializeSpokeReport } from '../core/spoke/reportwire.ts';
 import { WHOLE_KIND } from '../core/spoke/spokereport.ts';
 import { FakeClock } from '../../testkit/fake-clock.ts';
+import { withConfigMapFeedback } from '../../testkit/reports.ts';
 import { createLogger } from '../runtime/logging.ts';
 import { SpokeReports } from './spokereports.ts';
 
@@ -24,8 +25,7 @@ function local(namespace: string, name: string): KubeObject {
 
 function workWithText(text: string): KubeObject {
   const work = buildSpokeConfigWork({ cluster: 'c1', kinds: [], configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
-  const value = { name: 'report', fieldValue: { type: 'String', string: text } };
-  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
+  return withConfigMapFeedback(work, 1, 'report', text);
 }
 
 /**
@@ -37,7 +37,7 @@ function workWith(at: number, kinds: [string, KubeObject[]][]): KubeObject {
   return workWithText(canonicalJson({ version: 2, heartbeat: report.heartbeat, objects: report.objects }));
 }
 
-function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[]; logs: Record<string, unknown>[] } {
+function setup(o: { config?: { namespace: string; name: string } } = {}): { clock: FakeClock; reports: SpokeReports; changes: string[]; logs: Record<string, unknown>[] } {
   const clock = new FakeClock(0);
   const changes: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -47,6 +47,7 @@ function setup(): { clock: FakeClock; reports: SpokeReports; changes: string[]; 
     onChange: (cluster, scopes) => changes.push(`${cluster}:${scopes.map((s) => `${s.kind}/${s.namespace}`).join(',')}`),
     logger,
     clock,
+    ...(o.config ? { config: o.config } : {}),
   });
   return { clock, reports, changes, logs };
 }
@@ -203,8 +204,7 @@ function v3Text(at: number, kinds: [string, KubeObject[]][]): string {
 function heartbeatWork(at: number, text: string | { digest: string }): KubeObject {
   const work = buildSpokeHeartbeatWork({ cluster: 'c1', configMap: { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }, controller: 'x' });
   const report = typeof text === 'string' ? reportDigest(text) : text.digest;
-  const value = { name: 'heartbeat', fieldValue: { type: 'String', string: serializeSpokeHeartbeat({ heartbeat: new Date(at).toISOString(), report }) } };
-  return { ...work, status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, resource: 'configmaps' }, statusFeedback: { values: [value] } }] } } };
+  return withConfigMapFeedback(work, 0, 'heartbeat', serializeSpokeHeartbeat({ heartbeat: new Date(at).toISOString(), report }));
 }
 
 test('version 3: a report counts only while a fresh heartbeat names its digest; heartbeats keep it fresh without new report text', () => {
@@ -270,6 +270,38 @@ test('version 3: a heartbeat naming another digest says the hub holds an older r
   assert.ok(reports.fresh('c1'));
   reports.observeHeartbeat('c1', undefined);
   assert.equal(reports.fresh('c1'), undefined, 'no heartbeat: not fresh');
+});
+
+test("another spoke configuration's report and heartbeat do not count: a work still placing another ConfigMap, or its status still about the one its spec named before", () => {
+  const ours = { namespace: 'policy-sync-system', name: 'policy-sync-spoke' };
+  const former = { namespace: 'policy-sync-system', name: 'spoke-config-old' };
+  const text = v3Text(T0, [[AUTH, []]]);
+  const configWork = (configMap: typeof ours) => buildSpokeConfigWork({ cluster: 'c1', kinds: [], configMap, controller: 'x' });
+  const beatWork = (configMap: typeof ours) => buildSpokeHeartbeatWork({ cluster: 'c1', configMap, controller: 'x' });
+  const heartbeat = serializeSpokeHeartbeat({ heartbeat: new Date(T0).toISOString(), report: reportDigest(text) });
+  const { reports, changes } = setup({ config: ours });
+  // The works of the former configuration, as the agent of that configuration had them: not this hub's configuration.
+  reports.observe('c1', withConfigMapFeedback(configWork(former), 1, 'report', text));
+  reports.observeHeartbeat('c1', withConfigMapFeedback(beatWork(former), 0, 'heartbeat', heartbeat));
+  assert.equal(reports.fresh('c1'), undefined, 'the former configuration works: no report');
+  assert.deepEqual(reports.ages(), new Map(), 'nothing seen');
+  // This hub rewrote their spec; the status is still the work agent's of the former spec: no report until it applies this one.
+  const stale = <T extends KubeObject>(rewritten: T, of: KubeObject): T => ({ ...rewritten, status: of.status });
+  reports.observe('c1', stale(configWork(ours), withConfigMapFeedback(configWork(former), 1, 'report', text)));
+  reports.observeHeartbeat('c1', stale(beatWork(ours), withConfigMapFeedback(beatWork(former), 0, 'heartbeat', heartbeat)));
+  assert.equal(reports.fresh('c1'), undefined, 'the spec rewritten, the status not yet: no report');
+  assert.deepEqual(changes, []);
+  // Applied: the status is about this configuration's ConfigMaps, and the agent of this configuration vouches for its report.
+  reports.observe('c1', withConfigMapFeedback(configWork(ours), 1, 'report', text));
+  reports.observeHeartbeat('c1', withConfigMapFeedback(beatWork(ours), 0, 'heartbeat', heartbeat));
+  assert.ok(reports.fresh('c1'), "this configuration's report, vouched for by its heartbeat");
+  // Without a configuration given (the CLI reading what the works say), the work's own spec is the only test.
+  const cli = setup();
+  cli.reports.observe('c1', withConfigMapFeedback(configWork(former), 1, 'report', text));
+  cli.reports.observeHeartbeat('c1', withConfigMapFeedback(beatWork(former), 0, 'heartbeat', heartbeat));
+  assert.ok(cli.reports.fresh('c1'));
+  cli.reports.observe('c1', stale(configWork(ours), withConfigMapFeedback(configWork(former), 1, 'report', text)));
+  assert.equal(cli.reports.fresh('c1'), undefined);
 });
 
 test('version 3: an unreadable heartbeat vouches for nothing and is named as the refusal; a version 2 report needs no heartbeat', () => {

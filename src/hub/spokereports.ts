@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { ReportEvidence } from '../core/spoke/firstcopy.ts';
-import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText } from '../core/spoke/spokeconfig.ts';
+import { isSpokeHeartbeatWork, spokeHeartbeatText, spokeReportText, type SpokeConfigRef } from '../core/spoke/spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, type SpokeHeartbeat } from '../core/spoke/spokeheartbeat.ts';
 import { changedScopes, copiesBySource } from '../core/spoke/reportquery.ts';
 import { WHOLE_KIND } from '../core/spoke/spokereport.ts';
@@ -27,6 +27,11 @@ import { systemClock, type CancelTimer, type Clock } from '../runtime/clock.ts';
 
 export interface SpokeReportsOptions {
   staleAfterMs: number;
+  /**
+   * The hub's spoke configuration: only the report and heartbeat of its ConfigMap count. A work of the same name
+   * that still places another (this hub's flag changed, a former installation's) carries another agent's words.
+   */
+  config?: SpokeConfigRef;
   /**
    * What counts of `cluster`'s report changed for these (kind, namespace) pairs: look at their policies again —
    * and at the hub policies whose copies either report lists there (`copiesOf`: a deleted policy's lingering copy
@@ -172,7 +177,7 @@ export class SpokeReports {
       return;
     }
     const previous = this.entries.get(cluster);
-    const text = work ? spokeReportText(work) : undefined;
+    const text = work ? spokeReportText(work, this.options.config) : undefined;
     // The same text again (a status update of another field, a relist): nothing new was seen.
     if (text !== undefined && previous?.text === text) return;
     const before = this.fresh(cluster);
@@ -226,7 +231,7 @@ export class SpokeReports {
    * the version 3 report whose digest it names; the same text again (a relist) is none.
    */
   observeHeartbeat(cluster: string, work: KubeObject | undefined): void {
-    const text = work ? spokeHeartbeatText(work) : undefined;
+    const text = work ? spokeHeartbeatText(work, this.options.config) : undefined;
     const previous = this.heartbeats.get(cluster);
     if (text !== undefined && previous?.text === text) return;
     const before = this.fresh(cluster);

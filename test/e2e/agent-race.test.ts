@@ -31,8 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
-import { SPOKE_REPORT_KEY, spokeReportName } from '../../src/core/spoke/spokereport.ts';
+import { SPOKE_CONFIG_WORK_NAME, spokeReportText } from '../../src/core/spoke/spokeconfig.ts';
 import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { workName } from '../../src/core/works/manifestwork.ts';
@@ -204,8 +203,7 @@ async function appliedWorksOf(spoke: KubeHttp, work: string): Promise<KubeObject
 /** Whether the spoke agent's report, as the hub holds it (the feedback on spoke-1's spoke configuration work), lists copy `name`. */
 async function reportOnHubLists(name: string): Promise<boolean> {
   const work = await get(hub, RESOURCES.manifestWorks, SPOKE, SPOKE_CONFIG_WORK_NAME);
-  const manifests = (work?.status as { resourceStatus?: { manifests?: { resourceMeta?: { name?: string }; statusFeedback?: { values?: { name: string; fieldValue?: { string?: string } }[] } }[] } } | undefined)?.resourceStatus?.manifests ?? [];
-  const text = manifests.find((m) => m.resourceMeta?.name === spokeReportName(SPOKE_CONFIG.name))?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
+  const text = work && spokeReportText(work, SPOKE_CONFIG);
   if (text === undefined) return false;
   const section = (JSON.parse(text) as { objects?: Record<string, Record<string, { name?: string }[] | { listed?: { name?: string }[] }>> }).objects?.['authpolicies.kuadrant.io']?.[ns];
   const listed = Array.isArray(section) ? section : (section?.listed ?? []);

@@ -5,6 +5,7 @@ import { workCacheView } from '../works/cacheview.ts';
 import { buildSpokeConfigWork, buildSpokeHeartbeatWork, isSpokeConfigWork, isSpokeHeartbeatWork, kindsOfParamsConfigMap, readSpokeReport, spokeHeartbeatText, spokeReportText } from './spokeconfig.ts';
 import { parseSpokeHeartbeat, reportDigest, serializeSpokeHeartbeat } from './spokeheartbeat.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { withConfigMapFeedback } from '../../../testkit/reports.ts';
 
 const AUTH = { group: 'kuadrant.io', version: 'v1', resource: 'authpolicies' };
 const RLP = { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' };
@@ -59,7 +60,7 @@ test('the heartbeat work reads the agent heartbeat ConfigMap back ReadOnly, apar
   const text = serializeSpokeHeartbeat({ heartbeat: '2026-11-23T10:00:00.123Z', report: reportDigest('{}') });
   const withStatus: KubeObject = {
     ...work,
-    status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, resource: 'configmaps', name: 'policy-sync-spoke-heartbeat' }, statusFeedback: { values: [{ name: 'heartbeat', fieldValue: { type: 'String', string: text } }] } }] } },
+    status: { resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, resource: 'configmaps', name: 'policy-sync-spoke-heartbeat', namespace: 'policy-sync-system' }, statusFeedback: { values: [{ name: 'heartbeat', fieldValue: { type: 'String', string: text } }] } }] } },
   };
   assert.equal(spokeHeartbeatText(withStatus), text);
   assert.equal(spokeReportText(withStatus), undefined, 'a heartbeat work carries no report');
@@ -88,14 +89,7 @@ test('a heartbeat names the report by the SHA-256 of its text; an unreadable one
 test('the spoke configuration work as the hub caches it (core/works/cacheview.ts) keeps its report and its label', () => {
   const built = buildSpokeConfigWork({ cluster: 'c1', kinds: [AUTH], configMap: { namespace: 'policy-sync-system', name: 'cfg' }, controller: 'abc' });
   const report = JSON.stringify({ heartbeat: '2026-01-01T00:00:00Z', kinds: {} });
-  const whole: KubeObject = {
-    ...built,
-    status: {
-      resourceStatus: {
-        manifests: [{ resourceMeta: { ordinal: 1, resource: 'configmaps' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: report } }] } }],
-      },
-    },
-  };
+  const whole = withConfigMapFeedback(built, 1, 'report', report);
   const cached = workCacheView()(whole);
   assert.equal(isSpokeConfigWork(cached), true);
   assert.deepEqual(readSpokeReport(cached), readSpokeReport(whole));

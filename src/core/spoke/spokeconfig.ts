@@ -113,23 +113,44 @@ interface ManifestStatus {
   resourceMeta?: { ordinal?: number; resource?: string; name?: string; namespace?: string };
   statusFeedback?: { values?: FeedbackValue[] };
 }
+/** The spoke configuration ConfigMap a hub places (its `--spoke-config`): the report and heartbeat are named after it. */
+export interface SpokeConfigRef {
+  namespace: string;
+  name: string;
+}
 
-/** The text of the spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is none. */
-export function spokeReportText(work: KubeObject): string | undefined {
-  if (isSpokeHeartbeatWork(work)) return undefined;
+/**
+ * The String feedback value `key` of the ConfigMap the work's spec holds at `ordinal` — only when the status is about
+ * that very ConfigMap, and (given `expected`) that ConfigMap is the one expected. A status is the work agent's, written
+ * at its last apply: right after the spec names another ConfigMap (another spoke configuration: the hub's flag changed,
+ * or another hub's work of the same name was taken over), the status still carries the feedback of the one named
+ * before, a report no agent of this configuration wrote. Until the agent applies the spec as it is, there is none.
+ */
+function configMapFeedback(work: KubeObject, ordinal: number, key: string, expected: { namespace: string; name: string } | undefined): string | undefined {
+  const manifest = (work.spec as { workload?: { manifests?: (KubeObject | undefined)[] } } | undefined)?.workload?.manifests?.[ordinal];
+  const name = manifest?.metadata?.name;
+  const namespace = manifest?.metadata?.namespace ?? '';
+  if (manifest?.kind !== 'ConfigMap' || name === undefined) return undefined;
+  if (expected && (expected.name !== name || expected.namespace !== namespace)) return undefined;
   const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
-  // The second manifest; the first is the configuration.
-  const entry = manifests.find((m) => m.resourceMeta?.ordinal === 1 && m.resourceMeta.resource === 'configmaps');
-  const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_REPORT_KEY)?.fieldValue?.string;
+  const entry = manifests.find((m) => m.resourceMeta?.ordinal === ordinal && m.resourceMeta.resource === 'configmaps' && m.resourceMeta.name === name && (m.resourceMeta.namespace ?? '') === namespace);
+  const value = entry?.statusFeedback?.values?.find((v) => v.name === key)?.fieldValue?.string;
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The text of the spoke agent's heartbeat as the heartbeat work's feedback carries it; undefined when there is none. */
-export function spokeHeartbeatText(work: KubeObject): string | undefined {
-  const manifests = (work.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? [];
-  const entry = manifests.find((m) => m.resourceMeta?.ordinal === 0 && m.resourceMeta.resource === 'configmaps');
-  const value = entry?.statusFeedback?.values?.find((v) => v.name === SPOKE_HEARTBEAT_KEY)?.fieldValue?.string;
-  return typeof value === 'string' ? value : undefined;
+/**
+ * The text of the spoke agent's report as the spoke-configuration work's feedback carries it; undefined when there is
+ * none, or it is not the report of the configuration the work places now (of `config`, given: the hub's own).
+ */
+export function spokeReportText(work: KubeObject, config?: SpokeConfigRef): string | undefined {
+  if (isSpokeHeartbeatWork(work)) return undefined;
+  // The second manifest; the first is the configuration.
+  return configMapFeedback(work, 1, SPOKE_REPORT_KEY, config && { namespace: config.namespace, name: spokeReportName(config.name) });
+}
+
+/** The text of the spoke agent's heartbeat as the heartbeat work's feedback carries it; undefined as for the report. */
+export function spokeHeartbeatText(work: KubeObject, config?: SpokeConfigRef): string | undefined {
+  return configMapFeedback(work, 0, SPOKE_HEARTBEAT_KEY, config && { namespace: config.namespace, name: spokeHeartbeatName(config.name) });
 }
 
 /** The spoke agent's report from the work's feedback; undefined when there is none or it is refused (parseSpokeReport says why). */

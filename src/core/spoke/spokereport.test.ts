@@ -288,8 +288,8 @@ test('the spoke-config work reads the report back ReadOnly, beside the configura
     status: {
       resourceStatus: {
         manifests: [
-          { resourceMeta: { ordinal: 0, resource: 'configmaps', name: 'policy-sync-spoke' }, statusFeedback: {} },
-          { resourceMeta: { ordinal: 1, resource: 'configmaps', name: 'policy-sync-spoke-report' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: text } }] } },
+          { resourceMeta: { ordinal: 0, resource: 'configmaps', name: 'policy-sync-spoke', namespace: 'policy-sync-system' }, statusFeedback: {} },
+          { resourceMeta: { ordinal: 1, resource: 'configmaps', name: 'policy-sync-spoke-report', namespace: 'policy-sync-system' }, statusFeedback: { values: [{ name: 'report', fieldValue: { type: 'String', string: text } }] } },
         ],
       },
     },
@@ -298,6 +298,10 @@ test('the spoke-config work reads the report back ReadOnly, beside the configura
   assert.equal(spokeReportText(withText(text)), text);
   assert.deepEqual(readSpokeReport(withText(text)), parsed(text));
   assert.equal(readSpokeReport(withText('{"version":9}')), undefined, 'refused: no report');
+  const respecced = { ...withText(text), spec: buildSpokeConfigWork({ cluster: 'c1', kinds: [], configMap: { namespace: 'policy-sync-system', name: 'other' }, controller: 'abc' }).spec };
+  assert.equal(spokeReportText(respecced), undefined, 'a status still about the report the spec named before: no report');
+  assert.equal(spokeReportText(withText(text), { namespace: 'policy-sync-system', name: 'policy-sync-spoke' }), text, "the hub's own configuration");
+  assert.equal(spokeReportText(withText(text), { namespace: 'policy-sync-system', name: 'other' }), undefined, "another configuration's report: not the hub's");
 });
 
 // Version 3: large namespaces condensed.
