@@ -18,7 +18,7 @@ import { readPolicyStatus } from '../core/status/annotation.ts';
 import type { PolicyStatus } from '../core/status/policystatus.ts';
 import { REPORTED_ANNOTATIONS, reportAnnotations, reportPolicyStatus, reportedAnnotations, type ClusterStateCounts, type ReportAnnotations } from '../core/status/report.ts';
 import type { LaneReport, StatusInput } from '../core/status/statusinput.ts';
-import { statusEvents } from '../core/status/transitions.ts';
+import { spokeTruthNews, statusEvents } from '../core/status/transitions.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { KubeHttp } from '../kube/http.ts';
 import type { StoreChange } from '../kube/store.ts';
@@ -206,7 +206,10 @@ export class StatusReporter {
       return;
     }
     // A write held while works are written keeps what it writes, not its comparison text (made again when it runs).
-    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, status, lanes, read));
+    // A drift or a lingering copy newly said is written at once: held, it would be replaced by the next status (the
+    // drift put back a moment later) or dropped as already on the policy, and never said (the soak, seed 4202).
+    const urgent = status !== undefined && spokeTruthNews(readPolicyStatus(this.lastStatus.get(key) ?? policy.metadata.annotations?.[STATUS_ANNOTATION]), status);
+    await this.deps.writes.submit(key, () => this.patch(key, gvr, policy, desired, status, lanes, read), { urgent });
   }
 
   /** The feedback changes seen up to `read` are reflected on the policy now: timed when `written` now, else let go. */

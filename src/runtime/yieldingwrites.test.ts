@@ -54,6 +54,20 @@ test('busy: writes are held, the newest per key, and all made once the controlle
   assert.equal(writes.pending, 0);
 });
 
+test('busy: an urgent write is made at once, in place of the one held for its key; others stay held', async () => {
+  const { clock, writes, written, write, setBusy } = setup();
+  setBusy(true);
+  await writes.submit('a', write('a1'));
+  await writes.submit('b', write('b1'));
+  await writes.submit('a', write('a2'), { urgent: true });
+  assert.deepEqual(written, ['a2'], 'the urgent write, while busy');
+  assert.equal(writes.holds('a'), false, 'what was held for its key is replaced by it');
+  assert.equal(writes.holds('b'), true);
+  setBusy(false);
+  await clock.advanceAsync(100);
+  assert.deepEqual(written, ['a2', 'b1']);
+});
+
 test('busy for ever: a held write is made once it waited maxDelayMs, others keep waiting', async () => {
   const { clock, writes, written, write, setBusy } = setup({ maxDelayMs: 1_000 });
   setBusy(true);

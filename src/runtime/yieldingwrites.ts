@@ -41,13 +41,13 @@ export class YieldingWrites {
   /**
    * Makes `write` now (resolving or rejecting with it) unless the controller is busy; then holds it and
    * resolves at once. A write held for `key` before is replaced — or, if it has waited its longest, made
-   * now with this one's content.
+   * now with this one's content. `urgent`: made now, busy or not (news that a later write could replace unsaid).
    */
-  async submit(key: string, write: KeyedWrite): Promise<void> {
+  async submit(key: string, write: KeyedWrite, o: { urgent?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     const held = this.held.get(key);
     const since = held?.since ?? this.clock.now();
-    if (this.options.busy() && this.clock.now() - since < this.options.maxDelayMs) {
+    if (!o.urgent && this.options.busy() && this.clock.now() - since < this.options.maxDelayMs) {
       this.held.set(key, { write, since });
       this.arm();
       return;

@@ -5,7 +5,7 @@ import { aggregatePolicyStatus } from './policystatus.ts';
 import type { ClusterInput, PolicyStatus } from './policystatus.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { LANE_CONFLICT_REASON } from './statusinput.ts';
-import { newProblems, rolloutEvent, statusEvents, statusTransitions } from './transitions.ts';
+import { newProblems, rolloutEvent, spokeTruthNews, statusEvents, statusTransitions } from './transitions.ts';
 import type { RolloutStatus } from './rolloutstatus.ts';
 import { NOW, manyClusters, work } from '../../../testkit/statusfixtures.ts';
 
@@ -74,6 +74,17 @@ test('statusTransitions after a truncated before that lists some clusters: only 
     [['gone', 'Enforced']],
     'cluster-0000 and fresh are not listed: unknown, no Event',
   );
+});
+
+test('spokeTruthNews: a cluster newly Drifted is news (the write must not wait); the same drift again, or its end, is not', () => {
+  const drift = { fields: ['spec.rules'], managers: [{ manager: 'kubectl-edit', operation: 'Update', time: '2026-12-02T18:37:33Z' }], since: '2026-12-02T18:37:33Z' };
+  const enforced = statusOf({ c1: work(), c2: work() });
+  const drifted = statusOf({ c1: { ...work(), drift: { drift, correcting: true } } as ClusterInput, c2: work() });
+  assert.equal(spokeTruthNews(enforced, drifted), true);
+  assert.equal(spokeTruthNews(undefined, drifted), true, 'no status before: news');
+  assert.equal(spokeTruthNews(drifted, drifted), false, 'said already');
+  assert.equal(spokeTruthNews(drifted, enforced), false, 'put back: an ordinary transition');
+  assert.equal(spokeTruthNews(enforced, statusOf({ c1: work({ applyError: 'boom' }), c2: work() })), false, 'a failure is not spoke truth');
 });
 
 test('problems are kept sorted and deduplicated in the status, survive a round trip, and only new ones are reported', () => {

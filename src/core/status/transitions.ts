@@ -52,6 +52,14 @@ export function statusTransitions(before: PolicyStatus | undefined, after: Polic
 /** Reasons that make an Event whenever a cluster comes to them, whatever its state was. */
 const SPOKE_TRUTH_REASONS: ReadonlySet<string> = new Set([DRIFTED, LINGERING]);
 
+/**
+ * Whether `after` says of a cluster, newly, that its copy runs not as sent or where no work places it: news that must
+ * not wait behind other writes, since the next status (the drift put back, the copy gone) would replace it unsaid.
+ */
+export function spokeTruthNews(before: PolicyStatus | undefined, after: PolicyStatus): boolean {
+  return statusTransitions(before, after).some((t) => SPOKE_TRUTH_REASONS.has(t.reason));
+}
+
 /** An Event to record: on which object, of which type, why. */
 export interface StatusEvent {
   object: KubeObject;
