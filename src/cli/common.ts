@@ -6,9 +6,10 @@
 //   2  bad usage: an unknown flag or output format, a malformed name, a kind that is not synced, an object
 //      that does not exist
 import { Option, type Command } from 'commander';
+import type { Logger } from 'pino';
 import { DEFAULT_CONTROLLER_NAME } from '../hub/assembly.ts';
 import { ApiError, KubeHttp } from '../kube/http.ts';
-import { Kubeconfig } from '../kube/kubeconfig.ts';
+import { Kubeconfig, loadKubeConfig } from '../kube/kubeconfig.ts';
 import { defaultNamespace } from './kubecontext.ts';
 
 export const EXIT_OK = 0;
@@ -83,4 +84,18 @@ export async function withHub(flags: HubFlags, body: (http: KubeHttp) => Promise
 /** The terminal's width when stdout is one; undefined otherwise (kubectl cuts nothing then). */
 export function terminalWidth(): number | undefined {
   return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : undefined;
+}
+
+/**
+ * The kubeconfig a controller (`hub`, `spoke`) starts with; none usable (no file, no current cluster, not in a pod):
+ * one fatal log line in the controller's own format naming the flag, exit code 2, and undefined — not a stack trace.
+ */
+export function controllerKubeConfig(path: string | undefined, logger: Logger): Kubeconfig | undefined {
+  try {
+    return loadKubeConfig(path);
+  } catch (err) {
+    logger.fatal({ flag: '--kubeconfig', ...(path ? { path } : {}), problem: errorLine(err) }, 'cannot start: no usable kubeconfig');
+    process.exitCode = EXIT_USAGE;
+    return undefined;
+  }
 }

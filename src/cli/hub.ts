@@ -7,10 +7,10 @@ import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addDecisionOptions, type DecisionFlags } from './decisionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
+import { controllerKubeConfig } from './common.ts';
 import { runUntilSignalled } from '../kube/manager.ts';
 import { duration, positiveDurationOrMs } from './duration.ts';
 import { DEFAULT_REPORT_STALE_MS } from '../core/spoke/spokereport.ts';
@@ -76,7 +76,8 @@ export function hubCommand(): Command {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-hub' });
     const metrics = new Metrics();
     boundHeapGrowth();
-    const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const kubeConfig = controllerKubeConfig(flags.kubeconfig, logger);
+    if (!kubeConfig) return;
     const leadership = new Leadership(flags.leaderElect);
     const election = electionFrom(flags, kubeConfig);
     const controller = new HubController({

@@ -6,9 +6,9 @@ import { boundHeapGrowth } from '../runtime/gctuning.ts';
 import { createLogger, type LogFormat } from '../runtime/logging.ts';
 import { Leadership } from '../runtime/leadership.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { addConnectionOptions, connectionFrom, processIdentity, type ConnectionFlags } from './connectionflags.ts';
 import { addElectionOptions, electionFrom, type ElectionFlags } from './electionflags.ts';
+import { controllerKubeConfig } from './common.ts';
 import { runUntilSignalled } from '../kube/manager.ts';
 import { namespacedName, type NamespacedName } from './options.ts';
 import { duration } from './duration.ts';
@@ -54,7 +54,8 @@ export function spokeCommand(): Command {
     const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'policy-sync-spoke' });
     const metrics = new Metrics();
     boundHeapGrowth();
-    const kubeConfig = loadKubeConfig(flags.kubeconfig);
+    const kubeConfig = controllerKubeConfig(flags.kubeconfig, logger);
+    if (!kubeConfig) return;
     const leadership = new Leadership(flags.leaderElect);
     const election = electionFrom(flags, kubeConfig);
     const controller = new SpokeController({
