@@ -30,7 +30,7 @@ interface AuditEvent {
 export class AuditCursor {
   private constructor(
     private readonly path: string,
-    private readonly offset: number,
+    private offset: number,
   ) {}
 
   static at(sandbox: Sandbox, cluster: string): AuditCursor {
@@ -40,30 +40,41 @@ export class AuditCursor {
   }
 
   since(): AuditedWrite[] {
-    const { text } = appendedSince(this.path, this.offset);
-    const writes: AuditedWrite[] = [];
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      let e: AuditEvent;
-      try {
-        e = JSON.parse(line) as AuditEvent;
-      } catch {
-        continue; // a line being written as we read
-      }
-      if (e.stage !== 'ResponseComplete' || !e.verb || !e.objectRef?.resource) continue;
-      writes.push({
-        verb: e.verb,
-        user: e.user?.username ?? '',
-        userAgent: e.userAgent ?? '',
-        resource: e.objectRef.subresource ? `${e.objectRef.resource}/${e.objectRef.subresource}` : e.objectRef.resource,
-        ...(e.objectRef.namespace ? { namespace: e.objectRef.namespace } : {}),
-        ...(e.objectRef.name ? { name: e.objectRef.name } : {}),
-        code: e.responseStatus?.code ?? 0,
-        at: e.stageTimestamp ?? '',
-      });
-    }
-    return writes;
+    return parseAudit(appendedSince(this.path, this.offset).text);
   }
+
+  /** The writes since the cursor was made or last advanced, moving it past them (a line still being written stays). */
+  advance(): AuditedWrite[] {
+    const { text } = appendedSince(this.path, this.offset);
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    this.offset += Buffer.byteLength(complete);
+    return parseAudit(complete);
+  }
+}
+
+function parseAudit(text: string): AuditedWrite[] {
+  const writes: AuditedWrite[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let e: AuditEvent;
+    try {
+      e = JSON.parse(line) as AuditEvent;
+    } catch {
+      continue; // a line being written as we read
+    }
+    if (e.stage !== 'ResponseComplete' || !e.verb || !e.objectRef?.resource) continue;
+    writes.push({
+      verb: e.verb,
+      user: e.user?.username ?? '',
+      userAgent: e.userAgent ?? '',
+      resource: e.objectRef.subresource ? `${e.objectRef.resource}/${e.objectRef.subresource}` : e.objectRef.resource,
+      ...(e.objectRef.namespace ? { namespace: e.objectRef.namespace } : {}),
+      ...(e.objectRef.name ? { name: e.objectRef.name } : {}),
+      code: e.responseStatus?.code ?? 0,
+      at: e.stageTimestamp ?? '',
+    });
+  }
+  return writes;
 }
 
 export function describeWrite(w: AuditedWrite): string {

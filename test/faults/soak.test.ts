@@ -91,6 +91,11 @@ test('the deletion check: a deselection justifies a deletion once OCM has vouche
   const whileDown = [{ at: back - 100_000, state: deselected, label: 'cluster-member' }];
   assert.equal(checkDeletions([deletion(back - 20_000)], whileDown, availability).violations.length, 1, 'unavailable when deleted');
   assert.deepEqual(checkDeletions([deletion(back - 38_500)], whileDown, availability).violations, [], 'decided before the hub could see it');
+  // The work agent's DELETE landing while the cluster is in doubt (its apiserver was down when the hub deleted the
+  // work): judged where the hub decided, its last write of the work, too — justified when it was out of doubt then.
+  assert.deepEqual(checkDeletions([deletion(back - 20_000)], whileDown, availability, () => back - 38_500).violations, [], 'decided by the hub before the doubt');
+  assert.equal(checkDeletions([deletion(back - 20_000)], whileDown, availability, () => back - 25_000).violations.length, 1, 'decided in doubt: unjustified');
+  assert.equal(checkDeletions([deletion(back - 20_000)], whileDown, availability, () => back - 10_000).violations.length, 1, 'a hub write after the DELETE decided nothing of it');
   assert.deepEqual([...unavailableAt(availability, back - 20_000)], ['spoke-2']);
   assert.deepEqual([...unavailableAt(availability, back + 30_000)], []);
 });

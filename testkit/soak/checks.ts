@@ -97,7 +97,7 @@ export function unavailableAt(changes: readonly AvailabilityChange[], at: number
   return out;
 }
 
-interface PolicyWrite {
+export interface PolicyWrite {
   w: AuditedWrite;
   spoke: Spoke;
   kind: Kind;
@@ -121,15 +121,30 @@ function describe(p: PolicyWrite): string {
   return `${p.w.at} ${p.w.verb} ${p.w.resource} ${p.w.namespace}/${p.w.name} on ${p.spoke} → ${p.w.code} by ${p.w.user} (${p.w.userAgent})`;
 }
 
-export function checkDeletions(writes: readonly PolicyWrite[], timeline: readonly Snapshot[], availability: readonly AvailabilityChange[]): { checked: number; violations: Violation[] } {
+/**
+ * `decidedAt`: when the hub made the decision a deletion carries out, where the hub's audit log shows it — its last
+ * write of the ManifestWork that placed the copy, before the work agent's DELETE on the spoke. A spoke apiserver down
+ * when the hub deleted the work gets that DELETE only once it is back, seconds later, when OCM may well doubt the
+ * cluster (seed 4303): the decision is judged where it was made, as well as where it landed.
+ */
+export function checkDeletions(
+  writes: readonly PolicyWrite[],
+  timeline: readonly Snapshot[],
+  availability: readonly AvailabilityChange[],
+  decidedAt: (p: PolicyWrite) => number | undefined = () => undefined,
+): { checked: number; violations: Violation[] } {
   const violations: Violation[] = [];
   let checked = 0;
   for (const p of writes) {
     if (p.w.verb !== 'delete' && p.w.verb !== 'deletecollection') continue;
     if (p.w.code >= 300) continue;
     checked += 1;
-    const doubt = { unavailable: unavailableAt(availability, p.at) };
-    const justified = candidates(timeline, p.at, JUSTIFY_WINDOW_MS).some((snap) => removalReason(snap.state, doubt, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
+    const decided = decidedAt(p);
+    const moments = decided !== undefined && decided < p.at ? [p.at, decided] : [p.at];
+    const justified = moments.some((at) => {
+      const doubt = { unavailable: unavailableAt(availability, at) };
+      return candidates(timeline, at, JUSTIFY_WINDOW_MS).some((snap) => removalReason(snap.state, doubt, p.spoke, p.kind, p.tenant, p.w.name!) !== undefined);
+    });
     if (!justified) {
       violations.push({ kind: 'deletion', at: p.w.at, message: `unjustified: ${describe(p)}; no model state of the ${JUSTIFY_WINDOW_MS / 1000} s before makes the copy unwanted there` });
     }

@@ -33,6 +33,7 @@ import {
   type DriftJudgement,
   type FaultSpan,
   type LingerFigure,
+  type PolicyWrite,
   type Snapshot,
   type UnwantedSighting,
   type Violation,
@@ -51,6 +52,7 @@ import {
   apply,
   bindingObject,
   classObject,
+  copyWorkName,
   createObject,
   deleteObject,
   driftSpecPatch,
@@ -203,6 +205,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   reports.start();
   // Whether OCM vouches for each spoke, as its ManagedCluster says: the doubt the deletion check allows for.
   const availability = new AvailabilityWatch(hub).start();
+  // When the hub wrote each ManifestWork (its audit log): the decision a work agent's DELETE on a spoke carries out.
+  const hubAudit = AuditCursor.at(sandbox, 'hub');
+  const workWrites = new Map<string, number[]>();
+  const decidedAt = (p: PolicyWrite): number | undefined => {
+    for (const w of hubAudit.advance()) {
+      if (w.resource !== 'manifestworks' || w.code >= 300 || !w.namespace || !w.name) continue;
+      const key = `${w.namespace}/${w.name}`;
+      const times = workWrites.get(key) ?? [];
+      times.push(Date.parse(w.at));
+      workWrites.set(key, times);
+    }
+    if (!p.w.userAgent.startsWith('work-agent') || !p.w.namespace || !p.w.name) return undefined;
+    const times = workWrites.get(`${p.spoke}/${copyWorkName(p.kind, p.w.namespace, p.w.name)}`) ?? [];
+    return times.filter((t) => t <= p.at).reduce<number | undefined>((a, t) => (a === undefined || t > a ? t : a), undefined);
+  };
   // What the hub says of what runs on the spokes (Drifted, Removing, Lingering: every status write), the mending works
   // it creates, and the drifted copies until they are put back.
   const truth = new HubStatusWatch(hub, names).start();
@@ -487,7 +504,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       else violations.push({ kind: 'convergence', at: new Date().toISOString(), message: `round ${i + 1} (fault ${span.kind}): not converged within ${bound / 1000} s: ${result.diffs.join('; ')}` });
       const writes = SPOKES.flatMap((s) => policyWrites(s, cursors.get(s)!.since(), names));
       writesChecked += writes.length;
-      const deletions = checkDeletions(writes, timeline, availability.changes);
+      const deletions = checkDeletions(writes, timeline, availability.changes, decidedAt);
       deletionsChecked += deletions.checked;
       const takeovers = checkTakeovers(writes, lives, timeline);
       const objects = await spokeObjects(spokes, names);

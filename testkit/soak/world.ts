@@ -2,6 +2,7 @@
 // the runner writes (hub policies of three kinds, local policies, Gateways, classes and params, the tenants'
 // ManagedClusterSet, bindings and Placements), and the set-up and tear-down around a run.
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
+import { workName } from '../../src/core/works/manifestwork.ts';
 import { isConflict, type KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES, collectionPath, type ResourceRef } from '../../src/kube/resource.ts';
 import { deleteObject, mergePatch, serverSideApply } from '../../src/kube/writes.ts';
@@ -29,6 +30,11 @@ const GVR: Record<Kind, { group: string; version: string; resource: string }> = 
   rl: { group: 'kuadrant.io', version: 'v1', resource: 'ratelimitpolicies' },
   soak: { group: SOAK_GROUP, version: 'v1', resource: 'soakpolicies' },
 };
+
+/** The name of the ManifestWork that places hub policy `name` of `kind` in `namespace` (a mending work has it too). */
+export function copyWorkName(kind: Kind, namespace: string, name: string): string {
+  return workName(GVR[kind], namespace, name);
+}
 
 /** The real names of one run. */
 export class SoakNames {
