@@ -208,7 +208,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   // When the hub wrote each ManifestWork (its audit log): the decision a work agent's DELETE on a spoke carries out.
   const hubAudit = AuditCursor.at(sandbox, 'hub');
   const workWrites = new Map<string, number[]>();
-  const decidedAt = (p: PolicyWrite): number | undefined => {
+  /** Folds the hub's ManifestWork writes logged since the last call into workWrites: once per round, before its checks. */
+  const readWorkWrites = (): void => {
     for (const w of hubAudit.advance()) {
       if (w.resource !== 'manifestworks' || w.code >= 300 || !w.namespace || !w.name) continue;
       const key = `${w.namespace}/${w.name}`;
@@ -216,6 +217,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       times.push(Date.parse(w.at));
       workWrites.set(key, times);
     }
+  };
+  const decidedAt = (p: PolicyWrite): number | undefined => {
     if (!p.w.userAgent.startsWith('work-agent') || !p.w.namespace || !p.w.name) return undefined;
     const times = workWrites.get(`${p.spoke}/${copyWorkName(p.kind, p.w.namespace, p.w.name)}`) ?? [];
     return times.filter((t) => t <= p.at).reduce<number | undefined>((a, t) => (a === undefined || t > a ? t : a), undefined);
@@ -504,6 +507,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       else violations.push({ kind: 'convergence', at: new Date().toISOString(), message: `round ${i + 1} (fault ${span.kind}): not converged within ${bound / 1000} s: ${result.diffs.join('; ')}` });
       const writes = SPOKES.flatMap((s) => policyWrites(s, cursors.get(s)!.since(), names));
       writesChecked += writes.length;
+      readWorkWrites();
       const deletions = checkDeletions(writes, timeline, availability.changes, decidedAt);
       deletionsChecked += deletions.checked;
       const takeovers = checkTakeovers(writes, lives, timeline);
