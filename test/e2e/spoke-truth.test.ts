@@ -252,3 +252,47 @@ test("a copy of a policy deleted on the hub, left behind, is handed back once a 
   assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering, policy deleted', { 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
 });
+
+test("a copy left behind where a spoke's own policy now overrides the hub's is said Lingering, Overridden beside it, and handed back: the spoke's own policy stays", async (t) => {
+  const name = 'overridden';
+  const spoke = spokes.get('spoke-1')!;
+  // The spoke team's own policy, for the whole Gateway: it covers the hub policy's copy there (local policies win).
+  const own = authPolicy(ns, 'own-auth', 'gw', { rules: { authorization: { 'local-rule': { opa: { rego: 'allow = true' } } } } });
+  t.after(async () => {
+    await remove(hub, authPolicy(ns, name, 'gw'));
+    await eventually(async () => (await get(hub, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the policy gone from the hub' });
+    await remove(spoke, own);
+    await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
+    await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the left copy gone', timeoutMs: 90_000 });
+  });
+  const work = workName(AUTH_POLICIES, ns, name);
+  await apply(hub, authPolicy(ns, name, 'gw'));
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
+  const copyUid = (await get(spoke, AUTH_POLICIES, ns, name))!.metadata.uid;
+  const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
+  // The copy left behind (its cluster no longer placed), and the spoke's own policy written meanwhile.
+  let ownUid: string | undefined;
+  await leaveBehind([work], async () => {
+    await apply(hub, placementDecision(ns, 'spoke-1', []));
+  }, async () => {
+    ownUid = (await apply(spoke, own)).metadata.uid;
+  });
+  // The first fresh report lists both: the copy, with no work, is on its way out (Removing) — and within its grace
+  // spoke-1 is placed again. The hub now has a say there, Overridden, and places nothing; the copy still runs.
+  await eventually(async () => ((await clusterStatus(name, 'spoke-1'))?.reason === 'Removing') || undefined, { what: 'spoke-1 Removing on the hub', timeoutMs: 30_000, intervalMs: 100 });
+  await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
+  let last: NonNullable<PolicyStatus['clusters']>[string] | undefined;
+  const lingering = await eventually(async () => {
+    last = await clusterStatus(name, 'spoke-1');
+    return last?.reason === 'Lingering' ? last : undefined;
+  }, { what: 'spoke-1 Lingering, with the local policy overriding the hub\'s there', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100, context: () => `spoke-1 now: ${JSON.stringify(last)}` });
+  assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the copy said Lingering is the one left behind');
+  assert.match(lingering.message, /still runs on the cluster, though no ManifestWork of this hub places it \(Overridden: /);
+  assert.deepEqual(lingering.overriddenBy, [`${ns}/own-auth`]);
+  // Handed back to the work agent, which deletes it; the spoke's own policy is left as its team wrote it.
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });
+  await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
+  await eventually(async () => ((await clusterStatus(name, 'spoke-1'))?.state === 'Overridden') || undefined, { what: 'spoke-1 Overridden once the copy is gone', timeoutMs: 30_000 });
+  assert.equal((await get(spoke, AUTH_POLICIES, ns, 'own-auth'))?.metadata.uid, ownUid, "the spoke's own policy stays");
+  assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
+});

@@ -29,7 +29,7 @@ export type ClusterInput =
    * No work of the policy places a copy there, but the spoke agent's fresh report lists one
    * (core/spoke/spoketruth.ts): being removed for LINGER_GRACE_MS after it was first seen so, lingering past it.
    */
-  | { state: 'lingering'; copies: readonly LingeringNote[] }
+  | { state: 'lingering'; copies: readonly LingeringNote[]; instead?: PlacedNone }
   /** The work was just written and has no status yet. */
   | { state: 'pending' }
   /** A Progressive rollout has not reached the cluster, and it has no copy yet (core/rollout). */
@@ -63,6 +63,16 @@ export type ClusterInput =
 export interface DriftNote {
   drift: CopyDrift;
   correcting: boolean;
+}
+
+/**
+ * Why the hub places no copy on a cluster where one lingers, when the policy has a say there: a local policy
+ * overrides it, or another hub policy won the Gateway. The say stands; the copy left behind is what runs.
+ */
+export interface PlacedNone {
+  reason: 'Overridden' | 'Conflicted';
+  message: string;
+  by?: readonly string[];
 }
 
 /** A copy that runs where no work of the policy places it. */
@@ -325,8 +335,9 @@ export function clusterVerdict(input: ClusterInput, now: number): Verdict {
       const base = { applied: false, available: false, enforced: 'Unknown' as const, upToDate: false };
       if (settled.length > 0) {
         const since = settled.map((c) => c.since).sort()[0];
-        const message = `${named(settled)} still runs on the cluster, though no ManifestWork of this hub places it (reported so since ${since}): OCM's work agent left it behind; it is removed once the hub knows it is unwanted there`;
-        return { status: { ...entry('Failed', base, LINGERING, message), lingering } };
+        const instead = input.instead ? ` (${input.instead.reason}: ${input.instead.message})` : '';
+        const message = `${named(settled)} still runs on the cluster, though no ManifestWork of this hub places it${instead} (reported so since ${since}): OCM's work agent left it behind; it is removed once the hub knows it is unwanted there`;
+        return { status: { ...entry('Failed', base, LINGERING, message), lingering, ...overriders(input.instead?.by ?? []) } };
       }
       const message = `${named(input.copies)} is still reported on the cluster; its ManifestWork is gone, and the copy should follow`;
       // From the milliseconds: from `since`, cut to its second, the look came up to a second early and found the copy

@@ -235,3 +235,23 @@ test('the status annotation keeps `drift`, `lingering` and their counts through 
   assert.deepEqual(read?.clusters?.c1?.drift, { ...DRIFT, more: 4 });
   assert.deepEqual(read?.clusters?.c4?.lingering, ['shop/shop-auth']);
 });
+
+test('statusAggregateInput: a copy lingering past its grace where a local policy overrides the hub\'s, or another hub policy won the Gateway, is said Lingering, the say beside it; in its grace the say stays', () => {
+  const d = desired([]);
+  const seenSince = Date.parse('2026-01-01T00:08:00Z');
+  const copy = (cluster: string, lingering: boolean) => ({ cluster, kind: 'authpolicies.kuadrant.io', namespace: 'shop', name: 'shop-auth', seenSince: lingering ? seenSince : NOW, lingering });
+  const local = { overridden: [{ cluster: 'c1', message: 'covered by local shop/local-auth', by: ['shop/local-auth'] }, { cluster: 'c2', message: 'covered by local shop/local-auth', by: ['shop/local-auth'] }], notes: new Map() };
+  const losses = [{ cluster: 'c3', message: 'already synced from ns/older' }, { cluster: 'c4', message: 'already synced from ns/older' }];
+  const lingering = [copy('c1', true), copy('c2', false), copy('c3', true), copy('c4', false)];
+  const input = statusAggregateInput({ desired: d, losses, observed: [], written: [], local, truth: truth({ lingering }) }, 500 * 1024, NOW);
+  const status = aggregatePolicyStatus(input);
+  const c = (name: string) => status.clusters?.[name];
+  assert.deepEqual([c('c1')?.state, c('c1')?.reason, c('c1')?.lingering, c('c1')?.overriddenBy], ['Failed', LINGERING, ['shop/shop-auth'], ['shop/local-auth']]);
+  assert.match(c('c1')?.message ?? '', /^shop\/shop-auth still runs on the cluster, though no ManifestWork of this hub places it \(Overridden: covered by local shop\/local-auth\)/);
+  assert.deepEqual([c('c3')?.reason, c('c3')?.lingering, c('c3')?.overriddenBy], [LINGERING, ['shop/shop-auth'], undefined]);
+  assert.match(c('c3')?.message ?? '', /\(Conflicted: already synced from ns\/older\)/);
+  // Only being removed: what the hub decided stays the verdict (the copy is on its way out, as it should be).
+  assert.deepEqual([c('c2')?.state, c('c2')?.reason], ['Overridden', 'Overridden']);
+  assert.deepEqual([c('c4')?.state, c('c4')?.reason], ['Failed', 'Conflicted']);
+  assert.equal(status.summary.lingering, 2);
+});

@@ -5,7 +5,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { CollisionLoss, DesiredWorks } from '../works/desiredworks.ts';
 import { readClusterFeedback } from '../works/feedback.ts';
 import { readSpecHash, relabelledOnly, type ManifestWork } from '../works/manifestwork.ts';
-import type { AggregateInput, ClusterInput, LingeringNote, LocalNote, PolicyProblem } from './policystatus.ts';
+import type { AggregateInput, ClusterInput, LingeringNote, LocalNote, PlacedNone, PolicyProblem } from './policystatus.ts';
 import type { SpokeTruth } from '../spoke/spoketruth.ts';
 import type { ClusterRollout, RolloutStatus } from './rolloutstatus.ts';
 
@@ -127,8 +127,15 @@ export function statusAggregateInput(input: StatusInput, maxWorkBytes: number, n
     notes.push({ kind: l.kind, namespace: l.namespace, name: l.name, lingering: l.lingering, since: new Date(l.seenSince).toISOString().replace(/\.\d{3}Z$/, 'Z'), seenAt: l.seenSince });
     lingering.set(l.cluster, notes);
   }
-  // A cluster the policy has a say on keeps that verdict; one it has none on shows what lingers there.
-  for (const [cluster, copies] of lingering) if (clusters[cluster] === undefined) clusters[cluster] = { state: 'lingering', copies };
+  // A cluster the policy has no say on shows what lingers there. One it has a say on keeps that verdict — unless
+  // the say is that no copy belongs there (a local policy overrides it, another hub policy won the Gateway) and a
+  // copy has lingered past its grace: then what runs is said, with the say beside it (what the copy's removal
+  // waits for: mendLingering hands back only a copy the status says Lingering).
+  for (const [cluster, copies] of lingering) {
+    const say = clusters[cluster];
+    if (say === undefined) clusters[cluster] = { state: 'lingering', copies };
+    else if ((say.state === 'overridden' || say.state === 'conflicted') && copies.some((c) => c.lingering)) clusters[cluster] = { state: 'lingering', copies, instead: placedNone(say) };
+  }
   const lanes = (input.lanes ?? []).map((l) => ({ reason: LANE_CONFLICT_REASON, message: l.message }));
   return { clusters, problems: [...policyProblems(desired), ...lanes, ...(input.problems ?? [])], now };
 }
@@ -144,4 +151,9 @@ export function policyProblems(desired: DesiredWorks): PolicyProblem[] {
   if (desired.noClusters) problems.push({ reason: 'NoClusters', message: 'the targeted Gateways are placed on no cluster: nothing is synced' });
   if (!desired.targets.some((t) => t.state === 'syncable')) problems.push({ reason: 'NotSynced', message: 'no target of this policy can be synced: it has no ManifestWorks' });
   return problems;
+}
+
+/** What the hub decided for a cluster where it places no copy of the policy, as a lingering copy's status keeps it. */
+function placedNone(say: Extract<ClusterInput, { state: 'overridden' | 'conflicted' }>): PlacedNone {
+  return say.state === 'overridden' ? { reason: 'Overridden', message: say.message, by: say.by } : { reason: 'Conflicted', message: say.message };
 }
