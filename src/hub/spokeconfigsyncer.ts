@@ -70,6 +70,10 @@ export class SpokeConfigSyncer {
     const now = Date.now();
     const health = (key: string) => clusterHealth(this.deps.managedClusters.store.get(key.slice(0, key.indexOf('/'))), now);
     const deletions = known ? plan.delete.filter((key) => health(key).state !== 'unavailable') : [];
+    if (plan.delete.length > deletions.length) {
+      const why = !this.deps.works.synced ? 'the works cache has not synced' : !this.deps.configs.completeFor(owned) ? 'the params of an owned GatewayClass are not known' : !known ? this.fleetDoubt() : 'OCM does not vouch for the cluster';
+      this.deps.logger.debug({ works: plan.delete.filter((k) => !deletions.includes(k)), why }, 'spoke configuration kept where no Gateway is placed');
+    }
     await this.deps.applier.execute(SPOKE_CONFIG_KEY, { ...plan, delete: deletions }, this.deps.logger.child({ kinds: kinds.length }));
     // A cluster just back keeps its configuration for the recovery grace; no event marks its end.
     const rechecks = plan.delete.flatMap((key) => {
@@ -81,14 +85,29 @@ export class SpokeConfigSyncer {
     return waits.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : undefined;
   }
 
-  /** Every Gateway's class exists and every Placement of a Gateway is settled: a cluster absent from all is gone. */
+  /**
+   * Every Gateway's class exists and the Placement of every Gateway of an owned class is settled: a cluster absent
+   * from all is gone. Another controller's Gateways place none of our copies: their Placements are no doubt of ours (a
+   * hub shared with a controller whose Placement decides a cluster it may not would keep every spoke configuration).
+   * A Gateway whose class is absent may be ours (the class being re-created): that is doubt.
+   */
   private fleetKnown(): boolean {
-    if (!this.deps.gateways.synced || !this.deps.placed.synced) return false;
-    return this.deps.gateways.store.list().every((gateway) => {
+    return this.fleetDoubt() === undefined;
+  }
+
+  /** What keeps the set of placed clusters from being known (fleetKnown), in words; undefined when nothing does. */
+  private fleetDoubt(): string | undefined {
+    if (!this.deps.gateways.synced || !this.deps.placed.synced) return 'the Gateway or placement caches have not synced';
+    for (const gateway of this.deps.gateways.store.list()) {
       const [className] = gatewayClassOf(gateway);
-      if (className !== undefined && this.deps.classes.store.get(className) === undefined) return false;
-      return this.deps.placed.state(gateway).state === 'settled';
-    });
+      const name = `Gateway ${gateway.metadata.namespace ?? ''}/${gateway.metadata.name}`;
+      const cls = className === undefined ? undefined : this.deps.classes.store.get(className);
+      if (className !== undefined && cls === undefined) return `${name} names GatewayClass ${className}, which does not exist`;
+      if (!ownsClass(cls, this.deps.controllerName)) continue;
+      const state = this.deps.placed.state(gateway);
+      if (state.state !== 'settled') return `${name}: ${state.message}`;
+    }
+    return undefined;
   }
 
   /**

@@ -250,6 +250,8 @@ test('a hub placing on a real spoke: spoke report age per cluster, feedback late
   // (a copy the work agent left would show there), the spoke configuration and the age series with it. A copy an
   // earlier test of this sandbox left behind on spoke-1 (the agent's race: docs/reliability.md) is one this hub sees
   // lingering too: it keeps the witness through the grace and its mending, and the window starts again after that.
+  // The first hub's Gateway (another controller's) stays, its Placement deciding clusters that are no ManagedClusters
+  // (refused, so never settled): no doubt of this hub's, whose own Gateways alone say where its copies may be.
   await remove(http, authPolicy(ns, 'auth', 'gw'));
   await apply(http, placementDecision(ns, 'spoke', []));
   await until('the report age of spoke-1 to go', (t) => (samples(t, 'policysync_spoke_report_age_seconds').length === 0 ? true : undefined), LINGER_GRACE_MS + WITNESS_AFTER_WORKS_MS + 90_000);
