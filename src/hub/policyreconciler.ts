@@ -24,6 +24,7 @@ import { canonicalJson } from '../core/k8s/canonical.ts';
 import { STATUS_ANNOTATION } from '../core/metadatakeys.ts';
 import { readPolicyStatus } from '../core/status/annotation.ts';
 import { LINGERING } from '../core/status/policystatus.ts';
+import type { StatusInput } from '../core/status/statusinput.ts';
 import { lingerRecheckAt, lingeringCopies } from '../core/spoke/spoketruth.ts';
 import { workCopy } from '../core/works/revision.ts';
 import type { SpokeReports } from './spokereports.ts';
@@ -147,6 +148,26 @@ export class PolicyReconciler {
     const stoppedBeingOurs = unknownClasses.length === 0 && !isOurs && observed.length > 0 && !removals.kept;
     if (stoppedBeingOurs) await this.deps.reporter.clear(key, kind.gvr, policy);
 
+    const statusInput: StatusInput = {
+      desired,
+      losses: decision.losses,
+      observed,
+      written: [...desired.works.values()],
+      kept: decision.kept,
+      ...(rollout ? { rollout: { status: rollout.status, clusters: rollout.clusters, waiting: rollout.waiting } } : {}),
+      local,
+      awaiting: decision.awaiting,
+      unknown: removals.unknown,
+      lanes: decision.lanes,
+      problems: decision.problems,
+      truth: decision.truth,
+    };
+    // A drift is said before it is put back (as a lingering copy is before it is mended): the put-back is a work
+    // write, and a leader that dies between the two writes leaves a drift that ran and was never said — its
+    // successor finds the copy as sent (the soak, seed 4401: the hub killed a second after relabelling).
+    const correcting = decision.truth.correct && decision.truth.drifted.length > 0;
+    if (isOurs && unknownClasses.length === 0 && correcting) await this.deps.reporter.report(key, kind.gvr, policy, statusInput, { read });
+
     // Every cluster's writes are attempted; the status below is reported whatever failed (one cluster's
     // failure must not freeze what the hub says of the others), then the failure is retried.
     let failure: Error | undefined;
@@ -167,20 +188,7 @@ export class PolicyReconciler {
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
     if (isOurs) {
-      result = await this.deps.reporter.report(key, kind.gvr, policy, {
-        desired,
-        losses: decision.losses,
-        observed,
-        written: [...desired.works.values()],
-        kept: decision.kept,
-        ...(rollout ? { rollout: { status: rollout.status, clusters: rollout.clusters, waiting: rollout.waiting } } : {}),
-        local,
-        awaiting: decision.awaiting,
-        unknown: removals.unknown,
-        lanes: decision.lanes,
-        problems: decision.problems,
-        truth: decision.truth,
-      }, { read });
+      result = await this.deps.reporter.report(key, kind.gvr, policy, statusInput, { read });
     }
     if (failure !== undefined) throw failure;
     const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering), mends.recheckAt].filter((t) => t !== undefined);

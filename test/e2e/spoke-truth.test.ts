@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
 import { REAPPLY_LABEL } from '../../src/core/metadatakeys.ts';
+import { occupantOf } from '../../src/core/spoke/reportquery.ts';
+import { SPOKE_CONFIG_WORK_NAME, spokeReportText } from '../../src/core/spoke/spokeconfig.ts';
+import { parseSpokeReport } from '../../src/core/spoke/reportwire.ts';
 import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { workName } from '../../src/core/works/manifestwork.ts';
@@ -277,15 +280,23 @@ test("a copy left behind where a spoke's own policy now overrides the hub's is s
   }, async () => {
     ownUid = (await apply(spoke, own)).metadata.uid;
   });
-  // The first fresh report lists both: the copy, with no work, is on its way out (Removing) — and within its grace
-  // spoke-1 is placed again. The hub now has a say there, Overridden, and places nothing; the copy still runs.
-  await eventually(async () => ((await clusterStatus(name, 'spoke-1'))?.reason === 'Removing') || undefined, { what: 'spoke-1 Removing on the hub', timeoutMs: 30_000, intervalMs: 100 });
+  // The agent back, its first report on the hub lists both: the copy, with no work, on its way out (Removing) — and
+  // within its grace spoke-1 is placed again. The hub now has a say there, Overridden, and places nothing; the copy
+  // still runs. (Placed again before that report, the hub would place the copy anew, taking the left one up.)
+  await eventually(async () => {
+    const text = await get(hub, RESOURCES.manifestWorks, 'spoke-1', SPOKE_CONFIG_WORK_NAME).then((w) => w && spokeReportText(w, SPOKE_CONFIG));
+    const parsed = text === undefined ? undefined : parseSpokeReport(text);
+    const local = parsed?.ok === true && occupantOf(parsed.report, 'authpolicies.kuadrant.io', ns, 'own-auth').state === 'local';
+    return (local && (await clusterStatus(name, 'spoke-1'))?.reason === 'Removing') || undefined;
+  }, { what: "spoke-1's own policy in the report on the hub, and spoke-1 Removing", timeoutMs: 60_000, intervalMs: 100 });
   await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
   let last: NonNullable<PolicyStatus['clusters']>[string] | undefined;
+  let copyThere: string | undefined;
   const lingering = await eventually(async () => {
     last = await clusterStatus(name, 'spoke-1');
+    copyThere = (await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid;
     return last?.reason === 'Lingering' ? last : undefined;
-  }, { what: 'spoke-1 Lingering, with the local policy overriding the hub\'s there', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100, context: () => `spoke-1 now: ${JSON.stringify(last)}` });
+  }, { what: 'spoke-1 Lingering, with the local policy overriding the hub\'s there', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100, context: () => `spoke-1 now: ${JSON.stringify(last)}; the copy on spoke-1: ${copyThere === undefined ? 'gone' : copyThere === copyUid ? 'the one left' : `another (${copyThere})`}` });
   assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the copy said Lingering is the one left behind');
   assert.match(lingering.message, /still runs on the cluster, though no ManifestWork of this hub places it \(Overridden: /);
   assert.deepEqual(lingering.overriddenBy, [`${ns}/own-auth`]);
