@@ -155,7 +155,10 @@ test('a cache behind the apiserver: the update conflicts, the writer packs again
   await lagging.submit('owner-r', copies(ns, ['p', 'q', 'r']).slice(2), []);
   await untilApplied(ns, ['p', 'q', 'r']);
   const updates = audit.since().filter((x) => x.resource === 'manifestworks' && x.namespace === SPOKE && x.verb === 'update' && x.name?.startsWith('ps-'));
-  assert.deepEqual(updates.map((x) => x.code), [409, 200], updates.map(describeWrite).join('\n'));
+  // Conflicts, then one update that lands. More than one conflict is the work agent's: its status write of the bundle
+  // (q applied) moves the resourceVersion past the cache's again before the writer's next try.
+  const codes = updates.map((x) => x.code);
+  assert.ok(codes.length >= 2 && codes.at(-1) === 200 && codes.slice(0, -1).every((c) => c === 409), updates.map(describeWrite).join('\n'));
   for (const wr of [first, other, lagging]) wr.stop();
 });
 
