@@ -23,7 +23,7 @@ import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
 import { startAgentPlane, otherDeletions, type AgentPlane } from '../../testkit/agentplane.ts';
-import { AuditCursor } from '../../testkit/audit.ts';
+import { AuditCursor, describeWrite } from '../../testkit/audit.ts';
 import { eventually } from '../../testkit/eventually.ts';
 import { AUTH_POLICIES, apply, authPolicy, get, paramsConfigMap, placementDecision, remove } from '../../testkit/fixtures.ts';
 import { hubHttp, spokeClients, testControllerName, uniqueName } from '../../testkit/hub.ts';
@@ -138,12 +138,20 @@ test('a copy edited on its spoke by another field manager is reported Drifted, n
 
   // A second edit, under Correct from the start, of another field by the same hand (the same fields by the same hand
   // within ten seconds are one drift: spoketruth.ts driftToken): put back within seconds.
+  const hubAudit = AuditCursor.at(sandbox, 'hub');
   const again = Date.now();
   await mergePatch(spoke, AUTH_POLICIES, ns, name, { spec: { rules: { authorization: { deny: { priority: 7 } } } } }, { fieldManager: OTHER });
   await eventually(async () => priority(await get(spoke, AUTH_POLICIES, ns, name)) !== 7 || undefined, { what: 'the second edit put back', timeoutMs: 30_000, intervalMs: 50 });
   const toPutBack = Date.now() - again;
   const reapplied = await get(hub, RESOURCES.manifestWorks, 'spoke-1', workName(AUTH_POLICIES, ns, name));
   assert.ok(reapplied?.metadata.labels?.[REAPPLY_LABEL], 'the work carries the token of the drift put back');
+  // Said before it is put back (the soak, seed 4401): a leader killed between the two writes must leave the drift said,
+  // so the hub's audit log shows the policy's status written before the work's relabel.
+  const hubWrites = hubAudit.since().filter((w) => w.code < 300 && w.namespace !== undefined);
+  const statusAt = hubWrites.findIndex((w) => w.resource === 'authpolicies' && w.namespace === ns && w.name === name);
+  const relabelAt = hubWrites.findIndex((w) => w.resource === 'manifestworks' && w.namespace === 'spoke-1' && w.name === workName(AUTH_POLICIES, ns, name));
+  assert.ok(relabelAt >= 0, `the work relabelled: ${hubWrites.map(describeWrite).join('; ')}`);
+  assert.ok(statusAt >= 0 && statusAt < relabelAt, `the status written before the relabel: ${hubWrites.map(describeWrite).join('; ')}`);
   report('drift', { 'edit to Drifted on the hub (ms)': toDrifted, 'drift: Correct to copy put back (ms)': toPutBackAfterSwitch, 'edit to copy put back, Correct (ms)': toPutBack });
   assert.ok(toPutBack < 30_000);
 });

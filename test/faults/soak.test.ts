@@ -208,6 +208,30 @@ test("the soak's drift edit is its own write, and the work agent's put-back is e
   assert.deepEqual(checkJoins(writes, [], steady), []);
 });
 
+test('the join check: a copy landing where reported local policies cover it is a join, unless the hub placed its work before any report showed them', () => {
+  const reported = T0 + 60_000;
+  const local = { spoke: 'spoke-1' as const, kind: 'soak' as const, tenant: 't1' as const, name: 'own-1', targets: [{ gateway: 'gw1' as const }] };
+  const covered = applyOp(placedSoak, { op: 'local-create', ...local });
+  assert.deepEqual(expected(covered).withheld.get('spoke-1/soak/t1/soak-1'), { reason: 'overridden', by: ['t1/own-1'] });
+  const timeline = [
+    { at: T0, state: placedSoak, label: 'policy-apply' },
+    { at: T0 + 50_000, state: covered, label: 'local-create' },
+  ];
+  const lives = [{ local, createdAt: T0 + 50_000, uid: 'u1', resourceVersion: '7', reportedAt: reported }];
+  // The work agent creates the copy 30 s after the hub held the report of the local policy.
+  const landed = reported + 30_000;
+  const writes = policyWrites('spoke-1', [{ verb: 'create', user: 'work-agent', userAgent: 'work-agent/v1.2.1', resource: 'soakpolicies', namespace: names.namespace('t1'), name: 'soak-1', code: 201, at: new Date(landed).toISOString() }], names);
+  assert.equal(checkJoins(writes, lives, timeline).length, 1, 'judged where it landed alone: a join');
+  // The hub placed the work 20 s before the local policy was created (the agent took it up 100 s late): no join.
+  assert.deepEqual(checkJoins(writes, lives, timeline, () => T0 + 30_000), [], 'placed before the local policy existed');
+  // Placed 2 s after the report: the agent's lag does not excuse a hub that already knew.
+  const late = checkJoins(writes, lives, timeline, () => reported + 2_000);
+  assert.equal(late.length, 0, 'within SLACK_MS of the report the hub may not have seen it yet');
+  const knew = checkJoins(writes, lives, timeline, () => reported + 10_000);
+  assert.equal(knew.length, 1, 'placed 10 s after the hub held the report: a join');
+  assert.match(knew[0]!.message, /the hub placed its work at/);
+});
+
 test('the generator injects drift edits of copies the model wants, one per copy a round', () => {
   const plan = generate({ seed: SEED, ops: 400 });
   let state = initialState();

@@ -196,27 +196,41 @@ export function checkLocalsIntact(lives: readonly LocalLife[], now: readonly Spo
 
 /**
  * Copies created (201) on a spoke while local policies covered their every target there, each shown by the
- * report the hub holds SLACK_MS before, in the states both then and SLACK_MS before.
+ * report the hub holds SLACK_MS before, in the states both then and SLACK_MS before. `decidedAt`: the hub's last
+ * write that placed the copy's work before the create (its audit log) — a work agent that takes a work up late
+ * (seed 4401: 76 s, its spoke's peer frozen) lands a copy the hub placed before any report showed the local
+ * policies, so the create is judged where the hub decided too, and is a join only if they covered it there as well.
  */
-export function checkJoins(writes: readonly PolicyWrite[], lives: readonly LocalLife[], timeline: readonly Snapshot[]): Violation[] {
+export function checkJoins(
+  writes: readonly PolicyWrite[],
+  lives: readonly LocalLife[],
+  timeline: readonly Snapshot[],
+  decidedAt: (p: PolicyWrite) => number | undefined = () => undefined,
+): Violation[] {
   const violations: Violation[] = [];
   for (const p of writes) {
     if (p.w.code !== 201) continue;
     const name = p.w.name!;
-    const covered = [stateAt(timeline, p.at), stateAt(timeline, p.at - SLACK_MS)].every((s) => {
-      const policy = s.policies[policyKey(p.kind, p.tenant, name)];
-      if (!policy) return false;
-      const targets = syncedTargets(s, policy);
-      if (targets.length === 0) return false;
-      return targets.every((t) =>
-        coveringLocals(s, p.spoke, p.kind, p.tenant, t).some((key) => {
-          const localName = key.slice(key.indexOf('/') + 1);
-          const life = lives.find((x) => x.local.spoke === p.spoke && x.local.kind === p.kind && x.local.tenant === p.tenant && x.local.name === localName && x.createdAt <= p.at && (x.deletedAt === undefined || x.deletedAt > p.at));
-          return life?.reportedAt !== undefined && life.reportedAt <= p.at - SLACK_MS;
-        }),
-      );
-    });
-    if (covered) violations.push({ kind: 'joined', at: p.w.at, message: `a copy joined local policies that cover its every target, reported more than ${SLACK_MS / 1000} s before: ${describe(p)}` });
+    const coveredAt = (at: number): boolean =>
+      [stateAt(timeline, at), stateAt(timeline, at - SLACK_MS)].every((s) => {
+        const policy = s.policies[policyKey(p.kind, p.tenant, name)];
+        if (!policy) return false;
+        const targets = syncedTargets(s, policy);
+        if (targets.length === 0) return false;
+        return targets.every((t) =>
+          coveringLocals(s, p.spoke, p.kind, p.tenant, t).some((key) => {
+            const localName = key.slice(key.indexOf('/') + 1);
+            const life = lives.find((x) => x.local.spoke === p.spoke && x.local.kind === p.kind && x.local.tenant === p.tenant && x.local.name === localName && x.createdAt <= at && (x.deletedAt === undefined || x.deletedAt > at));
+            return life?.reportedAt !== undefined && life.reportedAt <= at - SLACK_MS;
+          }),
+        );
+      });
+    const decided = decidedAt(p);
+    const moments = decided !== undefined && decided < p.at ? [p.at, decided] : [p.at];
+    if (moments.every(coveredAt)) {
+      const where = moments.length > 1 ? ` (the hub placed its work at ${new Date(decided!).toISOString()})` : '';
+      violations.push({ kind: 'joined', at: p.w.at, message: `a copy joined local policies that cover its every target, reported more than ${SLACK_MS / 1000} s before: ${describe(p)}${where}` });
+    }
   }
   return violations;
 }

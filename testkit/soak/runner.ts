@@ -47,6 +47,7 @@ import { DRIFT_FIELD_MANAGER, SPOKES, driftValue, policyKey, type Fault, type Op
 import { SoakProcesses } from './processes.ts';
 import {
   RESOURCE_OF,
+  HUB_USER_AGENT,
   SOAK_USER_AGENT,
   SoakNames,
   apply,
@@ -205,23 +206,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   reports.start();
   // Whether OCM vouches for each spoke, as its ManagedCluster says: the doubt the deletion check allows for.
   const availability = new AvailabilityWatch(hub).start();
-  // When the hub wrote each ManifestWork (its audit log): the decision a work agent's DELETE on a spoke carries out.
+  // When the hub wrote each ManifestWork (its audit log): the decision a work agent's write on a spoke carries out.
+  // The hub's own writes only: the work agent's finalizer patches on the hub come when it takes a work up, not when
+  // the hub decided.
   const hubAudit = AuditCursor.at(sandbox, 'hub');
-  const workWrites = new Map<string, number[]>();
+  const workWrites = new Map<string, { at: number; verb: string }[]>();
   /** Folds the hub's ManifestWork writes logged since the last call into workWrites: once per round, before its checks. */
   const readWorkWrites = (): void => {
     for (const w of hubAudit.advance()) {
-      if (w.resource !== 'manifestworks' || w.code >= 300 || !w.namespace || !w.name) continue;
+      if (w.resource !== 'manifestworks' || w.code >= 300 || !w.namespace || !w.name || !w.userAgent.startsWith(HUB_USER_AGENT)) continue;
       const key = `${w.namespace}/${w.name}`;
-      const times = workWrites.get(key) ?? [];
-      times.push(Date.parse(w.at));
-      workWrites.set(key, times);
+      const writes = workWrites.get(key) ?? [];
+      writes.push({ at: Date.parse(w.at), verb: w.verb });
+      workWrites.set(key, writes);
     }
   };
-  const decidedAt = (p: PolicyWrite): number | undefined => {
+  /** The hub's last write of the work that carried the copy `p` wrote, before `p` (a delete too, or only what placed it). */
+  const lastHubWrite = (p: PolicyWrite, placing: boolean): number | undefined => {
     if (!p.w.userAgent.startsWith('work-agent') || !p.w.namespace || !p.w.name) return undefined;
-    const times = workWrites.get(`${p.spoke}/${copyWorkName(p.kind, p.w.namespace, p.w.name)}`) ?? [];
-    return times.filter((t) => t <= p.at).reduce<number | undefined>((a, t) => (a === undefined || t > a ? t : a), undefined);
+    const writes = workWrites.get(`${p.spoke}/${copyWorkName(p.kind, p.w.namespace, p.w.name)}`) ?? [];
+    return writes
+      .filter((w) => w.at <= p.at && !(placing && w.verb === 'delete'))
+      .reduce<number | undefined>((a, w) => (a === undefined || w.at > a ? w.at : a), undefined);
   };
   // What the hub says of what runs on the spokes (Drifted, Removing, Lingering: every status write), the mending works
   // it creates, and the drifted copies until they are put back.
@@ -508,7 +514,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const writes = SPOKES.flatMap((s) => policyWrites(s, cursors.get(s)!.since(), names));
       writesChecked += writes.length;
       readWorkWrites();
-      const deletions = checkDeletions(writes, timeline, availability.changes, decidedAt);
+      const deletions = checkDeletions(writes, timeline, availability.changes, (p) => lastHubWrite(p, false));
       deletionsChecked += deletions.checked;
       const takeovers = checkTakeovers(writes, lives, timeline);
       const objects = await spokeObjects(spokes, names);
@@ -544,7 +550,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         const mended = mends.sightings.some((m) => m.cluster === f.spoke && m.resource === RESOURCE_OF[f.kind].resource && m.source === `${names.namespace(f.tenant)}/${f.name}` && m.at >= roundStart);
         lingering.push({ ...f, ...(said ? { saidLingeringMs: said.at - stoppedAt } : {}), mended });
       }
-      const found = [...deletions.violations, ...takeovers.violations, ...checkJoins(writes, lives, timeline), ...checkCrossings(objects), ...driftFound, ...lingered.violations];
+      const found = [...deletions.violations, ...takeovers.violations, ...checkJoins(writes, lives, timeline, (p) => lastHubWrite(p, true)), ...checkCrossings(objects), ...driftFound, ...lingered.violations];
       violations.push(...found);
       races.push(...takeovers.races);
       log(

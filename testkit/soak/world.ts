@@ -19,6 +19,8 @@ export const SOAK_POLICIES: ResourceRef = { group: SOAK_GROUP, version: 'v1', re
 export const FIELD_MANAGER = 'policy-sync-soak';
 /** The soak's own writes carry this user agent: the audit checks tell them from everyone else's. */
 export const SOAK_USER_AGENT = 'policy-sync-soak';
+/** The hub replicas' user agent begins so (src/cli/connectionflags.ts `connectionFrom`: `policy-sync-hub (identity)`). */
+export const HUB_USER_AGENT = 'policy-sync-hub';
 const OCM = 'cluster.open-cluster-management.io';
 export const PLACEMENT = 'spokes';
 
