@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import type { Sandbox } from '../../testkit/sandbox/sandbox.ts';
 import { controllerLabelValue } from '../../src/core/works/manifestwork.ts';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { readSpokeReport, SPOKE_CONFIG_WORK_NAME } from '../../src/core/spoke/spokeconfig.ts';
+import { readSpokeReport, SPOKE_CONFIG_WORK_NAME, SPOKE_HEARTBEAT_WORK_NAME, spokeHeartbeatText } from '../../src/core/spoke/spokeconfig.ts';
 import { spokeReportName } from '../../src/core/spoke/spokereport.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
@@ -101,10 +101,19 @@ async function awaitingStaleReport(): Promise<void> {
 async function reportedBySkewedAgent(skewMs: number, localName: string): Promise<void> {
   await apply(spokes.get('spoke-1')!, authPolicy(ns, localName, 'gw'));
   const agent = await startSpoke(sandbox.kubeConfig('spoke-1'), 'spoke-1', SPOKE_CONFIG, { reportHeartbeatMs: 1_000, now: () => Date.now() + skewMs });
+  const ourWork = async (name: string) =>
+    (await list(hub, RESOURCES.manifestWorks, 'spoke-1')).find((w) => w.metadata.name === name && w.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(controllerName));
+  const reportOnHub = async () => {
+    const work = await ourWork(SPOKE_CONFIG_WORK_NAME);
+    return work && readSpokeReport(work);
+  };
+  const heartbeatOnHub = async () => {
+    const work = await ourWork(SPOKE_HEARTBEAT_WORK_NAME);
+    return work && spokeHeartbeatText(work, SPOKE_CONFIG);
+  };
   try {
     await eventually(async () => {
-      const work = (await list(hub, RESOURCES.manifestWorks, 'spoke-1')).find((w) => w.metadata.name === SPOKE_CONFIG_WORK_NAME && w.metadata.labels?.['policysync.kuadrant.io/controller'] === controllerLabelValue(controllerName));
-      const report = work && readSpokeReport(work);
+      const report = await reportOnHub();
       const heartbeat = report ? Date.parse(report.heartbeat) : NaN;
       const stamped = Math.abs(heartbeat - (Date.now() + skewMs)) < 60_000;
       return (stamped && report?.objects['authpolicies.kuadrant.io']?.[ns]?.some((o) => o.name === localName)) || undefined;
@@ -114,6 +123,10 @@ async function reportedBySkewedAgent(skewMs: number, localName: string): Promise
       context: () => workAgentLogs(sandbox),
     });
     await eventually(async () => (await copy()) === undefined || undefined, { what: 'the copy withdrawn: the local policy counts', context: () => workAgentLogs(sandbox) });
+    // The agent dies right after the hub has seen a new heartbeat, so that the report's staleness runs from its death:
+    // the work agent's feedback can stall for seconds on a loaded machine (CI saw the report stale 29 ms after it).
+    const seen = await heartbeatOnHub();
+    await eventually(async () => ((await heartbeatOnHub()) ?? seen) !== seen || undefined, { what: 'a new heartbeat on the hub before the agent dies', intervalMs: 100, context: () => workAgentLogs(sandbox) });
   } finally {
     await agent.stop();
   }
