@@ -23,7 +23,7 @@ import { HubCaches } from './caches.ts';
 import { ClassConfigs } from './classconfigs.ts';
 import { GatewayClassReconciler } from './gatewayclassreconciler.ts';
 import { GatewayStatusReconciler, gatewayOfWriteKey } from './gatewaystatusreconciler.ts';
-import { writeLane } from './indexes.ts';
+import { targetedGateways, writeLane } from './indexes.ts';
 import { ParamsRefs } from './paramsrefs.ts';
 import { PolicyReconciler } from './policyreconciler.ts';
 import { LingerClocks } from './lingerclocks.ts';
@@ -266,6 +266,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       mender: new LingeringMender({ http, workObjects: caches.workObjects, controller: controllerLabelValue(o.controllerName), logger: log }),
       variantOutcomes,
       variantsChanged: (keys) => queues.variantStatus.addAll(keys),
+      deletedPolicyLooked: (key) => gatewaysAfterPolicies(lingerClocks.gatewaysOfDeleted(key)),
       ...(reports ? { reports } : {}),
       ungatedKinds,
       logger: log,
@@ -283,6 +284,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
     configs,
     policiesTargeting: (gateway) => caches.policiesTargeting(gateway),
     policiesOfKind: (gr) => caches.policiesOfKind(gr),
+    deletedLingering: (gatewayKey) => lingerClocks.lingeringOnGateway(gatewayKey, (key) => reporter.reports(key), Date.now()),
     writes: statusWrites,
     policiesPending: () => queues.policies.len() > 0 || queues.policies.processingCount() > 0,
     coalesceMs: o.statusCoalesceMs,
@@ -344,6 +346,11 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
   });
   caches.onPolicyChange((gvr, change) => {
     gatewaysAfterPolicies(gatewayStatusOfPolicy(change));
+    if (change.type === 'DELETED') {
+      // What its Gateways will need to say its lingering copies, once no policy is left to say them.
+      const { namespace = '', name } = change.object.metadata;
+      lingerClocks.deleted(policyKey(gvr, namespace, name), { group: gvr.group, resource: gvr.resource, ...(change.object.kind ? { kind: change.object.kind } : {}), namespace, name, gateways: targetedGateways(change.object) });
+    }
     if (change.type === 'MODIFIED' && reporter.confirmsWrite(policyKey(gvr, change.object.metadata.namespace ?? '', change.object.metadata.name), change)) return;
     queues.policies.addAll(routePolicyChange(gvr, change, caches));
   });

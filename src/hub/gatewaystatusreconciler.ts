@@ -21,6 +21,7 @@ import {
   gatewayConditions,
   ownedConditionTypes,
   desiredFingerprint,
+  type DeletedPolicyLingering,
   type GatewayPlacement,
   type SyncedKind,
   policyStandings,
@@ -64,6 +65,8 @@ export interface GatewayStatusDeps {
   configs: ClassConfigs;
   policiesTargeting(gateway: KubeObject): readonly KindedPolicy[];
   policiesOfKind(gr: GroupResource): readonly KubeObject[];
+  /** The deleted policies that targeted the Gateway (by key) whose copies linger (lingerclocks.ts). */
+  deletedLingering(gatewayKey: string): readonly DeletedPolicyLingering[];
   /** The hub's status writes, which give way to ManifestWork writes. */
   writes: YieldingWrites;
   /**
@@ -156,6 +159,7 @@ export class GatewayStatusReconciler {
       placement: this.placement(gateway),
       kinds: this.kinds(className),
       policies: this.policies(gateway),
+      lingering: this.deps.deletedLingering(key),
       existing,
       owned,
     });

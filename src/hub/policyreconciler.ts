@@ -49,6 +49,8 @@ export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controller
   /** What each policy's variants came to, for their status; `variantsChanged` is told the variants whose outcome moved. */
   variantOutcomes: VariantOutcomes;
   variantsChanged: (keys: readonly string[]) => void;
+  /** A deleted policy's lingering copies were looked at again: its Gateways say them (gatewaystatusreconciler.ts). */
+  deletedPolicyLooked: (key: string) => void;
   /** The spoke agents' reports of local policies; undefined when no spoke configuration is placed. */
   reports?: SpokeReports;
   logger: Logger;
@@ -104,6 +106,7 @@ export class PolicyReconciler {
       // the rule confirms the policy gone (a live read, its CRD live), like its works.
       const lingering = this.view.spokeAgents ? lingeringCopies(this.view.reportedCopies(groupResourceKey(gr), namespacedKey(namespace, name)), placedCopies(observed), this.deps.lingerClocks.seenOf(key), Date.now()) : [];
       this.deps.lingerClocks.record(key, lingering);
+      this.deps.deletedPolicyLooked(key);
       const settled = lingering.filter((l) => l.lingering);
       const pending = this.deps.mender.pending(sourceHash(gr, namespace, name));
       if (observed.length === 0 && settled.length === 0 && !pending) return withRecheck(undefined, lingerRecheckAt(lingering));

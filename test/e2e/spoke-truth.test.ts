@@ -17,6 +17,8 @@ import { occupantOf } from '../../src/core/spoke/reportquery.ts';
 import { SPOKE_CONFIG_WORK_NAME, spokeReportText } from '../../src/core/spoke/spokeconfig.ts';
 import { parseSpokeReport } from '../../src/core/spoke/reportwire.ts';
 import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
+import { readConditions } from '../../src/core/k8s/conditions.ts';
+import { POLICIES_ENFORCED } from '../../src/core/status/gatewaystatus.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
 import { workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
@@ -245,20 +247,30 @@ test('a copy left on its spoke after its work went is reported Removing, then Li
   report('lingering', { 'work gone to Removing on the hub (ms)': toSeen, 'work gone to Lingering (ms)': toLingering, 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
 });
 
-test("a copy of a policy deleted on the hub, left behind, is handed back once a live read confirms the policy gone: no policy carries its status, and status --lingering lists it", async () => {
+test("a copy of a policy deleted on the hub, left behind, is handed back once a live read confirms the policy gone: no policy carries its status, the hub Gateway it targeted says it, and status --lingering lists it", async () => {
   const name = 'deleted';
   const work = workName(AUTH_POLICIES, ns, name);
   const spoke = spokes.get('spoke-1')!;
+  const said = `AuthPolicy ${ns}/${name} on spoke-1`;
+  const enforcedOnGateway = async () => readConditions((await get(hub, RESOURCES.gateways, ns, 'gw')) ?? {}).find((c) => c.type === POLICIES_ENFORCED);
   await apply(hub, authPolicy(ns, name, 'gw'));
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
   const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
   let listed: [string, boolean] = ['', true];
+  let onGateway: { reason?: string; message?: string } = {};
   const gone = await leaveBehind([work], () => remove(hub, authPolicy(ns, name, 'gw')), async () => {
     listed = await listedLingering(name);
+    // The work agent is down, so nothing mends it yet: past the grace, the Gateway it attached to says it lingers.
+    onGateway = await eventually(async () => {
+      const c = await enforcedOnGateway();
+      return c?.message?.includes(`copies of policies deleted from the hub still run: ${said}`) ? c : undefined;
+    }, { what: `the hub Gateway's ${POLICIES_ENFORCED} naming ${said}`, timeoutMs: LINGER_GRACE_MS + 30_000 });
   });
   assert.deepEqual(listed, [`${ns}/${name}`, false], 'listed, its policy gone from the hub');
+  assert.equal(onGateway.reason, 'Lingering');
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: "the deleted policy's lingering copy removed", timeoutMs: LINGER_GRACE_MS + 60_000 });
   const toGone = Date.now() - gone;
+  await eventually(async () => ((await enforcedOnGateway())?.message?.includes(said) === false) || undefined, { what: `the hub Gateway no longer naming ${said}`, timeoutMs: 30_000 });
   await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
   assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering, policy deleted', { 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });

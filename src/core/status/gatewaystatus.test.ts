@@ -180,6 +180,22 @@ test('PoliciesEnforced: False naming the clusters and policies not enforced; Fai
   assert.deepEqual([unknown.reason, unknown.message], ['Unknown', 'not enforced on 2 of 2 placed clusters: c1: AuthPolicy ns/a Unknown (ClusterUnreachable); c2: AuthPolicy ns/a Pending']);
 });
 
+test('PoliciesEnforced: a deleted policy\'s copy still running where it targeted the Gateway makes it False, Lingering (Failed alone outranks it), naming the policy and its clusters', () => {
+  const enforced = (over: Partial<GatewayStatusInput>): Condition => one(gatewayConditions(input(over)), POLICIES_ENFORCED);
+  const gone = { ...AUTH, namespace: 'ns', name: 'deny-all', clusters: ['c2'] };
+  const alone = enforced({ lingering: [gone] });
+  assert.deepEqual([alone.status, alone.reason], ['False', 'Lingering']);
+  assert.equal(alone.message, 'no policy of a kind the GatewayClass syncs targets this Gateway; copies of policies deleted from the hub still run: AuthPolicy ns/deny-all on c2');
+  const beside = enforced({ policies: [policy('a', status({ c1: cluster('Enforced'), c2: cluster('Enforced') }))], lingering: [gone] });
+  assert.deepEqual([beside.status, beside.reason], ['False', 'Lingering'], 'every hub policy enforced is not all that runs');
+  assert.equal(beside.message, '1 policy enforced on every placed cluster (2: c1, c2); copies of policies deleted from the hub still run: AuthPolicy ns/deny-all on c2');
+  const pending = enforced({ policies: [policy('a', status({ c1: cluster('Enforced') }))], lingering: [gone] });
+  assert.deepEqual([pending.reason, pending.message], ['Lingering', 'not enforced on 1 of 2 placed clusters: c2: AuthPolicy ns/a Pending; copies of policies deleted from the hub still run: AuthPolicy ns/deny-all on c2']);
+  assert.equal(enforced({ policies: [policy('a', status({ c1: cluster('Failed'), c2: cluster('Enforced') }))], lingering: [gone] }).reason, 'Failed');
+  assert.equal(enforced({ placement: { clusters: [], unavailable: [], refused: [] }, policies: [policy('a', undefined)], lingering: [gone] }).reason, 'Lingering', 'it runs even where the Gateway is no longer placed');
+  assert.deepEqual([enforced({ lingering: [{ ...gone, namespace: 'far' }] }).reason, enforced({ lingering: [{ ...gone, clusters: [] }] }).reason], ['NoPolicies', 'NoPolicies'], 'another namespace, or no cluster, is nothing here');
+});
+
 test('policyStandings: the Gateway\'s conditions from the cut verdicts are those from the whole status; equal standings are one object', () => {
   const withProblem: PolicyStatus = { ...status({ c1: cluster('Pending', 'Applying') }), problems: [{ reason: 'TargetNotFound', message: 'the Gateway gw is not found' }] };
   const truncated: PolicyStatus = { summary: { clusters: 2, applied: 2, enforced: 1, overridden: 0, pending: 1, failed: 0, truncated: true } };

@@ -11,7 +11,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { cleanText, cutCodePoints } from '../k8s/sanitize.ts';
 import { ACCEPTED, POLICIES_SYNCED } from '../params/classparams.ts';
 import { Generations } from '../k8s/intern.ts';
-import type { ClusterState, ClusterStatus, PolicyStatus, StatusSummary } from './policystatus.ts';
+import { LINGERING, type ClusterState, type ClusterStatus, type PolicyStatus, type StatusSummary } from './policystatus.ts';
 
 /** Prefix of the condition types this controller adds beside Gateway API's own. */
 export const GATEWAY_CONDITION_PREFIX = 'policysync.kuadrant.io/';
@@ -96,6 +96,20 @@ function standing(state: ClusterState, reason: string): Pick<ClusterStatus, 'sta
   return made;
 }
 
+/**
+ * A policy deleted from the hub whose copies still run where it targeted the Gateway, by the fresh spoke reports
+ * (core/spoke/spoketruth.ts): no policy is left to carry them in its status, so the Gateway does.
+ */
+export interface DeletedPolicyLingering {
+  group: string;
+  resource: string;
+  kind?: string;
+  namespace: string;
+  name: string;
+  /** The clusters where a copy of it lingers (seen so past the grace), sorted. */
+  clusters: readonly string[];
+}
+
 export interface GatewayStatusInput {
   namespace: string;
   name: string;
@@ -106,6 +120,8 @@ export interface GatewayStatusInput {
   /** The kinds in force for the class. Policies of other kinds, or of other namespaces, are not ours to count. */
   kinds: readonly SyncedKind[];
   policies: readonly TargetingPolicy[];
+  /** Deleted policies that targeted the Gateway and whose copies linger; absent or empty when none. */
+  lingering?: readonly DeletedPolicyLingering[];
   /** The Gateway's conditions as cached: others' types take room in the list (MAX_GATEWAY_CONDITIONS). */
   existing: readonly Condition[];
   /** The condition types this controller owns on the Gateway (its managed fields). */
@@ -136,7 +152,7 @@ export function classStateOf(gatewayClass: KubeObject): ClassState | undefined {
 export function gatewayConditions(input: GatewayStatusInput): Condition[] {
   const observedGeneration = input.generation;
   const policies = ourPolicies(input);
-  const candidates: Omit<Condition, 'observedGeneration'>[] = [acceptedCondition(input), programmedCondition(input.placement), enforcedCondition(policies, input.placement), ...affectedConditions(input.kinds, policies)];
+  const candidates: Omit<Condition, 'observedGeneration'>[] = [acceptedCondition(input), programmedCondition(input.placement), enforcedCondition(policies, input.placement, lingeringOf(input)), ...affectedConditions(input.kinds, policies)];
   const candidateTypes = new Set(candidates.map((c) => c.type));
   const others = input.existing.filter((c) => !input.owned.has(c.type) && !candidateTypes.has(c.type)).length;
   const room = Math.max(0, MAX_GATEWAY_CONDITIONS - others);
@@ -328,18 +344,33 @@ function standingOn(status: PolicyStandings | undefined, cluster: string): Stand
   return { state: 'Pending', reason: status.problems?.[0]?.reason ?? 'NotReported' };
 }
 
+/** What still runs of deleted policies that targeted the Gateway, `<Kind> namespace/name on clusters`, sorted. */
+function lingeringOf(input: GatewayStatusInput): string[] {
+  const kinds = new Map(input.kinds.map((k) => [grKey(k), k]));
+  return (input.lingering ?? [])
+    .filter((p) => p.namespace === input.namespace && p.clusters.length > 0)
+    .map((p) => `${kindNameOf(kinds.get(grKey(p))?.kind ?? p.kind, p.resource)} ${p.namespace}/${p.name} on ${listed(p.clusters)}`)
+    .sort();
+}
+
 /**
  * `PoliciesEnforced`: True when every policy on the Gateway is enforced on every placed cluster. A cluster
  * where local policies override a policy counts as enforced — the RFC's hierarchy, local wins, is its
- * intended state — and the message names it. No policy, or no cluster: False (nothing protects it).
+ * intended state — and the message names it. No policy, or no cluster: False (nothing protects it). A copy
+ * of a deleted policy still running where it targeted the Gateway (`lingering`) makes it False too, reason
+ * `Lingering` (`Failed` only outranks it): what runs there is not what the hub says.
  */
-function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPlacement): Omit<Condition, 'observedGeneration'> {
+function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPlacement, lingering: readonly string[]): Omit<Condition, 'observedGeneration'> {
   const type = POLICIES_ENFORCED;
-  if (policies.length === 0) return { type, status: 'False', reason: 'NoPolicies', message: 'no policy of a kind the GatewayClass syncs targets this Gateway' };
+  const left = lingering.length === 0 ? '' : `; copies of policies deleted from the hub still run: ${listed(lingering)}`;
+  if (policies.length === 0) {
+    const none = 'no policy of a kind the GatewayClass syncs targets this Gateway';
+    return left === '' ? { type, status: 'False', reason: 'NoPolicies', message: none } : { type, status: 'False', reason: LINGERING, message: `${none}${left}` };
+  }
   const clusters = placement.clusters;
   const count = `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'}`;
   const target = policies.length === 1 ? 'targets' : 'target';
-  if (clusters.length === 0) return { type, status: 'False', reason: 'NoClusters', message: `${count} ${target} this Gateway, which is placed on no cluster` };
+  if (clusters.length === 0) return { type, status: 'False', reason: left === '' ? 'NoClusters' : LINGERING, message: `${count} ${target} this Gateway, which is placed on no cluster${left}` };
   const notEnforced = new Map<string, string[]>();
   const overridden: string[] = [];
   const states = new Set<ClusterState>();
@@ -360,11 +391,12 @@ function enforcedCondition(policies: readonly OurPolicy[], placement: GatewayPla
   }
   const overrides = overridden.length === 0 ? '' : `; overridden by local policies, which win as the RFC intends: ${listed(overridden)}`;
   if (notEnforced.size === 0) {
-    return { type, status: 'True', reason: 'Enforced', message: `${count} enforced on every placed cluster (${clusters.length}: ${listed(clusters)})${overrides}` };
+    const all = `${count} enforced on every placed cluster (${clusters.length}: ${listed(clusters)})${overrides}`;
+    return left === '' ? { type, status: 'True', reason: 'Enforced', message: all } : { type, status: 'False', reason: LINGERING, message: `${all}${left}` };
   }
-  const reason = states.has('Failed') ? 'Failed' : states.has('Unknown') ? 'Unknown' : 'Pending';
+  const reason = states.has('Failed') ? 'Failed' : left !== '' ? LINGERING : states.has('Unknown') ? 'Unknown' : 'Pending';
   const where = [...notEnforced].map(([cluster, what]) => `${cluster}: ${listed(what)}`).join('; ');
-  return { type, status: 'False', reason, message: `not enforced on ${notEnforced.size} of ${clusters.length} placed cluster${clusters.length === 1 ? '' : 's'}: ${where}${overrides}` };
+  return { type, status: 'False', reason, message: `not enforced on ${notEnforced.size} of ${clusters.length} placed cluster${clusters.length === 1 ? '' : 's'}: ${where}${overrides}${left}` };
 }
 
 // Text.
