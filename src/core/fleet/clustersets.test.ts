@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CLUSTER_SET_LABEL, boundSets, clustersBoundTo, selectorMatches, setSelects } from './clustersets.ts';
+import { CLUSTER_SET_LABEL, boundSets, clustersBoundTo, setSelects } from './clustersets.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 
 const cluster = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels } });
@@ -11,18 +11,6 @@ const binding = (setName: string, bound: string): KubeObject => ({
   metadata: { name: setName, namespace: 'team-a' },
   spec: { clusterSet: setName },
   status: { conditions: [{ type: 'Bound', status: bound }] },
-});
-
-test('label selectors: matchLabels and the four operators; an unknown operator matches nothing', () => {
-  const labels = { env: 'prod', region: 'eu' };
-  assert.ok(selectorMatches({}, labels), 'empty selects everything');
-  assert.ok(selectorMatches({ matchLabels: { env: 'prod' } }, labels));
-  assert.ok(!selectorMatches({ matchLabels: { env: 'dev' } }, labels));
-  assert.ok(selectorMatches({ matchExpressions: [{ key: 'region', operator: 'In', values: ['eu', 'us'] }] }, labels));
-  assert.ok(!selectorMatches({ matchExpressions: [{ key: 'region', operator: 'NotIn', values: ['eu'] }] }, labels));
-  assert.ok(selectorMatches({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }, { key: 'env', operator: 'Exists' }] }, labels));
-  assert.ok(!selectorMatches({ matchExpressions: [{ key: 'env', operator: 'Gt', values: ['1'] }] }, labels));
-  assert.ok(!selectorMatches(undefined, labels));
 });
 
 test('a set selects by its exclusive label (the default) or by a label selector', () => {

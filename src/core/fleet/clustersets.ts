@@ -3,57 +3,11 @@
 // Bound=True). A PlacementDecision is only a status that anyone allowed to write one in the namespace can
 // forge; checking its clusters against the bindings keeps a tenant from choosing clusters outside its sets.
 // Mirrors open-cluster-management.io/sdk-go BuildClusterSelector. Pure.
-import { z } from 'zod';
+import { selectorMatches, type LabelSelector } from '../k8s/labelselector.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 
 /** The label of ExclusiveClusterSetLabel sets: a cluster belongs to the set it names. */
 export const CLUSTER_SET_LABEL = 'cluster.open-cluster-management.io/clusterset';
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-/** A metav1.LabelSelector as the apiserver's validation takes it (the operators it knows). */
-export const labelSelectorSchema = z.strictObject({
-  matchLabels: z.object({}).catchall(z.string()).optional(),
-  matchExpressions: z
-    .array(
-      z.strictObject({
-        key: z.string(),
-        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-        values: z.array(z.string()).optional(),
-      }),
-    )
-    .optional(),
-});
-
-/** Whether the labels match a metav1.LabelSelector; an unknown operator matches nothing. */
-export function selectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
-  if (!selector) return false;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(labels[e.key]!)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(labels[e.key]!)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
 
 /** Whether a ManagedClusterSet selects a ManagedCluster (ExclusiveClusterSetLabel, the default, or LabelSelector). */
 export function setSelects(clusterSet: KubeObject, cluster: KubeObject): boolean {

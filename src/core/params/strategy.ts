@@ -3,7 +3,7 @@
 // (`rolloutStrategy`, shaped like OCM's ManifestWorkReplicaSet rolloutStrategy), a hub policy may override it
 // by an annotation. Pure; errors name the field, since they are shown on the GatewayClass or the policy.
 import { z } from 'zod';
-import { labelSelectorSchema, type LabelSelector } from '../fleet/clustersets.ts';
+import { labelSelectorSchema, type LabelSelector } from '../k8s/labelselector.ts';
 import { parseDuration } from '../k8s/duration.ts';
 import { parseJson } from '../k8s/parsejson.ts';
 import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';

@@ -29,7 +29,7 @@ import {
   type Kind,
   type Verdict,
 } from '../../../testkit/rolloutfleet.ts';
-import { selectorMatches } from '../fleet/clustersets.ts';
+import { selectorMatches } from '../k8s/labelselector.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';
 import type { RolloutInput, RolloutPlan } from './plan.ts';

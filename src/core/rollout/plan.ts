@@ -3,7 +3,7 @@
 // Everything is read from the works as they are (the record of which revision runs where) and the spoke
 // controllers' verdicts in their status, so a restart or a failover continues a rollout where it was: nothing
 // but the soak clocks (minSuccessTime) is remembered, and a lost one only makes a wave soak again. Pure.
-import { selectorMatches } from '../fleet/clustersets.ts';
+import { selectorMatches } from '../k8s/labelselector.ts';
 import { canonicalJson, specHash } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { ROLLOUT_RESUME_ANNOTATION } from '../metadatakeys.ts';

@@ -3,7 +3,7 @@
 // copy (a JSON merge patch of fixed values, and values read from the cluster). Parsed here once, with errors that
 // name the field, since they are shown on the variant's status (docs/design/variants.md). Pure.
 import { z } from 'zod';
-import { labelSelectorSchema, type LabelSelector } from '../fleet/clustersets.ts';
+import { labelSelectorSchema, type LabelSelector } from '../k8s/labelselector.ts';
 import type { GroupVersionResource } from '../k8s/gvr.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { formatFieldPath, parseFieldPath, pathsOverlap, type PathSegment } from './fieldpath.ts';

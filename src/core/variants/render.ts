@@ -3,7 +3,7 @@
 // two variants setting one field of one cluster's copy are a conflict. The rendered copy is checked against the
 // kind's schema before it is sent. A cluster whose copy cannot be rendered (a value missing, a conflict, a copy
 // the schema refuses) gets no copy from here: the pipeline keeps the one it runs. Pure.
-import { selectorMatches } from '../fleet/clustersets.ts';
+import { selectorMatches } from '../k8s/labelselector.ts';
 import { canonicalJson, sharedCanonical } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { REVISION_ANNOTATION, VARIANTS_ANNOTATION } from '../metadatakeys.ts';
