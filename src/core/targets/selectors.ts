@@ -5,7 +5,8 @@
 //    matchExpressions}`.
 // A selector is resolved against the hub's own Gateways in the policy's namespace (their labels on the hub). A copy
 // names the Gateways chosen, so the kind must take Gateways by name too (`spec.targetRefs[].name`): a copy that kept
-// the selector would also select the spoke's own Gateways, which the sync never takes over. Pure.
+// the selector would also select the spoke's own Gateways, which the sync never takes over. Pure. Not yet called by the
+// pipeline: until it is, a selector in targetRefs is refused as before and targetSelectors are not read.
 import { labelSelectorSchema, selectorMatches, type LabelSelector } from '../k8s/labelselector.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND } from './targetrefs.ts';
