@@ -228,16 +228,22 @@ test('a copy left on its spoke after its work went is reported Removing, then Li
   const toSeen = Date.now() - gone;
   assert.deepEqual(removing.lingering, [`${ns}/${name}`]);
   // Past the grace it lingers, said as such (and as an Event) before it is mended.
-  const { settled, summary } = await eventually(async () => {
+  // The status says it until the mending is done (which can be 50 ms on), the Event stays: either is the record.
+  const said = await eventually(async () => {
     const status = await hubStatus(hub, AUTH_POLICIES, ns, name);
     const c = status?.clusters?.['spoke-1'];
-    return c?.reason === 'Lingering' ? { settled: c, summary: status!.summary } : undefined;
+    if (c?.reason === 'Lingering') return { settled: c, summary: status!.summary };
+    const event = (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering');
+    return event ? { settled: undefined, summary: undefined } : undefined;
   }, { what: 'spoke-1 Lingering', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100 });
   const toLingering = Date.now() - gone;
-  assert.equal(settled.state, 'Failed');
-  assert.match(settled.message, /still runs on the cluster, though no ManifestWork of this hub places it/);
-  assert.equal(summary.lingering, 1);
-  await eventually(async () => (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering'), { what: 'a Lingering Event on the hub policy' });
+  if (said.settled) {
+    assert.equal(said.settled.state, 'Failed');
+    assert.match(said.settled.message, /still runs on the cluster, though no ManifestWork of this hub places it/);
+    assert.equal(said.summary?.lingering, 1);
+  }
+  const event = await eventually(async () => (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering'), { what: 'a Lingering Event on the hub policy' });
+  assert.match((event as { message?: string }).message ?? '', /^cluster spoke-1: Lingering: .* still runs on the cluster, though no ManifestWork of this hub places it/);
   // Then it is handed back: a mending work of the lost work's name, which the agent takes up, deleting the copy.
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });
   const toGone = Date.now() - gone;
@@ -312,14 +318,21 @@ test("a copy left behind where a spoke's own policy now overrides the hub's is s
   await apply(hub, placementDecision(ns, 'spoke-1', ['spoke-1']));
   let last: NonNullable<PolicyStatus['clusters']>[string] | undefined;
   let copyThere: string | undefined;
-  const lingering = await eventually(async () => {
+  // Said `Lingering` on the status, and as an Event, before it is mended: the status says it only until the mending is
+  // done (on CI the work agent took the mending work up and deleted the copy 50 ms after the status write, between
+  // two looks), the Event stays.
+  const said = await eventually(async () => {
     last = await clusterStatus(name, 'spoke-1');
     copyThere = (await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid;
-    return last?.reason === 'Lingering' ? last : undefined;
+    if (last?.reason === 'Lingering') return { message: last.message, overriddenBy: last.overriddenBy, copy: copyThere };
+    const event = (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering');
+    const message = (event as { message?: string } | undefined)?.message;
+    return message?.startsWith('cluster spoke-1: Lingering: ') ? { message, overriddenBy: undefined, copy: undefined } : undefined;
   }, { what: 'spoke-1 Lingering, with the local policy overriding the hub\'s there', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100, context: () => `spoke-1 now: ${JSON.stringify(last)}; the copy on spoke-1: ${copyThere === undefined ? 'gone' : copyThere === copyUid ? 'the one left' : `another (${copyThere})`}` });
-  assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the copy said Lingering is the one left behind');
-  assert.match(lingering.message, /still runs on the cluster, though no ManifestWork of this hub places it \(Overridden: /);
-  assert.deepEqual(lingering.overriddenBy, [`${ns}/own-auth`]);
+  if (said.copy !== undefined) assert.equal(said.copy, copyUid, 'the copy said Lingering is the one left behind');
+  assert.match(said.message, /still runs on the cluster, though no ManifestWork of this hub places it \(Overridden: /);
+  if (said.overriddenBy !== undefined) assert.deepEqual(said.overriddenBy, [`${ns}/own-auth`]);
+  else assert.match(said.message, new RegExp(`${ns}/own-auth`), 'the Event names the local policy');
   // Handed back to the work agent, which deletes it; the spoke's own policy is left as its team wrote it.
   await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });
   await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
