@@ -10,7 +10,7 @@
 // `policy-sync status --lingering`, but no Gateway names them.
 import type { DeletedPolicyLingering } from '../core/status/gatewaystatus.ts';
 import type { LingeringCopy } from '../core/spoke/spoketruth.ts';
-import { LINGER_GRACE_MS, lingerKey } from '../core/spoke/spoketruth.ts';
+import { clusterOfLingerKey, lingerKey, pastLingerGrace } from '../core/spoke/spoketruth.ts';
 
 const NONE: ReadonlyMap<string, number> = new Map();
 /** How long the Gateways of a deleted policy are kept with none of its copies seen: its copies' reports may lag. */
@@ -55,7 +55,7 @@ export class LingerClocks {
     for (const [key, { policy }] of this.deletedPolicies) {
       if (!policy.gateways.includes(gateway) || counted(key)) continue;
       const clusters = new Set<string>();
-      for (const [copy, since] of this.seenOf(key)) if (now - since >= LINGER_GRACE_MS) clusters.add(copy.slice(0, copy.indexOf('|')));
+      for (const [copy, since] of this.seenOf(key)) if (pastLingerGrace(since, now)) clusters.add(clusterOfLingerKey(copy));
       if (clusters.size === 0) continue;
       const { gateways: _gateways, ...named } = policy;
       out.push({ ...named, clusters: [...clusters].sort() });
@@ -76,7 +76,7 @@ export class LingerClocks {
     let n = 0;
     for (const [policy, seen] of this.byPolicy) {
       if (counted(policy)) continue;
-      for (const since of seen.values()) if (now - since >= LINGER_GRACE_MS) n++;
+      for (const since of seen.values()) if (pastLingerGrace(since, now)) n++;
     }
     return n;
   }

@@ -62,6 +62,16 @@ export function lingerKey(cluster: string, kind: string, namespace: string, name
   return `${cluster}|${kind}|${namespace}/${name}`;
 }
 
+/** The cluster a lingerKey names. */
+export function clusterOfLingerKey(key: string): string {
+  return key.slice(0, key.indexOf('|'));
+}
+
+/** A copy first seen where no work places it at `seenSince` lingers at `now` once LINGER_GRACE_MS have passed; before, it is being removed. */
+export function pastLingerGrace(seenSince: number, now: number): boolean {
+  return now - seenSince >= LINGER_GRACE_MS;
+}
+
 /**
  * The copies the policy's works place that their cluster's fresh report shows drifted. `observed`: the policy's
  * works as cached, by cluster (the copy each places); `kind`: `resource.group`; `source`: the policy's `namespace/name`.
@@ -93,7 +103,7 @@ export function lingeringCopies(reported: readonly ReportedCopyOn[], placed: Rea
     if (here && namespacedKey(here.metadata.namespace ?? '', here.metadata.name) === namespacedKey(r.namespace, r.copy.name)) continue;
     const key = lingerKey(r.cluster, r.kind, r.namespace, r.copy.name);
     const seenSince = Math.min(seen.get(key) ?? now, now);
-    out.push({ cluster: r.cluster, kind: r.kind, namespace: r.namespace, name: r.copy.name, seenSince, lingering: now - seenSince >= LINGER_GRACE_MS, ...(r.copy.drift ? { drift: r.copy.drift } : {}) });
+    out.push({ cluster: r.cluster, kind: r.kind, namespace: r.namespace, name: r.copy.name, seenSince, lingering: pastLingerGrace(seenSince, now), ...(r.copy.drift ? { drift: r.copy.drift } : {}) });
   }
   return out.sort((a, b) => cmp(lingerKey(a.cluster, a.kind, a.namespace, a.name), lingerKey(b.cluster, b.kind, b.namespace, b.name)));
 }
