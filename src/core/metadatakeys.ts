@@ -8,6 +8,14 @@ export const OWN_KEY_PREFIX = 'policysync.kuadrant.io/';
 export const POLICIES_SYNCED_ANNOTATION = 'kuadrant.io/policies-synced';
 /** Aggregated per-cluster status on the hub policy. */
 export const STATUS_ANNOTATION = `${OWN_KEY_PREFIX}status`;
+/**
+ * On a hub policy this controller stopped placing while spoke agents report to it (its Gateways deleted, or
+ * retargeted to none of ours): the controller's label value. Once its works are gone nothing else on the hub says
+ * the policy was ours, and a copy OCM's work agent left behind would be nobody's to witness and hand back
+ * (core/pipeline/withdrawal.ts). Written with the clearing of our other annotations; removed once no report shows a
+ * copy, or when the policy is ours again.
+ */
+export const WITHDRAWN_BY_ANNOTATION = `${OWN_KEY_PREFIX}withdrawn-by`;
 /** Hub policy opt-in: `Orphan` leaves the spoke copy behind when its work is deleted. */
 export const DELETE_OPTION_ANNOTATION = `${OWN_KEY_PREFIX}delete-option`;
 

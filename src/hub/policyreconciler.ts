@@ -58,6 +58,8 @@ export interface PolicyReconcilerDeps extends Omit<WorkRemovalsDeps, 'controller
 
 /** How soon to look again at a lingering copy whose status write is on its way (the reporter coalesces for a moment). */
 const UNSAID_RECHECK_MS = 1_000;
+/** A withdrawn policy whose copies some report may still hide (stale, refused): looked at again this often. */
+const WITHDRAWN_RECHECK_MS = 30_000;
 /** A policy the cache shows present on the apiserver: the watch will bring it; look again meanwhile. */
 const CACHE_LAG_RETRY_MS = 5_000;
 
@@ -149,7 +151,11 @@ export class PolicyReconciler {
     // a failure or a crash leaves the works, and the next reconcile, of whichever leader, clears and deletes.
     const isOurs = ours(desired);
     const stoppedBeingOurs = unknownClasses.length === 0 && !isOurs && observed.length > 0 && !removals.kept;
-    if (stoppedBeingOurs) await this.deps.reporter.clear(key, kind.gvr, policy);
+    // With spoke agents to witness them, the clearing leaves this controller's withdrawal mark: a copy the work agent
+    // leaves behind as the works go is still ours to see and hand back (core/pipeline/withdrawal.ts).
+    if (stoppedBeingOurs) await this.deps.reporter.clear(key, kind.gvr, policy, this.view.spokeAgents ? this.controller : undefined);
+    // Ours only by that mark: nothing placed, its copies still looked for.
+    const withdrawn = decision.truth.withdrawn === true && unknownClasses.length === 0;
 
     const statusInput: StatusInput = {
       desired,
@@ -164,6 +170,7 @@ export class PolicyReconciler {
       lanes: decision.lanes,
       problems: decision.problems,
       truth: decision.truth,
+      ...(withdrawn ? { withdrawnBy: this.controller } : {}),
     };
     // A drift is said before it is put back (as a lingering copy is before it is mended): the put-back is a work
     // write, and a leader that dies between the two writes leaves a drift that ran and was never said — its
@@ -182,7 +189,7 @@ export class PolicyReconciler {
 
     // A copy that lingers where the policy has no work goes once the deletion rule knows it is unwanted there:
     // handed back to OCM's work agent (lingeringmender.ts), never deleted by the hub itself.
-    const mends = await this.mendLingering(log, gr, kind.gvr, policy, decision, isOurs && unknownClasses.length === 0);
+    const mends = await this.mendLingering(log, gr, kind.gvr, policy, decision, (isOurs || withdrawn) && unknownClasses.length === 0);
     if (unknownClasses.length > 0) {
       log.debug({ gatewayClasses: unknownClasses }, 'params of a targeted GatewayClass unknown; status not reported');
       if (failure !== undefined) throw failure;
@@ -190,11 +197,19 @@ export class PolicyReconciler {
     }
     let result: ReconcileResult;
     // The reporter says when a cluster's wait for the spoke controller's status ends (no event marks it).
-    if (isOurs) {
+    let witnessAgainAt: number | undefined;
+    if (isOurs || (withdrawn && decision.truth.lingering.length > 0)) {
+      // A withdrawn policy's status says its lingering copies (and only them) until they are mended.
       result = await this.deps.reporter.report(key, kind.gvr, policy, statusInput, { read });
+    } else if (withdrawn) {
+      // The mark goes once every report the hub holds is fresh and none lists a copy; a stale one may hide one.
+      if (this.deps.reports?.allFresh() !== false && this.view.reportedCopies(groupResourceKey(gr), namespacedKey(namespace, name)).length === 0) {
+        await this.deps.reporter.clear(key, kind.gvr, policy);
+        log.info('no report shows a copy of the withdrawn policy any more: its withdrawal mark removed');
+      } else witnessAgainAt = Date.now() + WITHDRAWN_RECHECK_MS;
     }
     if (failure !== undefined) throw failure;
-    const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering), mends.recheckAt].filter((t) => t !== undefined);
+    const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering), mends.recheckAt, witnessAgainAt].filter((t) => t !== undefined);
     return withRecheck(result, recheckAt.length > 0 ? Math.min(...recheckAt) : undefined);
   }
 

@@ -161,6 +161,15 @@ export class SpokeReports {
   }
 
   /**
+   * Every report the hub holds is fresh (none stale, refused or waiting for its heartbeat): what none of them lists
+   * runs on none of those clusters. O(clusters): for the rare question of a withdrawn policy (core/pipeline/withdrawal.ts).
+   */
+  allFresh(): boolean {
+    for (const cluster of this.entries.keys()) if (!this.fresh(cluster)) return false;
+    return true;
+  }
+
+  /**
    * Seconds since each cluster's report was last seen to change (a new heartbeat or new content), refused
    * ones included, by cluster; a cluster without a report (its work gone, or none written yet) is absent.
    * The policysync_spoke_report_age_seconds gauge: it grows while an agent or the feedback path is stopped.

@@ -181,11 +181,15 @@ export class StatusReporter {
     return report.recheckDelay === undefined ? undefined : { requeueAfterMs: report.recheckDelay };
   }
 
-  /** The policy stopped being ours while works of ours existed: clear our annotations. */
-  async clear(key: string, gvr: GroupVersionResource, policy: KubeObject): Promise<void> {
+  /**
+   * The policy stopped being ours while works of ours existed: clear our annotations — leaving, when `withdrawnBy`
+   * is given, the withdrawal mark of this controller (core/pipeline/withdrawal.ts) in the same write. Also how the
+   * mark goes once no copy is left to witness.
+   */
+  async clear(key: string, gvr: GroupVersionResource, policy: KubeObject, withdrawnBy?: string): Promise<void> {
     this.counts.delete(key);
     this.countAwaiting(key, 0);
-    await this.write(key, gvr, policy, reportAnnotations([], undefined), undefined);
+    await this.write(key, gvr, policy, reportAnnotations([], undefined, withdrawnBy), undefined);
   }
 
   private async write(

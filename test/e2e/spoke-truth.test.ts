@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { KubeObject } from '../../src/core/k8s/objects.ts';
-import { REAPPLY_LABEL } from '../../src/core/metadatakeys.ts';
+import { POLICIES_SYNCED_ANNOTATION, REAPPLY_LABEL, STATUS_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../../src/core/metadatakeys.ts';
 import { occupantOf } from '../../src/core/spoke/reportquery.ts';
 import { SPOKE_CONFIG_WORK_NAME, spokeReportText } from '../../src/core/spoke/spokeconfig.ts';
 import { parseSpokeReport } from '../../src/core/spoke/reportwire.ts';
@@ -20,7 +20,7 @@ import { LINGER_GRACE_MS } from '../../src/core/spoke/spoketruth.ts';
 import { readConditions } from '../../src/core/k8s/conditions.ts';
 import { POLICIES_ENFORCED } from '../../src/core/status/gatewaystatus.ts';
 import type { PolicyStatus } from '../../src/core/status/policystatus.ts';
-import { workName } from '../../src/core/works/manifestwork.ts';
+import { controllerLabelValue, workName } from '../../src/core/works/manifestwork.ts';
 import type { KubeHttp } from '../../src/kube/http.ts';
 import { RESOURCES } from '../../src/kube/resource.ts';
 import { mergePatch } from '../../src/kube/writes.ts';
@@ -251,6 +251,46 @@ test('a copy left on its spoke after its work went is reported Removing, then Li
   await eventually(async () => (await clusterStatus(name, 'spoke-1')) === undefined || undefined, { what: 'spoke-1 no longer in the policy status', timeoutMs: 30_000 });
   assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
   report('lingering', { 'work gone to Removing on the hub (ms)': toSeen, 'work gone to Lingering (ms)': toLingering, 'work gone to copy removed (ms)': toGone, 'linger grace (ms)': LINGER_GRACE_MS });
+});
+
+test('a copy left behind as its policy stops targeting any Gateway of ours (its Gateway deleted) is still witnessed by the withdrawal mark: said Lingering on the policy, handed back, and the mark then removed', async (t) => {
+  const name = 'withdrawn';
+  const spoke = spokes.get('spoke-1')!;
+  const work = workName(AUTH_POLICIES, ns, name);
+  t.after(async () => {
+    await remove(hub, authPolicy(ns, name, 'gw'));
+    await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the left copy gone', timeoutMs: 90_000 });
+  });
+  const annotationsOf = async () => (await get(hub, AUTH_POLICIES, ns, name))?.metadata.annotations ?? {};
+  await apply(hub, authPolicy(ns, name, 'gw'));
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) ?? undefined, { what: 'the copy on spoke-1', timeoutMs: 60_000 });
+  const copyUid = (await get(spoke, AUTH_POLICIES, ns, name))!.metadata.uid;
+  const spokeAudit = AuditCursor.at(sandbox, 'spoke-1');
+  // It now names a Gateway the hub does not have (as after its Gateway's deletion): none of ours, its works go, and
+  // nothing of ours is left on it but the mark — the soak (seed 4612) saw such copies run on, nobody's to witness.
+  let mark: string | undefined;
+  await leaveBehind([work], () => apply(hub, authPolicy(ns, name, 'deleted-gateway')).then(() => undefined), async () => {
+    mark = await eventually(async () => (await annotationsOf())[WITHDRAWN_BY_ANNOTATION], { what: 'the withdrawal mark on the hub policy' });
+  });
+  assert.equal(mark, controllerLabelValue(controllerName));
+  assert.equal((await get(spoke, AUTH_POLICIES, ns, name))?.metadata.uid, copyUid, 'the agent left the copy behind');
+  // Said Lingering before it is mended: on the policy's status (while it lasts) or its Event.
+  const said = await eventually(async () => {
+    const c = await clusterStatus(name, 'spoke-1');
+    if (c?.reason === 'Lingering') return c.message;
+    const event = (await hubEvents(name)).find((e) => (e as { reason?: string }).reason === 'Lingering');
+    return (event as { message?: string } | undefined)?.message;
+  }, { what: 'spoke-1 Lingering on the withdrawn policy', timeoutMs: LINGER_GRACE_MS + 30_000, intervalMs: 100 });
+  assert.match(said, /still runs on the cluster, though no ManifestWork of this hub places it/);
+  await eventually(async () => (await get(spoke, AUTH_POLICIES, ns, name)) === undefined || undefined, { what: 'the lingering copy removed', timeoutMs: 90_000 });
+  await eventually(async () => (await get(hub, RESOURCES.manifestWorks, 'spoke-1', work)) === undefined || undefined, { what: 'the mending work deleted once applied', timeoutMs: 30_000 });
+  // No report shows a copy any more: the mark goes, and the status with it (the policy is nobody's here now).
+  const left = await eventually(async () => {
+    const a = await annotationsOf();
+    return a[WITHDRAWN_BY_ANNOTATION] === undefined && a[STATUS_ANNOTATION] === undefined ? a : undefined;
+  }, { what: 'the withdrawal mark and the status removed', timeoutMs: 60_000 });
+  assert.equal(left[POLICIES_SYNCED_ANNOTATION], undefined);
+  assert.deepEqual(otherDeletions(spokeAudit, ns, SPOKE_CONFIG, [name]), [], 'nothing else deleted on spoke-1');
 });
 
 test("a copy of a policy deleted on the hub, left behind, is handed back once a live read confirms the policy gone: no policy carries its status, the hub Gateway it targeted says it, and status --lingering lists it", async () => {

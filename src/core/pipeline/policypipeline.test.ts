@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PLACEMENT_LABEL } from '../fleet/placement.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { ROLLOUT_STRATEGY_ANNOTATION } from '../metadatakeys.ts';
+import { ROLLOUT_STRATEGY_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../metadatakeys.ts';
+import { LINGER_GRACE_MS, lingerKey } from '../spoke/spoketruth.ts';
 import { parseParams, type SyncParams } from '../params/params.ts';
 import { ALL, toRolloutStrategy, type RolloutStrategy } from '../params/strategy.ts';
 import { controllerLabelValue } from '../works/manifestwork.ts';
@@ -107,4 +108,37 @@ test('decidePolicy: a copy reported where no work of the policy places it linger
   const foreign = snapshot(params(), { spokeAgents: true, reports: new Map([['spoke-9', report]]) });
   const notOurs = new SnapshotView({ ...foreign, classes: new Map() });
   assert.deepEqual(decidePolicy(notOurs, input).truth.lingering, []);
+});
+
+test('decidePolicy: a policy this controller withdrew (its mark) has its left copies witnessed and handed to the deletion rule while it targets no other controller\'s Gateway; another mark, no agents, or another controller\'s Gateway: none', () => {
+  const report = { version: 4 as const, heartbeat: '2026-12-02T00:00:00Z', objects: { 'widgetpolicies.example.com': { ns: [{ name: 'w', synced: 'ns/w' }] } } };
+  const ours = controllerLabelValue('c');
+  const marked = (by: string, gateway = 'gone'): KubeObject => ({ ...widget(), metadata: { ...widget().metadata, annotations: { [WITHDRAWN_BY_ANNOTATION]: by } }, spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: gateway } } });
+  // Seen lingering past the grace: the deletion rule has its word on it.
+  const now = Date.parse('2026-12-02T00:00:00Z');
+  const lingerSeen = new Map([[lingerKey('c1', 'widgetpolicies.example.com', 'ns', 'w'), now - LINGER_GRACE_MS - 1]]);
+  const input = (policy: KubeObject) => ({ gvr: WIDGETS, policy, observed: [], controller: ours, rawFeedback: false, maxWorkBytes: 1 << 20, lingerSeen, now });
+  // c1 available, as OCM judges it: its standing is no doubt.
+  const available = { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: 'c1' }, status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status: 'True', lastTransitionTime: '2026-12-01T00:00:00Z' }] } };
+  const view = new SnapshotView(snapshot(params(), { spokeAgents: true, reports: new Map([['c1', report]]), managedClusters: [available] }));
+  // Its Gateway deleted (it names one the hub does not have): nothing targeted, nothing placed — and still witnessed.
+  const withdrawn = decidePolicy(view, input(marked(ours)));
+  assert.equal(withdrawn.truth.withdrawn, true);
+  assert.deepEqual([...withdrawn.desired.works.keys()], []);
+  assert.deepEqual(withdrawn.truth.lingering.map((l) => [l.cluster, l.lingering]), [['c1', true]]);
+  assert.deepEqual(withdrawn.removals.lingering.map((l) => [l.copy.cluster, l.decision.action]), [['c1', 'delete']], 'the policy no longer targets c1: knowledge, not doubt');
+  // Without the mark (or with another controller's) the policy is nobody's here: nothing of it is called lingering.
+  for (const policy of [widget(), marked(controllerLabelValue('other'))]) {
+    const none = { ...input(policy), policy: { ...policy, spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gone' } } } };
+    assert.deepEqual(decidePolicy(view, none).truth.lingering, [], JSON.stringify(policy.metadata.annotations));
+    assert.notEqual(decidePolicy(view, none).truth.withdrawn, true);
+  }
+  // No spoke agents: no witness, no mark honoured.
+  assert.deepEqual(decidePolicy(new SnapshotView(snapshot(params(), { reports: new Map([['c1', report]]) })), input(marked(ours))).truth.lingering, []);
+  // Retargeted to a Gateway of a class another controller owns (it exists, it is not ours): that controller's business.
+  const foreign: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { namespace: 'ns', name: 'theirs' }, spec: { gatewayClassName: 'their-class' } };
+  const shared = new SnapshotView(snapshot(params(), { spokeAgents: true, reports: new Map([['c1', report]]), gateways: [...snapshot(params()).gateways, foreign], classNames: new Set(['gc', 'their-class']) }));
+  const retargeted = decidePolicy(shared, input(marked(ours, 'theirs')));
+  assert.deepEqual(retargeted.truth.lingering, []);
+  assert.notEqual(retargeted.truth.withdrawn, true);
 });

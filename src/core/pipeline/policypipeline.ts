@@ -29,6 +29,7 @@ import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type Des
 import { holdersOf } from '../works/heldlanes.ts';
 import { adoptLegacyName, withReapplyLabel, type ManifestWork } from '../works/manifestwork.ts';
 import { driftedCopies, driftToken, lingeringCopies, type SpokeTruth } from '../spoke/spoketruth.ts';
+import { withdrawnHere } from './withdrawal.ts';
 import { parseVariant, type PolicyVariant } from '../variants/policyvariant.ts';
 import { renderCopy, selects, type CopyRendering, type KindSchema } from '../variants/render.ts';
 import { schemaCheck } from '../variants/schemacheck.ts';
@@ -256,11 +257,13 @@ function spokeTruth(view: HubView, input: PolicyPipelineInput, classes: readonly
   }
   const drifted = view.spokeAgents ? driftedCopies(kind, source, placed, evidenceOf) : [];
   // A policy that targets no Gateway of a class this controller owns, and has no work of ours, is another
-  // controller's (or nobody's): its copies are not this hub's to call lingering, nor to keep a witness for.
-  const ours = input.observed.length > 0 || classes.some((c) => view.params(c) !== undefined);
-  const lingering = view.spokeAgents && ours ? lingeringCopies(view.reportedCopies(kind, source), placed, input.lingerSeen ?? new Map(), input.now) : [];
+  // controller's (or nobody's): its copies are not this hub's to call lingering, nor to keep a witness for —
+  // unless this controller withdrew them and its mark says so (withdrawal.ts): then what was left is still its own.
+  const placing = input.observed.length > 0 || classes.some((c) => view.params(c) !== undefined);
+  const withdrawn = !placing && view.spokeAgents && withdrawnHere(view, input.gvr, input.policy, input.controller, classes);
+  const lingering = view.spokeAgents && (placing || withdrawn) ? lingeringCopies(view.reportedCopies(kind, source), placed, input.lingerSeen ?? new Map(), input.now) : [];
   const correct = classes.every((c) => (view.params(c)?.drift ?? 'Correct') === 'Correct');
-  return { drifted, lingering, correct };
+  return { drifted, lingering, correct, withdrawn };
 }
 
 function uniqueByCluster(conflicts: readonly LaneConflict[]): ClusterRefusal[] {

@@ -50,6 +50,11 @@ export interface SpokeTruth {
   lingering: LingeringCopy[];
   /** Drift is put back (every class of the policy's Gateways says `drift: Correct`, the default). */
   correct: boolean;
+  /**
+   * The policy is this controller's only by its withdrawal mark (core/pipeline/withdrawal.ts): nothing is placed for
+   * it, and what its copies left behind is still this controller's to witness and mend.
+   */
+  withdrawn?: boolean;
 }
 
 /** A reported copy of a policy on one cluster, as the view finds it. */

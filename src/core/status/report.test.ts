@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../metadatakeys.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
 import { policyStatusAnnotation } from './annotation.ts';
 import { STATUS_GRACE_MS, aggregatePolicyStatus, clusterVerdict, statusRecheckDelay, type ClusterInput } from './policystatus.ts';
@@ -51,13 +51,22 @@ test('reportPolicyStatus judges each cluster once per report', () => {
   assert.deepEqual(report, reportPolicyStatus(input(), 500 * 1024, NOW));
 });
 
-test('reportedAnnotations reads back what reportAnnotations wrote, other annotations aside; clearing removes the status', () => {
+test('reportedAnnotations reads back what reportAnnotations wrote, other annotations aside; clearing removes the status, and the withdrawal mark unless it is kept', () => {
   const { annotations } = reportPolicyStatus(input(), 500 * 1024, NOW);
   const written: KubeObject = { ...policy, metadata: { ...policy.metadata, annotations: { other: 'kept', ...(annotations as Record<string, string>) } } };
   assert.equal(reportedAnnotations(written), canonicalJson(annotations));
+  assert.equal(annotations[WITHDRAWN_BY_ANNOTATION], undefined, 'a policy reported as ours carries no withdrawal mark');
   const cleared = reportAnnotations([], undefined);
-  assert.deepEqual(Object.keys(cleared).sort(), [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION].sort());
+  assert.deepEqual(Object.keys(cleared).sort(), [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION, WITHDRAWN_BY_ANNOTATION].sort());
   assert.equal(cleared[STATUS_ANNOTATION], undefined);
+  assert.equal(cleared[WITHDRAWN_BY_ANNOTATION], undefined);
+  // Cleared as the copies are withdrawn, the mark stays (core/pipeline/withdrawal.ts); the status of a withdrawn policy keeps it.
+  const withdrawing = reportAnnotations([], undefined, 'c0ffee');
+  assert.equal(withdrawing[WITHDRAWN_BY_ANNOTATION], 'c0ffee');
+  assert.equal(withdrawing[STATUS_ANNOTATION], undefined);
+  const marked: KubeObject = { ...policy, metadata: { ...policy.metadata, annotations: { [WITHDRAWN_BY_ANNOTATION]: 'c0ffee' } } };
+  assert.equal(reportedAnnotations(marked), canonicalJson(withdrawing));
+  assert.equal(reportPolicyStatus({ ...input(), withdrawnBy: 'c0ffee' }, 500 * 1024, NOW).annotations[WITHDRAWN_BY_ANNOTATION], 'c0ffee');
 });
 
 // Each cluster's revision, and where a Progressive rollout stands, as this report shows the planner's plans:

@@ -5,7 +5,7 @@
 import type { KubeObject } from '../k8s/objects.ts';
 import { canonicalJson } from '../k8s/canonical.ts';
 import type { ManifestWork } from '../works/manifestwork.ts';
-import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION } from '../metadatakeys.ts';
+import { POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../metadatakeys.ts';
 import { cutMessage } from '../k8s/sanitize.ts';
 import { policyStatusAnnotation } from './annotation.ts';
 import { policiesSyncedAnnotation } from './policiessynced.ts';
@@ -60,9 +60,13 @@ function withRevisions(status: PolicyStatus, inPlace: readonly KubeObject[], rol
   return { ...status, clusters, rollout: state };
 }
 
-/** The annotations this reporter writes, for these works in place and this status (undefined: none). */
-export function reportAnnotations(works: readonly ManifestWork[], status: PolicyStatus | undefined): ReportAnnotations {
+/**
+ * The annotations this reporter writes, for these works in place and this status (undefined: none), and the
+ * withdrawal mark (core/pipeline/withdrawal.ts) of the controller that withdrew the policy's copies, if it did.
+ */
+export function reportAnnotations(works: readonly ManifestWork[], status: PolicyStatus | undefined, withdrawnBy?: string): ReportAnnotations {
   return {
+    [WITHDRAWN_BY_ANNOTATION]: withdrawnBy,
     [POLICIES_SYNCED_ANNOTATION]: policiesSyncedAnnotation(
       works.map((w) => {
         const copy = w.spec.workload.manifests[0]!;
@@ -76,11 +80,15 @@ export function reportAnnotations(works: readonly ManifestWork[], status: Policy
 /** The annotations written by this reporter as `policy` has them, in the form the reporter compares. */
 export function reportedAnnotations(policy: KubeObject): string {
   const current = policy.metadata.annotations ?? {};
-  return canonicalJson({ [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION], [STATUS_ANNOTATION]: current[STATUS_ANNOTATION] });
+  return canonicalJson({
+    [WITHDRAWN_BY_ANNOTATION]: current[WITHDRAWN_BY_ANNOTATION],
+    [POLICIES_SYNCED_ANNOTATION]: current[POLICIES_SYNCED_ANNOTATION],
+    [STATUS_ANNOTATION]: current[STATUS_ANNOTATION],
+  });
 }
 
 /** The annotation keys the reporter writes. */
-export const REPORTED_ANNOTATIONS: readonly string[] = [POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION];
+export const REPORTED_ANNOTATIONS: readonly string[] = [WITHDRAWN_BY_ANNOTATION, POLICIES_SYNCED_ANNOTATION, STATUS_ANNOTATION];
 
 /**
  * The report of a policy from what the reconciler decided (`now`: the time to judge the status grace
@@ -93,7 +101,7 @@ export function reportPolicyStatus(input: StatusInput, maxWorkBytes: number, now
   // A work kept on a cluster in doubt is still where the copy runs, as far as anyone knows.
   const inPlace = [...input.written, ...((input.kept ?? []) as ManifestWork[]), ...(input.unknown ?? []).flatMap((u) => (u.work ? [u.work] : []))];
   const status = withRevisions(judged.status, inPlace, input.rollout);
-  const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status), counts: { enforced, overridden, pending, failed, unknown, drifted: status.summary.drifted ?? 0, lingering: status.summary.lingering ?? 0 } };
+  const report: PolicyStatusReport = { status, annotations: reportAnnotations(inPlace, status, input.withdrawnBy), counts: { enforced, overridden, pending, failed, unknown, drifted: status.summary.drifted ?? 0, lingering: status.summary.lingering ?? 0 } };
   if (recheckDelay !== undefined) report.recheckDelay = recheckDelay;
   return report;
 }

@@ -33,6 +33,11 @@ export interface StatusInput {
   problems?: readonly PolicyProblem[];
   /** What the fresh spoke reports say runs of the policy: drifted copies, and copies where it has no work. */
   truth?: SpokeTruth;
+  /**
+   * The controller (its label value) that withdrew the policy's copies and still witnesses them (`truth.withdrawn`):
+   * its withdrawal mark stays on the policy with the status (core/pipeline/withdrawal.ts).
+   */
+  withdrawnBy?: string;
 }
 
 
