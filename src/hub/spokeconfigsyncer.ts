@@ -20,6 +20,7 @@ import type { WorkApplier } from './workapplier.ts';
 import type { LingerClocks } from './lingerclocks.ts';
 import { LINGER_GRACE_MS } from '../core/spoke/spoketruth.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
+import { WitnessWindows } from './witnesswindows.ts';
 
 export const SPOKE_CONFIG_KEY = 'spoke-config';
 
@@ -46,8 +47,8 @@ export interface SpokeConfigSyncerDeps {
 export const WITNESS_AFTER_WORKS_MS = 2 * LINGER_GRACE_MS;
 
 export class SpokeConfigSyncer {
-  /** When (monotonic) each cluster was last seen with a work of ours (not counting the spoke configuration). */
-  private readonly lastWorkAt = new Map<string, number>();
+  /** Each cluster's window as a witness after its last work of ours (not counting the spoke configuration). */
+  private readonly witnesses = new WitnessWindows(WITNESS_AFTER_WORKS_MS);
   private readonly clock: Clock;
 
   constructor(private readonly deps: SpokeConfigSyncerDeps) {
@@ -113,7 +114,7 @@ export class SpokeConfigSyncer {
   /**
    * Clusters where some Gateway of an owned class with a configuration in force is placed — and those that may
    * still run a copy the sync placed: a work of ours is there (a copy on its way out, a mending work), one was less
-   * than WITNESS_AFTER_WORKS_MS ago (this process's memory), or a copy is seen lingering there. The report is the
+   * than WITNESS_AFTER_WORKS_MS ago (this process's memory, witnesswindows.ts), or a copy is seen lingering there. The report is the
    * only witness of a copy left behind on a cluster the policies left (core/spoke/spoketruth.ts).
    */
   private clusters(): string[] {
@@ -130,23 +131,20 @@ export class SpokeConfigSyncer {
       if (isSpokeConfigWork(work)) configured.add(cluster);
       else {
         clusters.add(cluster);
-        this.lastWorkAt.set(cluster, now);
+        this.witnesses.worked(cluster, now);
       }
     }
     for (const cluster of configured) {
-      const last = this.lastWorkAt.get(cluster);
-      const recent = last !== undefined && now - last < WITNESS_AFTER_WORKS_MS;
-      if (recent || this.deps.lingering?.watches(cluster)) clusters.add(cluster);
-      else this.lastWorkAt.delete(cluster);
+      if (clusters.has(cluster)) continue;
+      if (this.witnesses.witnessing(cluster, now) || this.deps.lingering?.watches(cluster)) clusters.add(cluster);
     }
+    this.witnesses.retain(configured);
     clusters.delete('');
     return [...clusters].sort();
   }
 
   /** Ms until the first cluster kept only as a witness stops being one; undefined when none is. */
   private witnessEnds(): number | undefined {
-    const now = this.clock.now();
-    const left = [...this.lastWorkAt.values()].map((at) => at + WITNESS_AFTER_WORKS_MS - now).filter((ms) => ms > 0);
-    return left.length > 0 ? Math.min(...left) : undefined;
+    return this.witnesses.endsIn(this.clock.now());
   }
 }
