@@ -315,6 +315,7 @@ export function assembleHub(o: HubOptions, leading: () => boolean): Hub {
       controllerName: o.controllerName,
       configMap: o.spokeConfig,
       lingering: lingerClocks,
+      reportFresh: (cluster) => reports?.fresh(cluster) !== undefined,
       logger: log,
     });
     writers.push(new ControllerRunner({ name: 'spoke-config', queue: queues.spokeConfig, reconcile: () => syncer.reconcile(), logger: log, observer: observer('spoke-config') }));

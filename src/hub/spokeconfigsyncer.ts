@@ -36,6 +36,8 @@ export interface SpokeConfigSyncerDeps {
   configMap: { namespace: string; name: string };
   /** Copies seen lingering, by cluster: the report of such a cluster must stay. */
   lingering?: Pick<LingerClocks, 'watches'>;
+  /** Whether the hub holds a fresh report of the cluster: a witness window closes only once one was seen (witnesswindows.ts). */
+  reportFresh: (cluster: string) => boolean;
   logger: Logger;
   clock?: Clock;
 }
@@ -45,6 +47,8 @@ export interface SpokeConfigSyncerDeps {
  * behind is seen by the report that comes back after that (Removing, then Lingering: core/spoke/spoketruth.ts).
  */
 export const WITNESS_AFTER_WORKS_MS = 2 * LINGER_GRACE_MS;
+/** How often a cluster whose window waits on a fresh report is looked at again. */
+const STALE_LOOK_MS = 5_000;
 
 export class SpokeConfigSyncer {
   /** Each cluster's window as a witness after its last work of ours (not counting the spoke configuration). */
@@ -136,7 +140,7 @@ export class SpokeConfigSyncer {
     }
     for (const cluster of configured) {
       if (clusters.has(cluster)) continue;
-      if (this.witnesses.witnessing(cluster, now) || this.deps.lingering?.watches(cluster)) clusters.add(cluster);
+      if (this.witnesses.witnessing(cluster, now, this.deps.reportFresh(cluster)) || this.deps.lingering?.watches(cluster)) clusters.add(cluster);
     }
     this.witnesses.retain(configured);
     clusters.delete('');
@@ -145,6 +149,6 @@ export class SpokeConfigSyncer {
 
   /** Ms until the first cluster kept only as a witness stops being one; undefined when none is. */
   private witnessEnds(): number | undefined {
-    return this.witnesses.endsIn(this.clock.now());
+    return this.witnesses.endsIn(this.clock.now(), STALE_LOOK_MS);
   }
 }

@@ -1,15 +1,25 @@
-// How long a cluster keeps its spoke configuration as a witness after its last work of ours left (the report that
-// comes back after that is what sees a copy the work agent left behind: core/spoke/spoketruth.ts). This process's
-// memory. A cluster it first finds configured with no work of ours — after a restart, or on a new leader — left its
-// last work at a time it does not know: that is doubt, not absence, so the window runs from that first look. A
-// failover never shortens it (soak seed 4611: a leader withdrew spoke-2's configuration 0.1 s after taking over,
-// 23 s after the last work left, and the report it placed again came back behind the spoke's for three minutes).
+// How long a cluster keeps its spoke configuration as a witness after its last work of ours left: the report that
+// comes back after that is what sees a copy the work agent left behind (core/spoke/spoketruth.ts), so the window
+// closes only once such a report has been seen. No evidence is not evidence of absence:
+//  - it lasts WITNESS_AFTER_WORKS_MS after the last work, and then until the cluster's report has been fresh for
+//    WITNESS_FRESH_MS (soak seed 4612: the agent stopped while two works were created and deleted, the window ran out
+//    with no report, the configuration was withdrawn and the copies the race left had no witness at all);
+//  - a cluster this process first finds configured with no work of ours (after a restart, or on a new leader) left
+//    its last work at a time it does not know: the window runs from that first look (soak seed 4611: a leader
+//    withdrew spoke-2's configuration 0.1 s after taking over, 23 s after the last work left).
+// This process's memory; once closed, a window stays closed until the configuration is withdrawn (or a work comes).
+
+/** How long a cluster's report must have been fresh before its witness window may close. */
+export const WITNESS_FRESH_MS = 10_000;
 
 export class WitnessWindows {
   /** When (monotonic) each cluster was last seen with a work of ours, or first looked at without one. */
   private readonly lastWorkAt = new Map<string, number>();
-  /** Clusters this process has looked at since their configuration was placed. */
+  /** Since when each open window's cluster has been seen with a fresh report (reset by a stale look). */
+  private readonly freshSince = new Map<string, number>();
+  /** Clusters this process has looked at since their configuration was placed; those whose window closed. */
   private readonly looked = new Set<string>();
+  private readonly closed = new Set<string>();
 
   constructor(private readonly windowMs: number) {}
 
@@ -17,25 +27,50 @@ export class WitnessWindows {
   worked(cluster: string, now: number): void {
     this.lastWorkAt.set(cluster, now);
     this.looked.add(cluster);
+    this.closed.delete(cluster);
   }
 
-  /** A cluster configured with no work of ours: whether its configuration is still a witness at `now`. */
-  witnessing(cluster: string, now: number): boolean {
+  /** A cluster configured with no work of ours, its report fresh or not: whether its configuration is still a witness at `now`. */
+  witnessing(cluster: string, now: number, fresh: boolean): boolean {
+    if (this.closed.has(cluster)) return false;
     if (!this.looked.has(cluster)) this.worked(cluster, now);
-    const last = this.lastWorkAt.get(cluster);
-    if (last !== undefined && now - last < this.windowMs) return true;
+    if (!fresh) {
+      this.freshSince.delete(cluster);
+      return true;
+    }
+    const since = this.freshSince.get(cluster) ?? now;
+    this.freshSince.set(cluster, since);
+    if (now - (this.lastWorkAt.get(cluster) ?? now) < this.windowMs || now - since < WITNESS_FRESH_MS) return true;
+    this.closed.add(cluster);
     this.lastWorkAt.delete(cluster);
+    this.freshSince.delete(cluster);
     return false;
   }
 
-  /** Clusters neither configured nor witnessing are forgotten: a configuration placed again looks afresh. */
+  /** Clusters no longer configured are forgotten once not witnessing: a configuration placed again looks afresh. */
   retain(configured: ReadonlySet<string>): void {
-    for (const cluster of this.looked) if (!configured.has(cluster) && !this.lastWorkAt.has(cluster)) this.looked.delete(cluster);
+    for (const cluster of this.looked) {
+      if (configured.has(cluster) || (this.lastWorkAt.has(cluster) && !this.closed.has(cluster))) continue;
+      this.looked.delete(cluster);
+      this.closed.delete(cluster);
+      this.lastWorkAt.delete(cluster);
+      this.freshSince.delete(cluster);
+    }
   }
 
-  /** Ms until the first window open at `now` closes; undefined when none is open. */
-  endsIn(now: number): number | undefined {
-    const left = [...this.lastWorkAt.values()].map((at) => at + this.windowMs - now).filter((ms) => ms > 0);
+  /**
+   * Ms until an open window may close, at `now`: its time since the last work, or its report's fresh time, runs out;
+   * `staleLookMs` for a window waiting on a report (a report coming back fresh is not always an event). Undefined when
+   * no window is open.
+   */
+  endsIn(now: number, staleLookMs: number): number | undefined {
+    const waits: number[] = [];
+    for (const [cluster, at] of this.lastWorkAt) {
+      if (this.closed.has(cluster)) continue;
+      const since = this.freshSince.get(cluster);
+      waits.push(since === undefined ? Math.max(at + this.windowMs - now, staleLookMs) : Math.max(at + this.windowMs - now, since + WITNESS_FRESH_MS - now));
+    }
+    const left = waits.filter((ms) => ms > 0);
     return left.length > 0 ? Math.min(...left) : undefined;
   }
 }
