@@ -22,6 +22,7 @@ interface Meaning {
 export const KEY_MEANINGS: Record<string, Meaning> = {
   'kuadrant.io/policies-synced': { kind: 'annotation', on: 'hub policy', by: 'hub', says: 'where it is placed (the RFC\'s format): `[{"cluster":"c1","name":"p","namespace":"ns"}]`' },
   'policysync.kuadrant.io/status': { kind: 'annotation', on: 'hub policy', by: 'hub', says: 'per-cluster status, aggregated ([status](../concepts/status.md))' },
+  'policysync.kuadrant.io/withdrawn-by': { kind: 'annotation', on: 'hub policy', by: 'hub', says: 'the controller (its label value) that withdrew the policy\'s copies from our Gateways: while copies may still run (OCM\'s work agent can leave one), they are still its to witness and hand back ([tenancy](../design/tenancy.md#what-runs-on-a-spoke)); removed once no report shows one' },
   'policysync.kuadrant.io/delete-option': { kind: 'annotation', on: 'hub policy', by: 'you', says: '`Orphan`: deleting the policy\'s works leaves the copies on the spokes' },
   'policysync.kuadrant.io/rollout-strategy': { kind: 'annotation', on: 'hub policy', by: 'you', says: 'overrides the class\'s `rolloutStrategy`: `All`, `Progressive`, or a `rolloutStrategy` as JSON ([rollout](../concepts/rollout.md))' },
   'policysync.kuadrant.io/rollout-resume': { kind: 'annotation', on: 'hub policy', by: 'you', says: '`"<generation>"`: resumes the halted rollout of that revision' },
