@@ -320,3 +320,17 @@ test('version 3: an unreadable heartbeat vouches for nothing and is named as the
   assert.equal(reports.fresh('c1')?.version, 2);
   assert.equal(reports.refused('c1'), undefined);
 });
+
+test('allFresh: true with no report or every report fresh; false while one is stale (it may hide a copy)', () => {
+  const { clock, reports } = setup();
+  assert.equal(reports.allFresh(), true, 'none held');
+  reports.observe('c1', workWith(T0, [[AUTH, []]]));
+  assert.equal(reports.allFresh(), true);
+  clock.advance(STALE + 1);
+  assert.equal(reports.fresh('c1'), undefined);
+  assert.equal(reports.allFresh(), false, 'c1 stale');
+  reports.observe('c1', workWith(T0 + STALE + 1, [[AUTH, [local('ns', 'p')]]]));
+  assert.equal(reports.allFresh(), true, 'c1 fresh again');
+  reports.observe('c1', undefined);
+  assert.equal(reports.allFresh(), true, 'its work gone: nothing held');
+});
