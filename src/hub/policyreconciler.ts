@@ -17,6 +17,7 @@ import type { VariantOutcomes } from './variantoutcomes.ts';
 import type { Rollouts } from './rollouts.ts';
 import type { LingerClocks } from './lingerclocks.ts';
 import type { LingeringMender, MendOutcome } from './lingeringmender.ts';
+import { withdrawnBy } from '../core/pipeline/withdrawal.ts';
 import type { PolicyDecision } from '../core/pipeline/policypipeline.ts';
 import type { KubeObject } from '../core/k8s/objects.ts';
 import type { GroupResource, GroupVersionResource } from '../core/k8s/gvr.ts';
@@ -207,6 +208,10 @@ export class PolicyReconciler {
         await this.deps.reporter.clear(key, kind.gvr, policy);
         log.info('no report shows a copy of the withdrawn policy any more: its withdrawal mark removed');
       } else witnessAgainAt = Date.now() + WITHDRAWN_RECHECK_MS;
+    } else if (!isOurs && observed.length === 0 && unknownClasses.length === 0 && withdrawnBy(policy) === this.controller) {
+      // Our mark, no longer honoured (the policy now targets another controller's Gateway, or no spoke agent reports):
+      // nothing of ours is left for it to keep.
+      await this.deps.reporter.clear(key, kind.gvr, policy);
     }
     if (failure !== undefined) throw failure;
     const recheckAt = [removals.recheckAt, rollout?.recheckAt, lingerRecheckAt(decision.truth.lingering), mends.recheckAt, witnessAgainAt].filter((t) => t !== undefined);
