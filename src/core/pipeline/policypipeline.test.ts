@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PLACEMENT_LABEL } from '../fleet/placement.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { ROLLOUT_STRATEGY_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../metadatakeys.ts';
+import { REAPPLY_LABEL, ROLLOUT_STRATEGY_ANNOTATION, WITHDRAWN_BY_ANNOTATION } from '../metadatakeys.ts';
 import { LINGER_GRACE_MS, lingerKey } from '../spoke/spoketruth.ts';
 import { parseParams, type SyncParams } from '../params/params.ts';
 import { ALL, toRolloutStrategy, type RolloutStrategy } from '../params/strategy.ts';
@@ -141,4 +141,20 @@ test('decidePolicy: a policy this controller withdrew (its mark) has its left co
   const retargeted = decidePolicy(shared, input(marked(ours, 'theirs')));
   assert.deepEqual(retargeted.truth.lingering, []);
   assert.notEqual(retargeted.truth.withdrawn, true);
+});
+
+test('decidePolicy: a drifted copy is put back by relabelling its work only where the work is otherwise the one in place; a new revision written now overwrites the drift itself, unlabelled', () => {
+  const clean = { version: 4 as const, heartbeat: '2026-12-02T00:00:00Z', objects: { 'widgetpolicies.example.com': { ns: [{ name: 'w', synced: 'ns/w' }] } } };
+  const drift = { fields: ['spec.extra'], managers: [{ manager: 'kubectl-edit', operation: 'Update', time: '2026-12-02T00:00:01Z' }], since: '2026-12-02T00:00:01Z' };
+  const drifted = { ...clean, objects: { 'widgetpolicies.example.com': { ns: [{ name: 'w', synced: 'ns/w', drift }] } } };
+  const viewOf = (report: typeof clean) => new SnapshotView(snapshot(params(), { spokeAgents: true, reports: new Map([['c1', report]]) }));
+  const input = (policy: KubeObject, observed: KubeObject[]) => ({ gvr: WIDGETS, policy, observed, controller: controllerLabelValue('c'), rawFeedback: false, maxWorkBytes: 1 << 20, now: 0 });
+  const placed = decidePolicy(viewOf(clean), input(widget(), [])).desired.works.get('c1');
+  assert.ok(placed, 'the copy placed on c1');
+  const labelOf = (d: ReturnType<typeof decidePolicy>) => d.desired.works.get('c1')?.metadata.labels[REAPPLY_LABEL];
+  assert.equal(labelOf(decidePolicy(viewOf(drifted), input(widget(), [placed]))) !== undefined, true, 'the same revision: relabelled, the agent applies it again at once');
+  const edited: KubeObject = { ...widget(), metadata: { ...widget().metadata, generation: 3 }, spec: { ...widget().spec, extra: 'new' } };
+  const revised = decidePolicy(viewOf(drifted), input(edited, [placed]));
+  assert.equal(labelOf(revised), undefined, 'a new revision: written as it is');
+  assert.notEqual(revised.desired.works.get('c1')?.metadata.annotations['policysync.kuadrant.io/spec-hash'], placed.metadata.annotations['policysync.kuadrant.io/spec-hash']);
 });

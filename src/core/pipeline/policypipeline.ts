@@ -27,7 +27,7 @@ import { possibleRivals } from '../targets/rivals.ts';
 import { GATEWAY_GROUP, GATEWAY_KIND, classifyTargets, readTargets } from '../targets/targetrefs.ts';
 import { collisionCandidates, desiredWorksForPolicy, resolveCollisions, type DesiredWorks, type GatewayPlacement } from '../works/desiredworks.ts';
 import { holdersOf } from '../works/heldlanes.ts';
-import { adoptLegacyName, withReapplyLabel, type ManifestWork } from '../works/manifestwork.ts';
+import { adoptLegacyName, relabelledOnly, withReapplyLabel, type ManifestWork } from '../works/manifestwork.ts';
 import { driftedCopies, driftToken, lingeringCopies, type SpokeTruth } from '../spoke/spoketruth.ts';
 import { withdrawnHere } from './withdrawal.ts';
 import { parseVariant, type PolicyVariant } from '../variants/policyvariant.ts';
@@ -198,9 +198,16 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
   // `drift: Report`; a copy that runs where no work places it is told (and mended by the deletion rule, in the hub).
   const truth = spokeTruth(view, input, targetClasses, evidenceOf);
   if (truth.correct) {
+    const live = new Map(observed.map((w) => [w.metadata.namespace ?? '', w]));
     for (const d of truth.drifted) {
       const work = desired.works.get(d.cluster);
-      if (work) desired.works.set(d.cluster, withReapplyLabel(work, driftToken(d.drift)));
+      const observedWork = live.get(d.cluster);
+      if (!work || !observedWork) continue;
+      // Put back by a relabel only where the work is otherwise the one in place: a new revision written now is applied
+      // whole and overwrites the drift itself — relabelled, the put-back would go unsaid, the cluster Pending on the
+      // new revision rather than Drifted (the soak, seed 4623: a hub edit landed 0.1 s after a spoke edit).
+      const relabelled = withReapplyLabel(work, driftToken(d.drift));
+      if (relabelled === work || relabelledOnly(relabelled, observedWork)) desired.works.set(d.cluster, relabelled);
     }
   }
   // A token once written stays while no new drift comes: the work is not written again for its going.
