@@ -2,7 +2,7 @@
 // where its works were: OCM's work agent (v1.2.1) can let a terminating work go and leave its copy behind
 // (docs/reliability.md). Once the works are gone nothing on the hub said the policy was ours, so such a copy was
 // nobody's to call lingering and hand back (the soak, seed 4612: two copies of policies whose Gateway was deleted ran
-// on for good). The withdrawal mark (WITHDRAWN_BY_ANNOTATION) says it: the controller that withdrew the copies keeps
+// on, unsaid, until OCM's eviction grace would take them). The withdrawal mark (WITHDRAWN_BY_ANNOTATION) says it: the controller that withdrew the copies keeps
 // witnessing them through the spoke reports, and mends them by the deletion rule, until no report shows one. Pure.
 import type { KubeObject } from '../k8s/objects.ts';
 import type { GroupResource } from '../k8s/gvr.ts';
