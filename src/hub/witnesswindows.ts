@@ -17,9 +17,8 @@ export class WitnessWindows {
   private readonly lastWorkAt = new Map<string, number>();
   /** Since when each open window's cluster has been seen with a fresh report (reset by a stale look). */
   private readonly freshSince = new Map<string, number>();
-  /** Clusters this process has looked at since their configuration was placed; those whose window closed. */
+  /** Clusters this process has looked at since their configuration was placed (looked at, no lastWorkAt: closed). */
   private readonly looked = new Set<string>();
-  private readonly closed = new Set<string>();
 
   constructor(private readonly windowMs: number) {}
 
@@ -27,21 +26,20 @@ export class WitnessWindows {
   worked(cluster: string, now: number): void {
     this.lastWorkAt.set(cluster, now);
     this.looked.add(cluster);
-    this.closed.delete(cluster);
   }
 
   /** A cluster configured with no work of ours, its report fresh or not: whether its configuration is still a witness at `now`. */
   witnessing(cluster: string, now: number, fresh: boolean): boolean {
-    if (this.closed.has(cluster)) return false;
     if (!this.looked.has(cluster)) this.worked(cluster, now);
+    // Closed: looked at, and its window ended (it stays closed until a work comes or the configuration goes).
+    if (!this.lastWorkAt.has(cluster)) return false;
     if (!fresh) {
       this.freshSince.delete(cluster);
       return true;
     }
     const since = this.freshSince.get(cluster) ?? now;
     this.freshSince.set(cluster, since);
-    if (now - (this.lastWorkAt.get(cluster) ?? now) < this.windowMs || now - since < WITNESS_FRESH_MS) return true;
-    this.closed.add(cluster);
+    if (now - this.lastWorkAt.get(cluster)! < this.windowMs || now - since < WITNESS_FRESH_MS) return true;
     this.lastWorkAt.delete(cluster);
     this.freshSince.delete(cluster);
     return false;
@@ -50,10 +48,8 @@ export class WitnessWindows {
   /** Clusters no longer configured are forgotten once not witnessing: a configuration placed again looks afresh. */
   retain(configured: ReadonlySet<string>): void {
     for (const cluster of this.looked) {
-      if (configured.has(cluster) || (this.lastWorkAt.has(cluster) && !this.closed.has(cluster))) continue;
+      if (configured.has(cluster) || this.lastWorkAt.has(cluster)) continue;
       this.looked.delete(cluster);
-      this.closed.delete(cluster);
-      this.lastWorkAt.delete(cluster);
       this.freshSince.delete(cluster);
     }
   }
@@ -66,7 +62,6 @@ export class WitnessWindows {
   endsIn(now: number, staleLookMs: number): number | undefined {
     const waits: number[] = [];
     for (const [cluster, at] of this.lastWorkAt) {
-      if (this.closed.has(cluster)) continue;
       const since = this.freshSince.get(cluster);
       waits.push(since === undefined ? Math.max(at + this.windowMs - now, staleLookMs) : Math.max(at + this.windowMs - now, since + WITNESS_FRESH_MS - now));
     }

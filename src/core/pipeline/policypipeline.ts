@@ -207,7 +207,7 @@ export function decidePolicy(view: HubView, input: PolicyPipelineInput): PolicyD
       // whole and overwrites the drift itself — relabelled, the put-back would go unsaid, the cluster Pending on the
       // new revision rather than Drifted (the soak, seed 4623: a hub edit landed 0.1 s after a spoke edit).
       const relabelled = withReapplyLabel(work, driftToken(d.drift));
-      if (relabelled === work || relabelledOnly(relabelled, observedWork)) desired.works.set(d.cluster, relabelled);
+      if (relabelled !== work && relabelledOnly(relabelled, observedWork)) desired.works.set(d.cluster, relabelled);
     }
   }
   // A token once written stays while no new drift comes: the work is not written again for its going.
